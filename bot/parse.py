@@ -1,0 +1,242 @@
+"""Markdown/text documents -> sections, the unit of citation.
+
+A section is the text under one heading up to the next heading of any level.
+Worked example::
+
+    >>> doc = "---\\ntitle: Demo\\n---\\nintro\\n## [1. 简介](#1)\\nbody\\n```\\n# not a heading\\n```\\n"
+    >>> [(s.heading, s.start_line, s.end_line) for s in parse_text(doc, "demo.md")]
+    [('Demo', 4, 4), ('1. 简介', 5, 9)]
+
+Lines starting with ``#`` inside fenced code are code, text above the first
+heading belongs to a section named after the document title (front matter
+``title:``, else the first H1, else the file name), and FAQ fields such as
+``+ 解决方法：`` or ``- 问：`` are recognised so a reply can put the fix first.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from bot.records import Section
+
+DOCUMENT_SUFFIXES = (".md", ".markdown", ".txt")
+
+FIELD_NAMES = (
+    "问题描述", "问题详情", "报错输出", "报错信息", "问题分析", "报错分析", "解决方法", "解决办法",
+    "问题解答", "问题拓展", "答复", "版本号", "标签", "关键字", "问", "答",
+)
+# Fields that hold the fix, in the order a reply should prefer them.
+FIX_FIELDS = ("解决方法", "解决办法", "答复", "问题解答", "答")
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*$")
+_CLOSING_HASHES = re.compile(r"[ \t]+#+$")
+_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
+_HTML_TAG = re.compile(r"<[^<>\n]{0,200}>")
+_EMPHASIS = re.compile(r"(\*\*|__|\*|`)")
+_SPACES = re.compile(r"\s+")
+_FIELD = re.compile(r"^\s{0,4}[+\-*]\s*(" + "|".join(FIELD_NAMES) + r")\s*[:：]\s?(.*)$")
+_TOC_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s*\[[^\]\n]*\]\(#[^)\n]*\)\s*$")
+_BARE_HASHES = re.compile(r"^ {0,3}#+\s*$")
+_SLUG_DROP = re.compile(r"[^\w]+")
+_TITLE_LINE = re.compile(r"^title:\s*(.*?)\s*(?:#.*)?$")
+
+
+class ParseError(ValueError):
+    """A document that cannot be read; names the file and, where it applies, the line."""
+
+    def __init__(self, source: str, message: str, line: int | None = None) -> None:
+        self.source = source
+        self.line = line
+        where = f"{source}:{line}" if line else source
+        super().__init__(f"{where}: {message}")
+
+
+def plain_heading(raw: str) -> str:
+    """Heading markdown -> plain text.
+
+    >>> plain_heading("[1. 简介](#1)")
+    '1. 简介'
+    >>> plain_heading("`已审核`1.问题：**GPU** 利用率 ##")
+    '已审核1.问题：GPU 利用率'
+    """
+    text = _CLOSING_HASHES.sub("", raw.strip())
+    text = _LINK.sub(r"\1", text)
+    text = _HTML_TAG.sub("", text)
+    text = _EMPHASIS.sub("", text)
+    return _SPACES.sub(" ", text).strip()
+
+
+def slugify(heading: str) -> str:
+    """Stable, readable anchor for a heading (keeps CJK, drops punctuation).
+
+    >>> slugify("问题：`stop_gradient=True`的影响范围？")
+    '问题-stop_gradient-true-的影响范围'
+    """
+    slug = _SLUG_DROP.sub("-", heading.lower()).strip("-")
+    return slug[:60].rstrip("-") or "section"
+
+
+def decode_document(data: bytes, source: str) -> str:
+    """Bytes -> text, refusing binary and non-UTF-8 files with the line at fault."""
+    if b"\x00" in data:
+        line = data[: data.index(b"\x00")].count(b"\n") + 1
+        raise ParseError(source, "contains NUL bytes; this looks like a binary file, not markdown", line)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ParseError(
+            source, f"is not UTF-8 (byte 0x{data[exc.start]:02x}); re-save it as UTF-8", line
+        ) from None
+    return text.removeprefix("\ufeff")
+
+
+def _front_matter(lines: list[str], source: str) -> tuple[int, str]:
+    """Return (number of lines the front matter takes, its title or '')."""
+    if not lines or lines[0].strip() != "---":
+        return 0, ""
+    for i in range(1, len(lines)):
+        if lines[i].strip() in ("---", "..."):
+            title = ""
+            for line in lines[1:i]:
+                match = _TITLE_LINE.match(line)
+                if match:
+                    title = match.group(1).strip().strip("'\"")
+            return i + 1, title
+    raise ParseError(source, "front matter opened with '---' is never closed", 1)
+
+
+def parse_fields(body: str) -> tuple[tuple[str, str], ...]:
+    """Recognise FAQ fields in a section body.
+
+    >>> parse_fields("+ 问题描述：显存不足\\n+ 解决方法：\\n\\n减小 batch_size\\n")
+    (('问题描述', '显存不足'), ('解决方法', '减小 batch_size'))
+    """
+    fields: list[tuple[str, list[str]]] = []
+    for line in body.splitlines():
+        match = _FIELD.match(line)
+        if match:
+            fields.append((match.group(1), [match.group(2)]))
+        elif fields:
+            fields[-1][1].append(line)
+    return tuple((name, "\n".join(value).strip()) for name, value in fields)
+
+
+def _is_toc(body_lines: list[str]) -> bool:
+    content = [line for line in body_lines if line.strip()]
+    return bool(content) and all(_TOC_LINE.match(line) for line in content)
+
+
+def parse_text(text: str, source: str) -> list[Section]:
+    """Split one document's text into sections (see the module docstring)."""
+    lines = text.splitlines()
+    skip, title = _front_matter(lines, source)
+
+    # Pass 1: find headings outside code fences.
+    headings: list[tuple[int, int, str]] = []  # (0-based line, level, plain text)
+    fence: str | None = None
+    for i in range(skip, len(lines)):
+        line = lines[i]
+        fence_match = _FENCE.match(line)
+        if fence_match:
+            marker = fence_match.group(1)
+            if fence is None:
+                fence = marker[0] * len(marker)
+            elif marker.startswith(fence):
+                fence = None
+            continue
+        if fence is not None:
+            continue
+        heading_match = _HEADING.match(line)
+        if heading_match:
+            heading_text = plain_heading(heading_match.group(2))
+            if heading_text:  # a bare "#" line is decoration, not a heading
+                headings.append((i, len(heading_match.group(1)), heading_text))
+
+    if not title:
+        first_h1 = next((h for h in headings if h[1] == 1), None)
+        title = first_h1[2] if first_h1 else Path(source).stem
+
+    sections: list[Section] = []
+    used_anchors: dict[str, int] = {}
+
+    def add(heading: str, path: tuple[str, ...], head_line: int | None, body_start: int, body_end: int) -> bool:
+        """Add a section; False when the body is empty or only a table of contents."""
+        # A bare "#" line is decoration; treat it as blank so it neither counts as content nor shows.
+        body_lines = ["" if _BARE_HASHES.match(line) else line for line in lines[body_start:body_end]]
+        while body_lines and not body_lines[-1].strip():
+            body_lines.pop()
+        content_start = body_start
+        while body_lines and not body_lines[0].strip():
+            body_lines.pop(0)
+            content_start += 1
+        if not body_lines or _is_toc(body_lines):
+            return False
+        slug = slugify(heading)
+        used_anchors[slug] = used_anchors.get(slug, 0) + 1
+        anchor = slug if used_anchors[slug] == 1 else f"{slug}-{used_anchors[slug]}"
+        body = "\n".join(body_lines)
+        start = head_line + 1 if head_line is not None else content_start + 1
+        sections.append(
+            Section(
+                source=source,
+                heading=heading,
+                path=path,
+                start_line=start,
+                end_line=content_start + len(body_lines),
+                anchor=anchor,
+                text=body,
+                title=title,
+                fields=parse_fields(body),
+            )
+        )
+        return True
+
+    first_heading_line = headings[0][0] if headings else len(lines)
+    add(title, (title,), None, skip, first_heading_line)
+
+    stack: list[tuple[int, str]] = []  # (level, heading)
+    for n, (line_no, level, heading) in enumerate(headings):
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, heading))
+        path = tuple(h for _, h in stack)
+        if path[0] != title:
+            path = (title, *path)
+        end = headings[n + 1][0] if n + 1 < len(headings) else len(lines)
+        if not add(heading, path, line_no, line_no + 1, end) and _is_toc(lines[line_no + 1:end]):
+            stack.pop()  # a "目录" (table of contents) heading is not a parent of what follows
+    return sections
+
+
+def parse_file(path: Path, source: str | None = None) -> list[Section]:
+    """Parse one file; ``source`` defaults to the file name."""
+    source = source or path.name
+    return parse_text(decode_document(path.read_bytes(), source), source)
+
+
+def document_paths(seeds_dir: Path) -> list[Path]:
+    """Every knowledge-base document under ``seeds_dir``, in a stable order."""
+    return sorted(
+        p for p in seeds_dir.rglob("*")
+        if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES and not any(
+            part.startswith(".") for part in p.relative_to(seeds_dir).parts
+        ) and p.relative_to(seeds_dir).parts[0] != "meta"
+    )
+
+
+def parse_folder(seeds_dir: Path) -> tuple[list[Section], list[ParseError]]:
+    """Parse every document; a broken file is reported and the others still load."""
+    sections: list[Section] = []
+    errors: list[ParseError] = []
+    for path in document_paths(seeds_dir):
+        source = path.relative_to(seeds_dir).as_posix()
+        try:
+            sections.extend(parse_file(path, source))
+        except ParseError as exc:
+            errors.append(exc)
+        except OSError as exc:
+            errors.append(ParseError(source, f"cannot be read ({exc.strerror})"))
+    return sections, errors

@@ -1,0 +1,157 @@
+"""Pasted logs and stack traces -> an error signature worth searching for.
+
+A log is mostly noise (paths, addresses, PIDs, timestamps, thread chatter); the
+signature keeps the exception type and message, ``Error``/``failed``/``abort``
+lines, library names, error codes and flags::
+
+    >>> log = '''I0221 18:48:34.436648 29562 Util.cpp:155] commandline: train
+    ... EnforceNotMet: Failed to find dynamic library: libnccl.so ( libnccl.so: cannot open shared object file ) at [/paddle/fluid/platform/dynload/dynamic_loader.cc:157]
+    ... 0       0x7f19fce44e96p paddle::platform::EnforceNotMet::EnforceNotMet(char const*, int) + 486'''
+    >>> looks_like_log(log)
+    True
+    >>> extract_signature(log).headline
+    'EnforceNotMet: Failed to find dynamic library: libnccl.so ( libnccl.so: cannot open shared object file )'
+
+Every pattern here is a flat alternation or a run of one character class, so
+matching is linear in the input; lines are also cut to a fixed width first.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_LINE = 2_000  # characters of one line that are looked at
+MAX_LINES = 20_000  # lines of a paste that are looked at (head and tail are kept)
+MAX_SIGNATURE_LINES = 4
+
+_EXCEPTION = re.compile(
+    r"(?<![\w.])((?:[A-Za-z_][\w]*\.)*(?:[A-Za-z_]\w*)?(?:Error|Exception|NotMet|Fault|Failure|Abort))\b\s*[:：]\s*(\S.*)?"
+)
+_ERRORISH = re.compile(
+    r"\b(?:error|errors|failed|failure|fail|abort|aborted|fatal|cannot|can't|could not|unable to|not found|"
+    r"no such file|out of memory|oom|killed|segmentation fault|core dumped|timeout|timed out|hang|hangs|"
+    r"illegal|invalid|unsupported|mismatch|refused|denied)\b",
+    re.IGNORECASE,
+)
+_STRONG_LOG_MARKERS = re.compile(
+    r"Traceback \(most recent call last\)|^\s*File \"[^\"\n]*\", line \d+|0x[0-9a-fA-F]{6,}|"
+    r"^[IWEF]\d{4} \d\d:\d\d:\d\d|^\s*\d+\s+0x[0-9a-fA-F]+|Call Stacks|core dumped|Segmentation fault|"
+    r"cannot open shared object file|^\s*(?:ERROR|FATAL|WARNING|INFO)\b|^\s*at [\w.$]+\(|"
+    r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|^[IWEF] \[|^\s*\[?(?:E|W|I)\d{4}",
+    re.MULTILINE,
+)
+_LIBRARY = re.compile(r"\blib[\w+\-]+\.so(?:\.\d+)*|\b[\w\-]+\.dll\b|\blib[\w+\-]+\.dylib\b")
+_CODE = re.compile(
+    r"\b(?:CUDA|CUDNN|CUBLAS|NCCL|CURAND|CUFFT|cuda|cudnn|cublas)_?(?:ERROR|STATUS)_[A-Z0-9_]+\b|"
+    r"\b(?:cuda|nccl|cudnn|cublas)[A-Za-z]*Error[A-Za-z]*\b|\berror code:?\s*-?\d+\b|\bexit code:?\s*-?\d+\b",
+)
+_FLAG = re.compile(r"\bFLAGS_\w+|(?<![\w-])--[a-z][\w\-]*|\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
+
+# Noise removed from a line before it is shown or searched.
+_NOISE = [
+    (re.compile(r"^\s*[IWEF]\d{4} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+\s+[\w.\-]+:\d+\]\s*"), ""),  # glog prefix
+    (re.compile(r"^\s*[IWEF] \[[^\]\n]{0,200}\]/?[\w.\-]*:\d+\]\s*"), ""),  # "E [...]/cuda_driver.cc:965]"
+    (re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"), ""),  # timestamps
+    (re.compile(r"\b\d\d:\d\d:\d\d(?:[.,]\d+)?\b"), ""),
+    (re.compile(r"\bat \[[^\]\n]{0,300}\]"), ""),  # "at [/paddle/.../x.cc:157]"
+    (re.compile(r"(?:[A-Za-z]:)?(?:[/\\][\w.\-+@~]+){2,}[/\\]?(?::\d+)*"), ""),  # paths (+ :line)
+    (re.compile(r"\b0x[0-9a-fA-F]+p?\b"), ""),  # addresses
+    (re.compile(r"\(LWP \d+\)|\b(?:pid|PID|tid|TID|thread|Thread)[ =:]+\d+"), ""),  # process/thread ids
+    (re.compile(r"\bline \d+\b|, in \w+"), ""),
+    (re.compile(r"\s+"), " "),
+]
+_THREAD_LINE = re.compile(r"^\s*\[(?:New|Switching to) Thread|^\s*\[Thread |^\s*Thread \d+ ")
+_STACK_FRAME = re.compile(r"^\s*\d+\s+0x[0-9a-fA-F]+|^\s*#\d+\s+0x|^\s*File \"|^\s*at \S")
+
+
+@dataclass(frozen=True)
+class Signature:
+    """The searchable essence of a pasted log."""
+
+    headline: str  # the line to show first: "Detected: <headline>"
+    lines: tuple[str, ...]  # cleaned error lines, most telling first
+    libraries: tuple[str, ...] = ()
+    codes: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+
+    def search_text(self) -> str:
+        extras = [x for x in (*self.libraries, *self.codes, *self.flags) if x not in " ".join(self.lines)]
+        return "\n".join([*self.lines, " ".join(extras)]).strip()
+
+
+def _bounded_lines(text: str) -> list[str]:
+    lines = text.splitlines()
+    if len(lines) > MAX_LINES:  # the cause is usually near the top (Paddle) or the bottom (Python)
+        lines = lines[: MAX_LINES // 2] + lines[-MAX_LINES // 2 :]
+    return [line[:MAX_LINE] for line in lines]
+
+
+def clean_line(line: str) -> str:
+    """Strip paths, addresses, PIDs, timestamps and log prefixes.
+
+    >>> clean_line('E [...]/cuda_driver.cc:965] failed to allocate 3.66G from device: CUDA_ERROR_OUT_OF_MEMORY')
+    'failed to allocate 3.66G from device: CUDA_ERROR_OUT_OF_MEMORY'
+    """
+    for pattern, replacement in _NOISE:
+        line = pattern.sub(replacement, line)
+    return line.strip(" \t:;,")
+
+
+def looks_like_log(text: str) -> bool:
+    """True for pasted logs, stack traces and raw error messages; False for questions."""
+    lines = _bounded_lines(text)
+    markers = sum(1 for line in lines if _STRONG_LOG_MARKERS.search(line))
+    exceptions = sum(1 for line in lines if _EXCEPTION.search(line))
+    if markers >= 2 or (markers and exceptions):
+        return True
+    if exceptions:
+        return True
+    # A single pasted error line such as "libnccl.so: cannot open shared object file".
+    return markers >= 1 and len(lines) <= 3
+
+
+def extract_signature(text: str) -> Signature:
+    """Pick the error lines of a log, cleaned, most telling first."""
+    lines = _bounded_lines(text)
+    scored: list[tuple[int, int, str]] = []  # (priority, position, cleaned line)
+    for position, raw in enumerate(lines):
+        if not raw.strip() or _THREAD_LINE.search(raw) or _STACK_FRAME.search(raw):
+            continue
+        exception = _EXCEPTION.search(raw)
+        if exception:
+            priority = 0
+        elif _ERRORISH.search(raw):
+            priority = 1
+        elif len(_FLAG.findall(raw)) >= 2:  # a command line with its flags says what was run
+            priority = 2
+        else:
+            continue
+        cleaned = clean_line(raw[exception.start() :] if exception else raw)
+        if len(cleaned) >= 4:
+            scored.append((priority, position, cleaned[:300]))
+    scored.sort()
+    chosen: list[str] = []
+    for _, _, line in scored:
+        if line not in chosen:
+            chosen.append(line)
+        if len(chosen) == MAX_SIGNATURE_LINES:
+            break
+
+    joined = "\n".join(lines)
+    libraries = tuple(dict.fromkeys(_LIBRARY.findall(joined)))[:5]
+    codes = tuple(dict.fromkeys(_CODE.findall(joined)))[:5]
+    flags = tuple(dict.fromkeys(f for f in _FLAG.findall(joined) if len(f) > 3))[:8]
+    if not chosen:  # no error line: keep the cleaned text itself, deduplicated
+        seen: dict[str, None] = {}
+        for raw in lines:
+            if _THREAD_LINE.search(raw) or _STACK_FRAME.search(raw):
+                continue
+            cleaned = clean_line(raw)
+            if len(cleaned) >= 4:
+                seen.setdefault(cleaned[:300], None)
+            if len(seen) >= 12:
+                break
+        chosen = list(seen)[:MAX_SIGNATURE_LINES]
+    headline = chosen[0][:200] if chosen else ""
+    return Signature(headline=headline, lines=tuple(chosen), libraries=libraries, codes=codes, flags=flags)
