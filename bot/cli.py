@@ -64,7 +64,7 @@ def _engine(settings: Settings):
 
 
 def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
-    report = build_index(settings, make_embedder(settings.embedder), progress=sys.stderr.isatty() or True)
+    report = build_index(settings, make_embedder(settings.embedder), progress=True)
     for error in report.parse_errors:
         print(f"warning: skipped {error}", file=sys.stderr)
     for problem in report.meta_problems:
@@ -139,3 +139,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # output piped into `head`; nothing left to say
+        sys.stderr.close()
+        return 0
