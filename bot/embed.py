@@ -104,8 +104,9 @@ class SentenceTransformerEmbedder:
             ) from None
         self._lock = threading.Lock()
         self._prefixes = {"query": "query: ", "passage": "passage: "} if "e5" in name_or_path.lower() else {}
-        self.dim = int(self._model.get_sentence_embedding_dimension())
-        self.id = f"st:{local.name if local.exists() else name_or_path}:{self.dim}"
+        dimension = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self.dim = int(dimension())
+        self.id = f"st:{local.resolve() if local.exists() else name_or_path}:{self.dim}"
 
     def embed(self, texts: Sequence[str], role: str) -> np.ndarray:
         _check_role(role)

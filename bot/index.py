@@ -204,7 +204,12 @@ def _previous_vectors(index_dir: Path, embedder_id: str) -> dict[str, np.ndarray
         vectors = np.load(gen / "vectors.npy", allow_pickle=False)
         if len(vectors) != len(keys):
             return {}
-        return {row[2]: vectors[n] for n, row in enumerate(keys)}
+        cache = {row[2]: vectors[n] for n, row in enumerate(keys)}
+        background_hashes = json.loads((gen / "background.json").read_text(encoding="utf-8"))
+        background = np.load(gen / "background.npy", allow_pickle=False)
+        if len(background) == len(background_hashes):
+            cache.update(zip(background_hashes, background))
+        return cache
     except (IndexProblem, OSError, ValueError, KeyError, IndexError):
         return {}  # nothing reusable; embed everything
 
@@ -294,7 +299,6 @@ def build_index(
             for kind, role, text in retrieval_keys(section, meta.get(section.key), settings):
                 key_rows.append((n, kind, role, text))
         cache = _previous_vectors(index_dir, embedder.id)
-        reused_pool = len(cache)
         background = background_questions()
         wanted = [(r, t) for _, _, r, t in key_rows] + [("query", q) for q in background]
         embedded = _embed_missing(embedder, wanted, cache, progress)
@@ -310,9 +314,11 @@ def build_index(
         import faiss
 
         faiss.write_index(_make_dense(vectors, settings), str(tmp / "dense.faiss"))
+        background_hashes = [_text_hash(embedder.id, "query", q) for q in background]
+        _fsync_write(tmp / "background.json", json.dumps(background_hashes).encode())
         for name, array in (
             ("vectors.npy", vectors),
-            ("background.npy", np.stack([cache[_text_hash(embedder.id, "query", q)] for q in background])),
+            ("background.npy", np.stack([cache[h] for h in background_hashes])),
         ):
             with open(tmp / name, "wb") as handle:
                 np.save(handle, array.astype(np.float32), allow_pickle=False)
@@ -359,7 +365,7 @@ def build_index(
         sections=len(sections),
         keys=len(keys),
         embedded=embedded,
-        reused=min(reused_pool, len(keys) - embedded),
+        reused=len({h for h in (_text_hash(embedder.id, r, t) for r, t in wanted)}) - embedded,
         seconds=time.perf_counter() - started,
         parse_errors=tuple(str(e) for e in errors),
         meta_problems=tuple(str(p) for p in meta_problems if p.severity == "error"),
