@@ -1,0 +1,254 @@
+"""Many clients against a running ``POST /api/ask`` server, on loopback only.
+
+Every client owns one distinct question. Before the load, each question is
+asked twice one at a time; the stable parts of its answer (answered, language,
+signature, cited sections in order, and the reply text when it is
+deterministic) are its fingerprint. Under load, every response must carry the
+fingerprint of the question its own client sent: a response answered with
+another user's reply, or lost, is counted. Request count and duration are both
+bounded, and the run stops by itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.measure import percentiles
+
+LOOPBACK = "127.0.0.1"
+ASK_PATH = "/api/ask"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((LOOPBACK, 0))
+        return sock.getsockname()[1]
+
+
+def _check_loopback(url: str) -> None:
+    from urllib.parse import urlsplit
+
+    host = urlsplit(url).hostname
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        raise ValueError(f"load runs target loopback only, not {host!r}")
+
+
+@dataclass
+class Server:
+    """A server process this module started (its own process group), and how long it took to answer."""
+
+    proc: subprocess.Popen
+    url: str
+    log: Path
+    ready_s: float = 0.0
+    first: dict = field(default_factory=dict)
+
+    def tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def pid_maps_torch(self) -> bool | None:
+        """Whether libtorch is mapped into the server process (None when it cannot be read)."""
+        try:
+            return "libtorch" in Path(f"/proc/{self.proc.pid}/maps").read_text()
+        except OSError:
+            return None
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)  # the group this module created for the server
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
+
+
+def start_server(cmd: list[str], port: int, *, env: dict | None = None, cwd: Path | None = None,
+                 log: Path, timeout_s: float = 180.0, probe: str = "GPU 显存不足") -> Server:
+    """Launch ``cmd`` and poll ``POST /api/ask`` until it answers 200; ``ready_s`` is launch -> first answer."""
+    import httpx
+
+    url = f"http://{LOOPBACK}:{port}"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(log, "wb")
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=handle, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+    handle.close()
+    server = Server(proc, url, log)
+    deadline = started + timeout_s
+    with httpx.Client(timeout=10.0) as client:
+        while time.perf_counter() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"server exited with code {proc.returncode} before answering:\n{server.tail()}")
+            try:
+                response = client.post(url + ASK_PATH, json={"question": probe, "history": []})
+                if response.status_code == 200:
+                    server.ready_s = time.perf_counter() - started
+                    server.first = response.json()
+                    return server
+            except httpx.TransportError:
+                pass
+            time.sleep(0.05)
+    server.stop()
+    raise RuntimeError(f"server did not answer within {timeout_s:.0f}s:\n{server.tail()}")
+
+
+# ------------------------------------------------------------------ fingerprints
+
+
+def _hit_id(hit: dict) -> str:
+    return f"{hit.get('source', '')}#{hit.get('anchor') or hit.get('section') or hit.get('heading') or ''}"
+
+
+def fingerprint(body: dict, with_reply: bool) -> str:
+    parts = {
+        "answered": body.get("answered"),
+        "language": body.get("language"),
+        "signature": body.get("signature"),
+        "hits": [_hit_id(h) for h in body.get("hits") or [] if isinstance(h, dict)],
+    }
+    if with_reply:
+        parts["reply"] = body.get("reply")
+    return hashlib.sha1(json.dumps(parts, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
+
+
+def expectations(url: str, questions: list[str]) -> dict:
+    """Ask every question twice, one at a time; keep what is stable as its fingerprint."""
+    import httpx
+
+    _check_loopback(url)
+    passes: list[list[dict]] = []
+    with httpx.Client(timeout=60.0) as client:
+        for _ in range(2):
+            bodies = []
+            for q in questions:
+                response = client.post(url + ASK_PATH, json={"question": q, "history": []})
+                response.raise_for_status()
+                bodies.append(response.json())
+            passes.append(bodies)
+    with_reply = all(fingerprint(a, True) == fingerprint(b, True) for a, b in zip(*passes))
+    expected: dict[str, str] = {}
+    unstable = 0
+    for q, a, b in zip(questions, *passes):
+        fa, fb = fingerprint(a, with_reply), fingerprint(b, with_reply)
+        if fa == fb:
+            expected[q] = fa
+        else:
+            unstable += 1
+    counts: dict[str, int] = {}
+    for fp in expected.values():
+        counts[fp] = counts.get(fp, 0) + 1
+    ambiguous = sum(1 for fp in expected.values() if counts[fp] > 1)
+    return {"expected": expected, "with_reply": with_reply, "unstable": unstable, "ambiguous": ambiguous}
+
+
+# ------------------------------------------------------------------ load
+
+
+async def _load(url: str, questions: list[str], expected: dict, clients: int, duration_s: float,
+                max_requests: int, per_client: int | None, timeout_s: float) -> dict:
+    import httpx
+
+    latencies: list[float] = []
+    errors: dict[str, int] = {}
+    state = {"sent": 0, "completed": 0, "lost": 0, "mismatched": 0, "checked": 0}
+    mismatches: list[dict] = []
+    started = time.perf_counter()
+    deadline = started + duration_s
+    last_done = [started]
+
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(timeout=timeout_s, limits=limits) as client:
+
+        async def one_client(n: int) -> None:
+            question = questions[n % len(questions)]
+            done = 0
+            while time.perf_counter() < deadline and state["sent"] < max_requests:
+                if per_client is not None and done >= per_client:
+                    return
+                state["sent"] += 1
+                done += 1
+                t = time.perf_counter()
+                try:
+                    response = await client.post(url + ASK_PATH, json={"question": question, "history": []})
+                except httpx.HTTPError as exc:
+                    state["lost"] += 1
+                    errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
+                    continue
+                latencies.append((time.perf_counter() - t) * 1000)
+                last_done[0] = time.perf_counter()
+                if response.status_code != 200:
+                    key = f"HTTP {response.status_code}"
+                    errors[key] = errors.get(key, 0) + 1
+                    continue
+                state["completed"] += 1
+                want = expected["expected"].get(question)
+                if want is None:
+                    continue
+                state["checked"] += 1
+                try:
+                    got = fingerprint(response.json(), expected["with_reply"])
+                except ValueError:
+                    got = "not-json"
+                if got != want:
+                    state["mismatched"] += 1
+                    if len(mismatches) < 5:
+                        mismatches.append({"client": n, "question": question[:80], "got": response.text[:200]})
+
+        await asyncio.gather(*(one_client(n) for n in range(clients)))
+    elapsed = max(last_done[0] - started, 1e-9)
+    return {
+        "clients": clients,
+        "duration_s": round(elapsed, 3),
+        "sent": state["sent"],
+        "completed": state["completed"],
+        "errors": sum(errors.values()),
+        "error_kinds": errors,
+        "lost": state["lost"],
+        "checked": state["checked"],
+        "mismatched": state["mismatched"],
+        "mismatch_examples": mismatches,
+        "rps": round(state["completed"] / elapsed, 2),
+        "latency": percentiles(latencies),
+    }
+
+
+def run_load(url: str, questions: list[str], *, clients: int, duration_s: float, max_requests: int,
+             per_client: int | None = None, timeout_s: float = 60.0) -> dict:
+    """Fingerprint every question, then ``clients`` concurrent clients for at most ``duration_s``/``max_requests``."""
+    _check_loopback(url)
+    expected = expectations(url, questions)
+    result = asyncio.run(_load(url, questions, expected, clients, duration_s, max_requests, per_client, timeout_s))
+    result.update({
+        "questions": len(questions),
+        "unstable_questions": expected["unstable"],
+        "ambiguous_questions": expected["ambiguous"],
+        "reply_compared": expected["with_reply"],
+    })
+    return result
+
+
+def app_command(repo: Path, port: int) -> list[str]:
+    return [sys.executable, str(repo / "app.py"), "--host", LOOPBACK, "--port", str(port)]
+
+
+def baseline_command(index: Path, embedder: str, port: int) -> list[str]:
+    return [sys.executable, "-m", "bench.baseline_server", "--index", str(index), "--embedder", embedder,
+            "--host", LOOPBACK, "--port", str(port)]

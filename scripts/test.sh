@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs everything the tests need (Python packages, Debian's Chromium and CJK fonts
+# for the browser tests) and runs the whole suite. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+fc-list 2>/dev/null | grep -qi "Noto Sans CJK" || need_apt+=(fonts-noto-cjk)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+python -m pip install -q -r requirements-test.txt
+exec python -m pytest "$@"
