@@ -35,7 +35,7 @@ from urllib.parse import urlencode
 import gradio as gr
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -55,7 +55,7 @@ INTRO = (
     "Ask in Chinese or English, or paste an error log; every answer cites its source."
 )
 PLACEHOLDER = (
-    "### 👋 你好！Hi!\n\n"
+    "### 你好！Hi!\n\n"
     "描述你遇到的问题，或粘贴完整的报错日志。  \n"
     "Describe your problem or paste the full error log.\n\n"
     "试试下面的例子 · Try an example:"
@@ -74,7 +74,7 @@ EXAMPLES = [
     {"text": "Loss becomes NaN after a few steps", "display_text": "Loss becomes NaN after a few steps"},
     {"text": "How do I stop TensorFlow from grabbing all GPU memory?",
      "display_text": "How do I stop TensorFlow from grabbing all GPU memory?"},
-    {"text": SAMPLE_LOG, "display_text": "📋 粘贴日志 · Paste a log: EnforceNotMet … libnccl.so"},
+    {"text": SAMPLE_LOG, "display_text": "粘贴日志 · Paste a log: EnforceNotMet … libnccl.so"},
 ]
 
 CSS = """
@@ -84,8 +84,14 @@ CSS = """
 .bot-chat .message-wrap summary { cursor: pointer; font-weight: 600; }
 .bot-chat .message-wrap h3 { margin-top: 0.2rem; }
 .bot-toolbar { gap: 0.5rem; }
+#new-chat { white-space: nowrap; }
 footer { display: none !important; }
 """
+# System fonts only: nothing is fetched from font CDNs (offline installs, strict portal CSPs).
+THEME = gr.themes.Soft(
+    font=["system-ui", "-apple-system", "Segoe UI", "Noto Sans CJK SC", "Microsoft YaHei", "sans-serif"],
+    font_mono=["ui-monospace", "SFMono-Regular", "Menlo", "Noto Sans Mono CJK SC", "monospace"],
+)
 WIDGET_CSS = CSS + """
 .gradio-container { padding: 0.25rem !important; max-width: 100% !important; }
 .bot-chat { font-size: 0.92rem; }
@@ -423,9 +429,9 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
     with gr.Blocks(title=TITLE, fill_height=True, analytics_enabled=False) as blocks:
         state = gr.State(_new_state())
         if compact:
-            gr.HTML('<div class="bot-widget-title">🛠️ GPU 训练故障助手 · Troubleshooter</div>')
+            gr.HTML('<div class="bot-widget-title">GPU 训练故障助手 · Troubleshooter</div>')
         else:
-            gr.Markdown(f"# 🛠️ {TITLE}\n{INTRO}", elem_classes=["bot-header"])
+            gr.Markdown(f"# {TITLE}\n{INTRO}", elem_classes=["bot-header"])
         chatbot = gr.Chatbot(
             label="对话 · Chat",
             show_label=False,
@@ -456,7 +462,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
                 scale=8,
                 autofocus=not compact,
             )
-            new = gr.Button("🆕 新对话 · New chat", elem_id="new-chat", scale=1, min_width=110, size="md",
+            new = gr.Button("新对话 · New chat", elem_id="new-chat", scale=0, min_width=170, size="md",
                             variant="secondary")
 
         box.submit(add_user, [box, chatbot, state], [box, chatbot, state], queue=False, show_progress="hidden").then(
@@ -478,12 +484,19 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
 
 def open_engine(settings: Settings, *, progress: bool = True):
     """Load the index, building it first when it is missing, stale or broken."""
+    from bot.embed import make_embedder
+    from bot.index import IndexProblem
     from bot.retrieve import Engine
 
     if progress:
-        print(f"Opening the index in {settings.index_dir} (built from {settings.seeds_dir} first if missing or out of date)…",
-              file=sys.stderr, flush=True)
-    engine = Engine.open(settings, auto_build=True, progress=progress)
+        print(f"Opening the index in {settings.index_dir} …", file=sys.stderr, flush=True)
+    embedder = make_embedder(settings.embedder)
+    try:
+        engine = Engine.open(settings, embedder, auto_build=False)
+    except IndexProblem as problem:
+        if progress:
+            print(f"{problem}\nBuilding it now from {settings.seeds_dir} (this takes a minute) …", file=sys.stderr, flush=True)
+        engine = Engine.open(settings, embedder, auto_build=True, progress=progress)
     if progress:
         print(f"Index ready: {len(engine.sections)} sections.", file=sys.stderr, flush=True)
     return engine
@@ -583,6 +596,12 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     def healthz() -> dict:
         return {"ok": True, "sections": len(engine.sections)}
 
+    @app.get("/gradio.js", include_in_schema=False)
+    def web_component_script() -> FileResponse:
+        """Gradio's <gradio-app> loader, served here so a portal needs no CDN (it imports /assets/* of this app)."""
+        return FileResponse(Path(gr.__file__).parent / "templates" / "frontend" / "gradio.js",
+                            media_type="text/javascript")
+
     @app.get("/widget", include_in_schema=False)
     def widget_slash() -> RedirectResponse:
         return RedirectResponse(url=f"{web.root_path}/widget/", status_code=307)
@@ -593,9 +612,9 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
         blocks.queue(default_concurrency_limit=4, max_size=64)
     app = gr.mount_gradio_app(app, widget, path="/widget", css=WIDGET_CSS, footer_links=[],
                               root_path=f"{web.root_path}/widget" if web.root_path else None,
-                              theme=gr.themes.Soft(), show_error=False)
+                              theme=THEME, show_error=False)
     app = gr.mount_gradio_app(app, full, path="/", css=CSS, footer_links=[],
-                              root_path=web.root_path or None, theme=gr.themes.Soft(), show_error=False)
+                              root_path=web.root_path or None, theme=THEME, show_error=False)
     return app
 
 

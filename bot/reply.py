@@ -50,7 +50,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "lines": "第 {start}–{end} 行",
         "open": "查看原文",
         "detected": "检测到的错误",
-        "truncated": "⚠️ 输入过长：共 {total:,} 个字符，只分析了前 {limit:,} 个字符。请粘贴报错开头和最后的几十行。",
+        "truncated": "注意：输入过长：共 {total:,} 个字符，只分析了前 {limit:,} 个字符。请粘贴报错开头和最后的几十行。",
         "empty": "请输入你的问题，或粘贴完整的报错日志。例如：“训练时报错显存不足怎么办？”",
         "no_match": "抱歉，知识库里没有找到和你的问题足够匹配的内容，下面的章节只是最接近的，不一定能解决你的问题。",
         "nearest": "最接近的章节（点击下方按钮查看）：",
@@ -85,7 +85,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "open": "open source text",
         "detected": "Detected",
         "truncated": (
-            "⚠️ Your input was too long: {total:,} characters, only the first {limit:,} were analysed. "
+            "Note: your input was too long: {total:,} characters, only the first {limit:,} were analysed. "
             "Paste the start of the error and the last few dozen lines instead."
         ),
         "empty": "Type a question or paste a full error log, for example “Loss becomes NaN after a few steps”.",
@@ -205,7 +205,7 @@ def _prose(value: str, language: str) -> str:
         alt, url = match.group(1).strip(), match.group(2).strip()
         word = text(language, "image")
         name = f"{word}: {alt}" if alt else word
-        return f"[🖼 {name}]({url})" if _safe_url(url) else f"[🖼 {name}]"
+        return f"[{name}]({url})" if _safe_url(url) else f"({name})"
 
     def a_tag(match: re.Match[str]) -> str:
         url = html.unescape(match.group(1)).strip()
@@ -364,10 +364,10 @@ def source_url(base: str, section: Section, terms: Sequence[str] = (), language:
 
 
 def citation_line(section: Section, url: str, language: str) -> str:
-    """``📄 Source: Doc › Heading · `file` lines a–b · [open source text](url)``"""
+    """``**Source:** Doc › Heading · `file` lines a–b · [open source text](url)``"""
     where = text(language, "lines", start=section.start_line, end=section.end_line)
     return (
-        f"📄 **{text(language, 'source')}**: {escape_inline(section.breadcrumb)} · "
+        f"**{text(language, 'source')}:** {escape_inline(section.breadcrumb)} · "
         f"{code_span(section.source)} {where} · [{text(language, 'open')}]({url})"
     )
 
@@ -391,7 +391,7 @@ def short_title(section: Section, meta: SectionMeta | None, language: str, limit
 
 def signature_line(signature: str, language: str) -> str:
     """``**Detected:** `EnforceNotMet: ...` ``"""
-    return f"🔎 **{text(language, 'detected')}:** {code_span(signature)}" if signature else ""
+    return f"**{text(language, 'detected')}:** {code_span(signature)}" if signature else ""
 
 
 def truncation_notice(truncated_from: int, limit: int, language: str) -> str:
@@ -489,8 +489,8 @@ def section_body(hit: Hit, meta: SectionMeta | None, language: str, limit: int =
     if fix:
         name, value = fix
         body, cut = doc_markdown(value, limit, language)
-        label = text(language, "fix") if language != "zh" else name if name != "问" else "问答"
-        parts.append(f"**✅ {escape_inline(label)}：**\n\n{body}" if language == "zh" else f"**✅ {label}:**\n\n{body}")
+        label = "问答" if name == "问" and language == "zh" else text(language, "fix")
+        parts.append(f"**{label}：**\n\n{body}" if language == "zh" else f"**{label}:**\n\n{body}")
         if cut:
             parts.append(text(language, "cut"))
         rest = "" if compact else _other_fields(section, name) if name != "问" else section.text

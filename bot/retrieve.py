@@ -46,6 +46,7 @@ COVERAGE_CENTER = 0.6
 COVERAGE_WEIGHT = 2.0
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_QUANTITY = re.compile(r"^\d[\d.]*[a-z]{0,3}$")
 _CJK_LINE = re.compile(r"[\u4e00-\u9fff]{2,}")
 
 
@@ -187,7 +188,9 @@ class Engine:
         tokens = list(dict.fromkeys(tokenize(search_text[:5_000])))
         vocab = self.index.bm25.vocab_dict
         known = [t for t in tokens if t in vocab]
-        coverage = len(known) / len(tokens) if tokens else 0.0
+        # Sizes and counts ("1024", "1.5gb") say nothing about the topic.
+        worded = [t for t in tokens if not _QUANTITY.match(t)]
+        coverage = sum(1 for t in worded if t in vocab) / len(worded) if worded else 0.0
         if not known:
             return np.zeros(len(self.index.sections), dtype=np.float32), [], coverage
         return np.asarray(self.index.bm25.get_scores(known), dtype=np.float32), known, coverage
