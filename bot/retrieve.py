@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
-from pathlib import Path
+import threading
+from collections import OrderedDict
 from typing import Iterable
 
 import numpy as np
@@ -32,6 +32,7 @@ from bot.signature import extract_signature, looks_like_log
 from bot.tokenize import detect_language, tokenize, warm_up
 
 DENSE_CANDIDATES = 400  # nearest keys looked at per query
+QUERY_CACHE_SIZE = 1024
 # Fusion: z-scored dense + LEXICAL_WEIGHT x z-scored BM25. Hit@1 was flat for
 # weights 0.2-1.0 on our calibration set, so the middle of that plateau is used;
 # rank fusion (RRF) lost to it because it throws away how far ahead the best match is.
@@ -85,6 +86,8 @@ class Engine:
         self.embedder = embedder
         self.settings = settings
         self._by_key = {s.key: n for n, s in enumerate(index.sections)}
+        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()
 
     @classmethod
     def open(
@@ -133,7 +136,7 @@ class Engine:
             asked = [line.strip() for line in text.splitlines()[:50] if _CJK_LINE.search(line) and len(line) < 300]
             search_text = "\n".join([sig.search_text(), *asked[:3]]).strip() or search_text
 
-        query_vector = self.embedder.embed([search_text], role="query")[0]
+        query_vector = self._embed_query(search_text)
         dense = self._dense_scores(query_vector)
         lexical, matched, coverage = self._lexical_scores(search_text)
         fused = self._fuse(dense, lexical)
@@ -163,6 +166,20 @@ class Engine:
         )
 
     # ------------------------------------------------------------ scoring
+
+    def _embed_query(self, search_text: str) -> np.ndarray:
+        """Query vector, remembered for repeated questions (clicked examples, suggestions, retries)."""
+        with self._cache_lock:
+            cached = self._query_cache.get(search_text)
+            if cached is not None:
+                self._query_cache.move_to_end(search_text)
+                return cached
+        vector = self.embedder.embed([search_text], role="query")[0]
+        with self._cache_lock:
+            self._query_cache[search_text] = vector
+            while len(self._query_cache) > QUERY_CACHE_SIZE:
+                self._query_cache.popitem(last=False)
+        return vector
 
     def _dense_scores(self, query_vector: np.ndarray) -> np.ndarray:
         """Per section, the best cosine between the query and any of its keys."""
