@@ -1,12 +1,12 @@
 """Many clients against a running ``POST /api/ask`` server, on loopback only.
 
-Every client owns one distinct question. Before the load, each question is
-asked twice one at a time; the stable parts of its answer (answered, language,
-signature, cited sections in order, and the reply text when it is
-deterministic) are its fingerprint. Under load, every response must carry the
-fingerprint of the question its own client sent: a response answered with
-another user's reply, or lost, is counted. Request count and duration are both
-bounded, and the run stops by itself.
+Every client owns one distinct question and sends a new wording of it each
+time ("question (1)", "question (2)", ...), so no answer comes from a cache.
+After the load every question sent is asked again one at a time; the parts of
+the answer that identify it (answered, language, signature, cited sections in
+order, reply text) must match what its own client received under load: a
+response answered with another user's reply, or lost, is counted. Request
+count and duration are both bounded, and the run stops by itself.
 """
 
 from __future__ import annotations
@@ -117,7 +117,8 @@ def _hit_id(hit: dict) -> str:
     return f"{hit.get('source', '')}#{hit.get('anchor') or hit.get('section') or hit.get('heading') or ''}"
 
 
-def fingerprint(body: dict, with_reply: bool) -> str:
+def fingerprint(body: dict, with_reply: bool = True) -> str:
+    """The parts of an answer that identify which question it answers."""
     parts = {
         "answered": body.get("answered"),
         "language": body.get("language"),
@@ -129,47 +130,28 @@ def fingerprint(body: dict, with_reply: bool) -> str:
     return hashlib.sha1(json.dumps(parts, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
 
 
-def expectations(url: str, questions: list[str]) -> dict:
-    """Ask every question twice, one at a time; keep what is stable as its fingerprint."""
-    import httpx
+def variant(question: str, n: int) -> str:
+    """The n-th distinct wording of a client's question (n=0: the question itself)."""
+    return question if n == 0 else f"{question} ({n})"
 
-    _check_loopback(url)
-    passes: list[list[dict]] = []
-    with httpx.Client(timeout=60.0) as client:
-        for _ in range(2):
-            bodies = []
-            for q in questions:
-                response = client.post(url + ASK_PATH, json={"question": q, "history": []})
-                response.raise_for_status()
-                bodies.append(response.json())
-            passes.append(bodies)
-    with_reply = all(fingerprint(a, True) == fingerprint(b, True) for a, b in zip(*passes))
-    expected: dict[str, str] = {}
-    unstable = 0
-    for q, a, b in zip(questions, *passes):
-        fa, fb = fingerprint(a, with_reply), fingerprint(b, with_reply)
-        if fa == fb:
-            expected[q] = fa
-        else:
-            unstable += 1
-    counts: dict[str, int] = {}
-    for fp in expected.values():
-        counts[fp] = counts.get(fp, 0) + 1
-    ambiguous = sum(1 for fp in expected.values() if counts[fp] > 1)
-    return {"expected": expected, "with_reply": with_reply, "unstable": unstable, "ambiguous": ambiguous}
+
+def _ask(client, url: str, question: str) -> dict:
+    response = client.post(url + ASK_PATH, json={"question": question, "history": []})
+    response.raise_for_status()
+    return response.json()
 
 
 # ------------------------------------------------------------------ load
 
 
-async def _load(url: str, questions: list[str], expected: dict, clients: int, duration_s: float,
-                max_requests: int, per_client: int | None, timeout_s: float) -> dict:
+async def _load(url: str, questions: list[str], clients: int, duration_s: float, max_requests: int,
+                per_client: int | None, timeout_s: float, fresh: bool) -> tuple[dict, list[tuple[int, str, dict]]]:
     import httpx
 
     latencies: list[float] = []
     errors: dict[str, int] = {}
-    state = {"sent": 0, "completed": 0, "lost": 0, "mismatched": 0, "checked": 0}
-    mismatches: list[dict] = []
+    state = {"sent": 0, "completed": 0, "lost": 0}
+    answered: list[tuple[int, str, dict]] = []  # (client, question sent, response body)
     started = time.perf_counter()
     deadline = started + duration_s
     last_done = [started]
@@ -178,11 +160,11 @@ async def _load(url: str, questions: list[str], expected: dict, clients: int, du
     async with httpx.AsyncClient(timeout=timeout_s, limits=limits) as client:
 
         async def one_client(n: int) -> None:
-            question = questions[n % len(questions)]
             done = 0
             while time.perf_counter() < deadline and state["sent"] < max_requests:
                 if per_client is not None and done >= per_client:
                     return
+                question = variant(questions[n % len(questions)], done + 1 if fresh else 0)
                 state["sent"] += 1
                 done += 1
                 t = time.perf_counter()
@@ -199,49 +181,75 @@ async def _load(url: str, questions: list[str], expected: dict, clients: int, du
                     errors[key] = errors.get(key, 0) + 1
                     continue
                 state["completed"] += 1
-                want = expected["expected"].get(question)
-                if want is None:
-                    continue
-                state["checked"] += 1
                 try:
-                    got = fingerprint(response.json(), expected["with_reply"])
+                    answered.append((n, question, response.json()))
                 except ValueError:
-                    got = "not-json"
-                if got != want:
-                    state["mismatched"] += 1
-                    if len(mismatches) < 5:
-                        mismatches.append({"client": n, "question": question[:80], "got": response.text[:200]})
+                    answered.append((n, question, {"not-json": response.text[:200]}))
 
         await asyncio.gather(*(one_client(n) for n in range(clients)))
     elapsed = max(last_done[0] - started, 1e-9)
     return {
         "clients": clients,
+        "fresh_questions": fresh,
         "duration_s": round(elapsed, 3),
         "sent": state["sent"],
         "completed": state["completed"],
         "errors": sum(errors.values()),
         "error_kinds": errors,
         "lost": state["lost"],
-        "checked": state["checked"],
-        "mismatched": state["mismatched"],
-        "mismatch_examples": mismatches,
         "rps": round(state["completed"] / elapsed, 2),
         "latency": percentiles(latencies),
-    }
+    }, answered
+
+
+def verify(url: str, answered: list[tuple[int, str, dict]]) -> dict:
+    """Ask every question sent under load again, one at a time, and compare.
+
+    A concurrent answer that differs from the calm one is a mismatch (answered
+    with someone else's reply, or corrupted) when two calm answers agree; when
+    they do not, the question is merely unstable. ``ambiguous`` counts answers
+    whose fingerprint also belongs to another client's question: a swap between
+    those two would go unseen.
+    """
+    import httpx
+
+    calm: dict[str, dict] = {}
+    mismatched, unstable = 0, 0
+    examples: list[dict] = []
+    owners: dict[str, set[int]] = {}
+    with httpx.Client(timeout=60.0) as client:
+        for n, question, body in answered:
+            if question not in calm:
+                calm[question] = _ask(client, url, question)
+            expected = calm[question]
+            got_fp = fingerprint(body)
+            if got_fp != fingerprint(expected):
+                again = _ask(client, url, question)
+                if fingerprint(again) != fingerprint(expected):
+                    unstable += 1
+                    continue
+                mismatched += 1
+                if len(examples) < 5:
+                    examples.append({"client": n, "question": question[:80],
+                                     "got": json.dumps(body, ensure_ascii=False)[:300],
+                                     "expected": json.dumps(expected, ensure_ascii=False)[:300]})
+            owners.setdefault(got_fp, set()).add(n)
+    ambiguous = sum(1 for n, question, body in answered if len(owners.get(fingerprint(body), ())) > 1)
+    return {"checked": len(answered), "distinct_questions": len(calm), "mismatched": mismatched,
+            "unstable": unstable, "ambiguous": ambiguous, "mismatch_examples": examples}
 
 
 def run_load(url: str, questions: list[str], *, clients: int, duration_s: float, max_requests: int,
-             per_client: int | None = None, timeout_s: float = 60.0) -> dict:
-    """Fingerprint every question, then ``clients`` concurrent clients for at most ``duration_s``/``max_requests``."""
+             per_client: int | None = None, timeout_s: float = 60.0, fresh: bool = True) -> dict:
+    """``clients`` concurrent clients for at most ``duration_s`` / ``max_requests``, then verify every answer.
+
+    With ``fresh`` every request is a question the server has not seen (so no cache
+    helps); otherwise each client repeats its own question.
+    """
     _check_loopback(url)
-    expected = expectations(url, questions)
-    result = asyncio.run(_load(url, questions, expected, clients, duration_s, max_requests, per_client, timeout_s))
-    result.update({
-        "questions": len(questions),
-        "unstable_questions": expected["unstable"],
-        "ambiguous_questions": expected["ambiguous"],
-        "reply_compared": expected["with_reply"],
-    })
+    result, answered = asyncio.run(_load(url, questions, clients, duration_s, max_requests, per_client, timeout_s,
+                                         fresh))
+    result.update(verify(url, answered))
     return result
 
 

@@ -51,7 +51,8 @@ class Plan:
 
 PLANS = {
     "full": Plan("full", None, None, None, 4, 100_000, 2, 50_000, 3, 50, 20.0, 4000),
-    "quick": Plan("quick", None, None, None, 2, 30_000, 1, 20_000, 1, 50, 8.0, 1500),
+    # Same models, smaller everything: 2 of the seed documents, 30k synthetic chunks, 8 s of load.
+    "quick": Plan("quick", None, None, 2, 2, 30_000, 1, 20_000, 1, 50, 8.0, 1500),
     # Tiny and model-free (hash embedder on both sides): checks that every figure is produced.
     "smoke": Plan("smoke", "hash", "hash", 2, 1, 3_000, 1, 1_000, 1, 5, 2.0, 60),
 }
@@ -102,7 +103,9 @@ def _guard(details: dict, name: str, fn):
     except Exception as exc:  # a broken section must not hide the others
         details[name] = {"error": f"{type(exc).__name__}: {exc}"}
         log(f"{name}: FAILED: {type(exc).__name__}: {str(exc)[:500]}")
-    log(f"{name}: {time.perf_counter() - started:.1f}s")
+    details[name]["seconds"] = round(time.perf_counter() - started, 1)
+    details[name]["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]  # other work on the machine skews figures
+    log(f"{name}: {details[name]['seconds']}s, load average {details[name]['loadavg_after']}")
     return details[name]
 
 
@@ -227,6 +230,7 @@ def figures(details: dict, plan: Plan) -> dict:
     add("query.seeds.p50_ms", "query seeds: p50", "ms", "query", ("latency", "p50"), ("<=", 10.0))
     add("query.seeds.p95_ms", "query seeds: p95", "ms", "query", ("latency", "p95"))
     add("query.seeds.p99_ms", "query seeds: p99", "ms", "query", ("latency", "p99"), ("<=", 30.0))
+    add("query.seeds.repeated_p50_ms", "query seeds: p50 repeated question", "ms", "query", ("repeated", "p50"))
     for kind in ("zh", "en", "trace"):
         add(f"query.seeds.{kind}.p50_ms", f"query seeds: p50 {kind}", "ms", "query", ("by_kind", kind, "p50"))
     for stage in ("embed", "dense_search", "bm25", "signature", "other"):
@@ -247,11 +251,14 @@ def figures(details: dict, plan: Plan) -> dict:
     add("startup.app_ready_s", "start-up: app launch -> 1st API answer", "s", "concurrency", ("ready_s",),
         ("<=", 2.0))
     add("concurrency.rps", f"{plan.clients} clients: requests/s", "/s", "concurrency", ("rps",))
+    add("concurrency.distinct_questions", f"{plan.clients} clients: distinct questions", "", "concurrency",
+        ("distinct_questions",))
     add("concurrency.p50_ms", f"{plan.clients} clients: p50", "ms", "concurrency", ("latency", "p50"))
     add("concurrency.p95_ms", f"{plan.clients} clients: p95", "ms", "concurrency", ("latency", "p95"), ("<=", 500.0))
-    add("concurrency.requests", f"{plan.clients} clients: requests", "", "concurrency", ("sent",))
+    add("concurrency.requests", f"{plan.clients} clients: requests sent", "", "concurrency", ("sent",))
     add("concurrency.errors", f"{plan.clients} clients: errors", "", "concurrency", ("errors",), ("==", 0))
     add("concurrency.lost", f"{plan.clients} clients: lost", "", "concurrency", ("lost",), ("==", 0))
+    add("concurrency.unstable", f"{plan.clients} clients: unstable answers", "", "concurrency", ("unstable",))
     add("concurrency.mismatched", f"{plan.clients} clients: other user's reply", "", "concurrency",
         ("mismatched",), ("==", 0))
 
@@ -305,7 +312,8 @@ def format_table(report: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--quick", action="store_true", help="fewer repetitions, 30k synthetic chunks (~3-4 min)")
+    mode.add_argument("--quick", action="store_true",
+                      help="2 seed documents, fewer repetitions, 30k synthetic chunks, 8 s of load")
     mode.add_argument("--smoke", action="store_true", help="tiny and model-free: checks every figure is produced")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON instead of a table")
     parser.add_argument("--out", type=Path, help="also write the JSON report to this file")

@@ -23,9 +23,9 @@ nearest sections as options and a request for logs and versions.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from bot import feedback
 from bot.records import Answer, Hit
@@ -44,6 +44,8 @@ from bot.tokenize import detect_language
 
 CLOSE_GAP = 0.3  # sections within this much of the best fused score (z-score units) are "close"
 CLARIFY_MAX_CHARS = 40  # only short, vague questions get a clarifying question
+RELEVANT_SHARE = 0.3  # related and "next" sections need at least this share of the best section's score
+FOLLOW_UP_POOL = 50  # sections ranked per search when a follow-up fuses two searches
 MAX_REPLAY_TURNS = 8  # user turns replayed from an API history
 
 _NOT_HELPFUL_EN = re.compile(
@@ -56,8 +58,7 @@ _NOT_HELPFUL_EN = re.compile(
     re.IGNORECASE,
 )
 _FILLER_EN = set(
-    "that this it the a an still sorry thanks thank you ok okay please try another one answer suggestion "
-    "solution so but and unfortunately really at all for me i tried any have has was is still".split()
+    ["that", "this", "it", "the", "a", "an", "still", "sorry", "thanks", "thank", "you", "ok", "okay", "please", "try", "another", "one", "answer", "suggestion", "solution", "so", "but", "and", "unfortunately", "really", "at", "all", "for", "me", "i", "tried", "any", "have", "has", "was", "is", "still"]
 )
 _NOT_HELPFUL_ZH = re.compile(
     r"没用|没有用|不管用|没啥用|不行|没解决|没有解决|无效|不对|不是这个|换一个|其他方法|其它方法|别的方法|"
@@ -86,6 +87,8 @@ class Turn:
     shown: list[str] = field(default_factory=list)  # section keys shown in this turn
     excluded: list[str] = field(default_factory=list)  # keys shown earlier for the same search
     signature: str = ""
+    best: str = ""  # key of the section given as the answer, if any
+    top_score: float = 0.0  # fused score of the best section of the search, to judge later candidates
 
 
 def is_not_helpful(message: str) -> bool:
@@ -203,7 +206,7 @@ class Conversation:
         return self._ask(message, search=None, follow_up_of=None)
 
     @classmethod
-    def replay(cls, engine: Engine, history: Iterable[str], **kwargs) -> "Conversation":
+    def replay(cls, engine: Engine, history: Iterable[str], **kwargs) -> Conversation:
         """Rebuild a conversation from prior user messages (the API is stateless); logs nothing."""
         conversation = cls(engine, **{k: v for k, v in kwargs.items() if k != "log_path"})
         for message in list(history)[-MAX_REPLAY_TURNS:]:
@@ -214,19 +217,46 @@ class Conversation:
     # ------------------------------------------------------------ cases
 
     def _ask(self, message: str, *, search: str | None, follow_up_of: Turn | None) -> Reply:
-        answer = self.engine.ask(search if search is not None else message, k=10)
-        language = answer.language
         notes: list[str] = []
-        if follow_up_of is not None:
+        if follow_up_of is not None and search is not None:
+            answer = self._follow_up_answer(message, search, follow_up_of)
             language = detect_language(message)
             notes.append("_" + text(language, "followup", previous=escape_inline(_clip(follow_up_of.question))) + "_")
-            if search is not None:
-                # the user's own text decides whether it was cut, not the joined search text
-                truncated = len(message) if len(message) > self._limit() else 0
-                answer = _replace(answer, truncated_from=truncated)
-        reply = self._decide(answer, message, language, notes, allow_clarify=(self.last is None or self.last.kind != "clarify"))
-        self._remember(message, language, answer.search_text, reply, [], answer.signature)
+        else:
+            answer = self.engine.ask(message, k=10)
+            language = answer.language
+        top = answer.hits[0].score if answer.hits else 0.0
+        answer = _replace(answer, hits=relevant(answer.hits, top))
+        allow_clarify = follow_up_of is None and (self.last is None or self.last.kind != "clarify")
+        reply = self._decide(answer, message, language, notes, allow_clarify=allow_clarify)
+        self._remember(message, language, answer.search_text, reply, [], answer.signature, top_score=top)
         return reply
+
+    def _follow_up_answer(self, message: str, joined: str, previous: Turn) -> Answer:
+        """Rank by the follow-up alone plus the follow-up joined with the previous question.
+
+        The follow-up's own words ("多机", "TensorFlow") must move the ranking; the joined
+        text keeps the context. The previous answer is not given again as the answer.
+        """
+        alone = self.engine.ask(message, k=FOLLOW_UP_POOL)
+        together = self.engine.ask(joined, k=FOLLOW_UP_POOL)
+        first = {h.section.key: h.score for h in alone.hits}
+        second = {h.section.key: h for h in together.hits}
+        floor_1 = min(first.values(), default=0.0)
+        floor_2 = min((h.score for h in together.hits), default=0.0)
+        merged: list[Hit] = []
+        for hit in [*together.hits, *(h for h in alone.hits if h.section.key not in second)]:
+            score = first.get(hit.section.key, floor_1) + (second[hit.section.key].score if hit.section.key in second else floor_2)
+            merged.append(Hit(section=hit.section, score=score, dense=hit.dense, lexical=hit.lexical,
+                              matched_terms=together.hits[0].matched_terms if together.hits else hit.matched_terms))
+        merged.sort(key=lambda h: -h.score)
+        if len(merged) > 1 and merged[0].section.key == previous.best:
+            merged[0], merged[1] = merged[1], merged[0]
+        truncated = len(message) if len(message) > self._limit() else 0  # the user's text, not the joined one
+        return _replace(
+            together, hits=tuple(merged[:10]), answered=together.answered or alone.answered,
+            confidence=max(together.confidence, alone.confidence), truncated_from=truncated,
+        )
 
     def _decide(self, answer: Answer, message: str, language: str, notes: list[str], *, allow_clarify: bool) -> Reply:
         limit = self._limit()
@@ -252,15 +282,17 @@ class Conversation:
         )
         excluded = list(dict.fromkeys([*last.excluded, *last.shown]))
         answer = self.engine.ask(last.search, k=10, exclude=excluded)
+        answer = _replace(answer, hits=relevant(answer.hits, last.top_score, keep_first=False))
         notes = [text(language, "not_helpful")]
         if not answer.hits or not answer.answered:
-            reply = format_exhausted(language)
+            reply = format_exhausted(language, [text(language, "sorry")])
         else:
             reply = format_answer(
                 _replace(answer, signature="", truncated_from=0), self._meta, self.base_url,
                 limit=self._limit(), language=language, notes=notes, ask_more=True,
             )
-        self._remember(message, language, last.search, reply, excluded, last.signature, question=last.question)
+        self._remember(message, language, last.search, reply, excluded, last.signature, question=last.question,
+                       top_score=last.top_score)
         return reply
 
     def _chosen(self, key: str) -> Reply:
@@ -281,7 +313,8 @@ class Conversation:
         search = last.search if last else section.heading
         excluded = list(dict.fromkeys([*(last.excluded if last else []), *(last.shown if last else [])]))
         excluded = [k for k in excluded if k != key]
-        self._remember(section.heading, language, search, reply, excluded, "", question=last.question if last else section.heading)
+        self._remember(section.heading, language, search, reply, excluded, "",
+                       question=last.question if last else section.heading, top_score=last.top_score if last else 0.0)
         return reply
 
     # ------------------------------------------------------------ bookkeeping
@@ -290,7 +323,8 @@ class Conversation:
         return turn.question
 
     def _remember(self, message: str, language: str, search: str, reply: Reply, excluded: Sequence[str],
-                  signature: str, question: str | None = None) -> None:
+                  signature: str, question: str | None = None, top_score: float = 0.0) -> None:
+        best = next((s.hit.section.key for s in reply.shown if s.role == "answer"), "")
         self.turns.append(Turn(
             question=question if question is not None else message[:2_000],
             language=language,
@@ -300,7 +334,21 @@ class Conversation:
             shown=[s.hit.section.key for s in reply.shown],
             excluded=list(excluded),
             signature=signature,
+            best=best,
+            top_score=top_score,
         ))
+
+
+def relevant(hits: Sequence[Hit], top_score: float, *, keep_first: bool = True) -> tuple[Hit, ...]:
+    """Hits worth showing next to (or after) a best section that scored ``top_score``.
+
+    Fused scores are relative (z-scores), so "worth showing" is a share of the best
+    score, not an absolute bar; the first hit of a fresh search is always kept.
+    """
+    if top_score <= 0:
+        return tuple(hits[:1]) if keep_first else ()
+    out = [h for n, h in enumerate(hits) if (keep_first and n == 0) or h.score >= RELEVANT_SHARE * top_score]
+    return tuple(out)
 
 
 def _replace(answer: Answer, **changes: object) -> Answer:

@@ -17,10 +17,12 @@ import json
 import re
 import threading
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Iterable
+
+from bot.retrieve import sanitize
 
 MAX_QUESTION_CHARS = 2_000  # a pasted log is stored cut; its signature says what it was about
 EVENTS = ("unanswered", "vote", "not_helpful")
@@ -44,10 +46,12 @@ def record(
         raise ValueError(f"unknown feedback event {event!r}; expected one of {', '.join(EVENTS)}")
     if vote not in (None, "up", "down"):
         raise ValueError(f"vote must be 'up', 'down' or None, not {vote!r}")
+    # What users paste can hold lone surrogates and control characters; the log must take it anyway.
+    clean, _ = sanitize(question, MAX_QUESTION_CHARS)
     line = {
-        "time": (now or datetime.now(timezone.utc)).isoformat(timespec="seconds"),
+        "time": (now or datetime.now(UTC)).isoformat(timespec="seconds"),
         "event": event,
-        "question": question[:MAX_QUESTION_CHARS],
+        "question": clean,
         "language": language,
         "answered": bool(answered),
         "cited": list(cited),
@@ -56,7 +60,7 @@ def record(
     if len(question) > MAX_QUESTION_CHARS:
         line["question_chars"] = len(question)
     if signature:
-        line["signature"] = signature
+        line["signature"] = sanitize(signature, MAX_QUESTION_CHARS)[0]
     return line
 
 

@@ -193,6 +193,10 @@ class _BuildLock:
         self._handle.close()
 
 
+def _unit_rows(vectors: np.ndarray) -> bool:
+    return bool(np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3))
+
+
 def _previous_vectors(index_dir: Path, embedder_id: str) -> dict[str, np.ndarray]:
     """hash -> vector from the live generation, when it was built by the same embedder."""
     try:
@@ -202,15 +206,16 @@ def _previous_vectors(index_dir: Path, embedder_id: str) -> dict[str, np.ndarray
             return {}
         keys = json.loads((gen / "keys.json").read_text(encoding="utf-8"))
         vectors = np.load(gen / "vectors.npy", allow_pickle=False)
-        if len(vectors) != len(keys):
+        # vectors.npy is not checksummed (only read here): reuse it only if it is still unit vectors.
+        if len(vectors) != len(keys) or not _unit_rows(vectors):
             return {}
         cache = {row[2]: vectors[n] for n, row in enumerate(keys)}
         background_hashes = json.loads((gen / "background.json").read_text(encoding="utf-8"))
         background = np.load(gen / "background.npy", allow_pickle=False)
-        if len(background) == len(background_hashes):
+        if len(background) == len(background_hashes) and _unit_rows(background):
             cache.update(zip(background_hashes, background))
         return cache
-    except (IndexProblem, OSError, ValueError, KeyError, IndexError):
+    except (IndexProblem, OSError, ValueError, KeyError, IndexError, EOFError, TypeError):
         return {}  # nothing reusable; embed everything
 
 
@@ -283,8 +288,11 @@ def build_index(
     step = after_step or (lambda name: None)
     index_dir.mkdir(parents=True, exist_ok=True)
     with _BuildLock(index_dir):
-        for leftover in index_dir.glob(".tmp-*"):
-            shutil.rmtree(leftover, ignore_errors=True)
+        for leftover in index_dir.glob(".tmp-*"):  # a crashed build's generation folder or pointer file
+            if leftover.is_dir():
+                shutil.rmtree(leftover, ignore_errors=True)
+            else:
+                leftover.unlink(missing_ok=True)
         hashes = source_hashes(seeds_dir)
         hashes[BACKGROUND_SOURCE] = _sha256(BACKGROUND_FILE.read_bytes())
         sections, errors = parse_folder(seeds_dir)
@@ -344,7 +352,10 @@ def build_index(
             "sources": hashes,
             "parse_errors": [str(e) for e in errors],
             "counts": {"sections": len(sections), "keys": len(keys)},
-            "artifacts": {name: _sha256((tmp / name).read_bytes()) for name in LOADED_ARTIFACTS},
+            "artifacts": {
+                name: _sha256((tmp / name).read_bytes())
+                for name in (*LOADED_ARTIFACTS, *sorted(f"bm25/{p.name}" for p in (tmp / "bm25").iterdir()))
+            },
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         _fsync_write(tmp / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=1).encode())

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
 from urllib.parse import urlencode
 
 from bot.meta import SectionMeta
@@ -63,6 +63,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "clarify": "你的问题可能对应几种不同的情况。请选择最接近的一项（点击下方按钮）：",
         "followup": "（结合上一个问题“{previous}”一起检索）",
         "not_helpful": "抱歉没能解决。下面是其他可能的原因和解决方法：",
+        "sorry": "抱歉没能解决。",
         "exhausted": "知识库中没有更多和这个问题相关的内容了。",
         "en_summary": "English summary",
         "cut": "…（内容较长，完整内容请查看原文）",
@@ -72,6 +73,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "original": "原文（中文）",
         "commands": "原文中的命令",
         "vote_thanks": "感谢反馈！",
+        "error": "抱歉，处理这条消息时出错了。请再试一次；如果还不行，请缩短粘贴的日志后重试。",
     },
     "en": {
         "fix": "Fix",
@@ -103,6 +105,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "clarify": "Your question matches several different problems. Which one is closest? (click a button below)",
         "followup": "(searched together with your previous question “{previous}”)",
         "not_helpful": "Sorry that didn't help. Here are other possible causes and fixes:",
+        "sorry": "Sorry that didn't help.",
         "exhausted": "The knowledge base has nothing more on this question.",
         "en_summary": "English summary",
         "cut": "… (long section: open the source text for the rest)",
@@ -112,6 +115,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "original": "Original section (Chinese)",
         "commands": "Commands from the original section",
         "vote_thanks": "Thanks for the feedback!",
+        "error": "Sorry, something went wrong while answering. Please try again, or paste a shorter part of the log.",
     },
 }
 
@@ -181,8 +185,9 @@ _RULE = re.compile(r"^ {0,3}(?:-{3,}|={3,}|\*{3,}|_{3,}|(?:- ){3,}-?|(?:\* ){3,}
 _A_TAG = re.compile(r"<a\s[^<>]*?href\s*=\s*[\"']([^\"'<>]*)[\"'][^<>]*>(.*?)</a\s*>", re.IGNORECASE | re.DOTALL)
 _BR_TAG = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _AUTOLINK = re.compile(r"<(https?://[^<>\s]+)>")
-_MD_IMAGE = re.compile(r"!\[([^\]\n]*)\]\(\s*<?([^()\s<>]*)>?(?:\s+\"[^\"\n]*\")?\s*\)")
-_MD_LINK = re.compile(r"(?<!!)\[([^\]\n]*)\]\(\s*<?([^()\s<>]*)>?(?:\s+\"[^\"\n]*\")?\s*\)")
+_URL = r"\s*<?((?:[^()\s<>]|\([^()\s<>]*\))*)>?(?:\s+\"[^\"\n]*\")?\s*"  # one level of (...) as renderers allow
+_MD_IMAGE = re.compile(r"!\[([^\]\n]*)\]\(" + _URL + r"\)")
+_MD_LINK = re.compile(r"(?<!!)\[([^\]\n]*)\]\(" + _URL + r"\)")
 _CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 _SAFE_URL = re.compile(r"^(?:https?://|mailto:)", re.IGNORECASE)
 
@@ -372,19 +377,35 @@ def citation_line(section: Section, url: str, language: str) -> str:
     )
 
 
+def clean_heading(heading: str) -> str:
+    """A heading without the FAQ's review mark and number ("已审核2.问题：…" -> "问题：…").
+
+    >>> clean_heading("`已审核`2.问题：使用Fluid训练模型时，使用多卡训练报错"), clean_heading("2.1 准备多机多卡环境")
+    ('问题：使用Fluid训练模型时，使用多卡训练报错', '2.1 准备多机多卡环境')
+    """
+    label = heading.replace("`", "").strip()
+    label = re.sub(r"^已审核\s*(?:\d+\s*[.、．]\s*)?", "", label)
+    label = re.sub(r"^\d+\s*[.、．]\s*(?=问题)", "", label)
+    return label.strip() or heading
+
+
 def short_title(section: Section, meta: SectionMeta | None, language: str, limit: int = 80) -> str:
     """A short plain label for a section: English title for English, heading without numbering for Chinese.
 
     >>> s = Section("a.md", "`已审核`2.问题：使用Fluid训练模型时，使用多卡训练报错", ("D",), 1, 2, "x", "y", "D")
     >>> short_title(s, None, "zh")
     '使用Fluid训练模型时，使用多卡训练报错'
+    >>> short_title(Section("a.md", "3. FAQ", ("Multi-GPU", "3. FAQ"), 1, 2, "x", "y", "Multi-GPU"), None, "zh")
+    'Multi-GPU › 3. FAQ'
     """
     label = ""
     if language != "zh" and meta is not None and meta.title_en.strip():
         label = meta.title_en.strip()
     if not label:
-        label = re.sub(r"^[`\s]*(?:已审核)?[`\s]*\d*[.、．]?\s*(?:问题[:：])?\s*", "", section.heading.replace("`", ""))
-        label = label.strip() or section.heading
+        label = clean_heading(section.heading)
+        label = re.sub(r"^问题\s*[:：]\s*", "", label).strip() or label
+        if len(label) < 10 and section.title and section.title != label:  # "3. FAQ" alone says little
+            label = f"{section.title} › {label}"
     label = " ".join(label.split())
     return label if len(label) <= limit else label[: limit - 1] + "…"
 
@@ -594,7 +615,10 @@ def format_answer(
         shown.append(Shown(hit, "answer" if n == 0 else "related", url))
         m = meta(s.key)
         if n == 0:
-            parts.append(f"### {escape_inline(section_title(s, m, language))}")
+            title = section_title(s, m, language)
+            if title == s.heading:  # the review mark and FAQ number say nothing to the reader; the citation keeps them
+                title = clean_heading(s.heading)
+            parts.append(f"### {escape_inline(title)}")
             parts.append(section_body(hit, m, language))
             parts.append(citation_line(s, url, language))
         else:

@@ -143,7 +143,9 @@ class Engine:
         confidence = self._confidence(query_vector, dense, coverage)
 
         excluded = set(exclude)
-        order = [n for n in np.argsort(-fused, kind="stable") if self.index.sections[n].key not in excluded]
+        # Only the head of the ranking is turned into records: a large base has tens of thousands of sections.
+        head = np.argsort(-fused, kind="stable")[: k + len(excluded)]
+        order = [n for n in head if self.index.sections[n].key not in excluded]
         hits = tuple(
             Hit(
                 section=self.index.sections[n],
@@ -196,7 +198,9 @@ class Engine:
             owner = owners[row]
             if sim > scores[owner]:
                 scores[owner] = sim
-        floor = float(sims[0][-1]) if len(sims[0]) else 0.0
+        # HNSW may return fewer rows than asked (row -1, score -3.4e38): the floor is the lowest real score.
+        found = rows[0] >= 0
+        floor = float(sims[0][found].min()) if found.any() else 0.0
         scores[scores < -0.5] = floor  # sections with no key among the candidates
         return scores
 

@@ -1,0 +1,269 @@
+"""HTTP pieces of the app that do not need Gradio: web settings, security headers,
+public links, API history parsing and the source view.
+
+:class:`WebSettings` is built by ``app.py`` (the only place that reads the
+environment); everything here takes it as an argument.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from bot.settings import Settings
+
+MAX_BODY_BYTES = 8 * 1024 * 1024  # a JSON body above this is refused with 413 (the text limit is max_input_chars)
+MAX_HISTORY = 20
+
+# ---------------------------------------------------------------- settings
+
+@dataclass(frozen=True)
+class WebSettings:
+    """How the app is served; read from ``BOT_*`` variables by :meth:`from_env`, overridden by flags."""
+
+    host: str = "127.0.0.1"
+    port: int = 7860
+    # Origins allowed to put the app in a frame (CSP frame-ancestors); "'self'" alone forbids other sites.
+    frame_ancestors: tuple[str, ...] = ("'self'",)
+    # Origins granted CORS (for the JSON API and the <gradio-app> web component); others get no grant.
+    cors_origins: tuple[str, ...] = ()
+    # When set, /api/* needs "Authorization: Bearer <token>" ...
+    api_token: str = ""
+    # ... or a non-empty value in this header, set by a trusted reverse proxy (e.g. X-Portal-User).
+    trusted_header: str = ""
+    # Public path prefix when served behind a reverse proxy, e.g. "/assistant".
+    root_path: str = ""
+    # Public base URL for links in answers (e.g. "https://portal.example.com/assistant"); default: from the request.
+    public_url: str = ""
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str], **overrides: object) -> WebSettings:
+        values: dict[str, object] = {}
+        for name in ("host", "port", "frame_ancestors", "cors_origins", "api_token", "trusted_header",
+                     "root_path", "public_url"):
+            raw = environ.get("BOT_" + name.upper())
+            if raw is not None and raw != "":
+                values[name] = raw
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        if "port" in values:
+            try:
+                values["port"] = int(values["port"])  # type: ignore[arg-type]
+            except ValueError:
+                raise ValueError(f"port must be a number, got {values['port']!r}") from None
+        for name in ("frame_ancestors", "cors_origins"):
+            if isinstance(values.get(name), str):
+                values[name] = tuple(v for v in re.split(r"[\s,]+", values[name]) if v)  # type: ignore[arg-type]
+        if "root_path" in values:
+            root = str(values["root_path"]).strip()
+            values["root_path"] = ("/" + root.strip("/")) if root.strip("/") else ""
+        web = replace(cls(), **values)
+        for origin in web.cors_origins:
+            if origin == "*" or not re.match(r"^https?://[^/\s]+$", origin):
+                raise ValueError(f"CORS origin {origin!r} must look like https://portal.example.com (no '*', no path)")
+        return web
+
+
+# ---------------------------------------------------------------- middleware
+
+class SecurityHeaders:
+    """Adds ``Content-Security-Policy: frame-ancestors ...`` (and nosniff) to every HTTP response, errors included."""
+
+    def __init__(self, app: ASGIApp, frame_ancestors: tuple[str, ...]) -> None:
+        self.app = app
+        self.policy = "frame-ancestors " + " ".join(frame_ancestors or ("'none'",))
+
+    def _headers(self, message: Message) -> None:
+        headers = MutableHeaders(scope=message)
+        existing = headers.get("content-security-policy")
+        if not existing:
+            headers["content-security-policy"] = self.policy
+        elif "frame-ancestors" not in existing:
+            headers["content-security-policy"] = f"{existing}; {self.policy}"
+        if "x-content-type-options" not in headers:
+            headers["x-content-type-options"] = "nosniff"
+        if "referrer-policy" not in headers:
+            headers["referrer-policy"] = "strict-origin-when-cross-origin"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def send_with_headers(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                self._headers(message)
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_headers)
+        except Exception:
+            if not started:  # answer the error here so that it, too, carries the headers
+                body = b'{"error": "internal server error"}'
+                await send_with_headers({
+                    "type": "http.response.start", "status": 500,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+                })
+                await send({"type": "http.response.body", "body": body})
+            raise
+
+
+# ---------------------------------------------------------------- helpers
+
+def public_base(headers: Mapping[str, str], scheme: str, web: WebSettings) -> str:
+    """Absolute base URL of the app as the browser sees it (links must work inside a portal page too)."""
+    if web.public_url:
+        return web.public_url.rstrip("/")
+    proto = (headers.get("x-forwarded-proto") or scheme or "http").split(",")[0].strip()
+    host = (headers.get("x-forwarded-host") or headers.get("host") or f"{web.host}:{web.port}").split(",")[0].strip()
+    if not re.match(r"^[\w.\-:\[\]]+$", host):  # never build links from a malformed Host header
+        host = f"{web.host}:{web.port}"
+    if proto not in ("http", "https"):
+        proto = "http"
+    return f"{proto}://{host}{web.root_path}"
+
+
+def request_base(request: Any, web: WebSettings) -> str:
+    try:
+        headers = {k.lower(): v for k, v in dict(request.headers).items()}
+    except Exception:
+        headers = {}
+    scheme = "http"
+    try:
+        scheme = request.url.scheme
+    except Exception:
+        pass
+    return public_base(headers, scheme, web)
+
+
+def history_messages(history: Any) -> list[str]:
+    """API history -> prior user messages. Accepts strings, {"role","content"} and {"question"} items."""
+    if history is None:
+        return []
+    if not isinstance(history, list):
+        raise ValueError("history must be a list of prior turns")
+    out: list[str] = []
+    for item in history[-MAX_HISTORY:]:
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            if "question" in item and isinstance(item["question"], str):
+                out.append(item["question"])
+            elif item.get("role") == "user" and isinstance(item.get("content"), str):
+                out.append(item["content"])
+            elif item.get("role") in ("assistant", "system"):
+                continue
+            else:
+                raise ValueError('each history item must be a string, {"question": str} or {"role": "user", "content": str}')
+        else:
+            raise ValueError("each history item must be a string or an object")
+    return out
+
+
+# ---------------------------------------------------------------- source view
+
+_SOURCE_CSS = """
+body { font: 15px/1.55 system-ui, -apple-system, "Segoe UI", "Noto Sans CJK SC", sans-serif; margin: 0; color: #1f2328; background: #fff; }
+header { position: sticky; top: 0; background: #f6f8fa; border-bottom: 1px solid #d0d7de; padding: 0.7rem 1rem; }
+h1 { font-size: 1.05rem; margin: 0 0 0.25rem; }
+.meta { color: #57606a; font-size: 0.88rem; }
+.meta code { background: #eaeef2; padding: 0 0.3em; border-radius: 4px; }
+nav { margin-top: 0.35rem; font-size: 0.88rem; }
+main { padding: 0.5rem 0; }
+.line { display: flex; white-space: pre-wrap; word-break: break-word; font: 13px/1.5 ui-monospace, "Noto Sans Mono CJK SC", monospace; }
+.line .n { flex: 0 0 3.5em; text-align: right; padding-right: 0.8em; color: #8c959f; user-select: none; }
+.line .t { flex: 1; padding-right: 1rem; }
+.line.in { background: #fff8c5; }
+.line { scroll-margin-top: 7.5rem; }
+.line:target .n { color: #0969da; font-weight: 600; }
+mark { background: #ffd33d; padding: 0 1px; border-radius: 2px; }
+.empty { padding: 2rem 1rem; }
+"""
+_SOURCE_TEXT = {
+    "zh": {"lines": "第 {a}–{b} 行", "terms": "匹配词", "whole": "显示整个文件", "section": "只显示本章节",
+           "missing": "找不到这个章节。它可能已被修改或删除，请重新提问。", "title": "原文"},
+    "en": {"lines": "lines {a}–{b}", "terms": "matched terms", "whole": "show the whole file",
+           "section": "show only this section",
+           "missing": "This section was not found. It may have changed or been removed; please ask again.",
+           "title": "Source"},
+}
+
+
+def _highlight(line: str, pattern: re.Pattern[str] | None) -> str:
+    if pattern is None:
+        return html.escape(line, quote=False)
+    out, last = [], 0
+    for match in pattern.finditer(line):
+        if match.start() == match.end():
+            continue
+        out.append(html.escape(line[last : match.start()], quote=False))
+        out.append(f"<mark>{html.escape(match.group(), quote=False)}</mark>")
+        last = match.end()
+    out.append(html.escape(line[last:], quote=False))
+    return "".join(out)
+
+
+def _terms_pattern(words: list[str]) -> re.Pattern[str] | None:
+    """Latin terms match whole words only ("met" must not light up "Method"); CJK terms match anywhere."""
+    parts = []
+    for word in words:
+        escaped = re.escape(word)
+        if re.fullmatch(r"[\w.\-+]+", word, re.ASCII):
+            escaped = rf"(?<![A-Za-z0-9_]){escaped}(?![A-Za-z0-9_])"
+        parts.append(escaped)
+    return re.compile("|".join(parts), re.IGNORECASE) if parts else None
+
+
+def render_source(engine: Any, settings: Settings, key: str, terms: str, language: str, whole: bool) -> tuple[int, str]:
+    """(status, HTML page) showing a cited section's lines with matched terms marked; everything escaped."""
+    t = _SOURCE_TEXT["zh" if language == "zh" else "en"]
+    section = engine.section(key) if key else None
+    head = (f'<!doctype html><html lang="{"zh" if language == "zh" else "en"}"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">')
+    if section is None:
+        return 404, (f"{head}<title>{t['title']}</title><style>{_SOURCE_CSS}</style></head>"
+                     f'<body><p class="empty">{html.escape(t["missing"])}</p></body></html>')
+    lines: list[str] | None = None
+    seeds = Path(settings.seeds_dir).resolve()
+    path = (seeds / section.source).resolve()
+    if path.is_relative_to(seeds) and path.is_file():
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            lines = None
+    if lines is None or len(lines) < section.end_line:  # file gone or changed: show the indexed text
+        first = section.start_line
+        lines = [""] * (first - 1) + [section.heading] + section.text.splitlines()
+    words = sorted({w for w in re.split(r"\s+", terms or "") if 1 <= len(w) <= 60}, key=len, reverse=True)[:20]
+    pattern = _terms_pattern(words)
+    start, end = section.start_line, min(section.end_line, len(lines))
+    shown = range(1, len(lines) + 1) if whole else range(start, end + 1)
+    rows = []
+    for n in shown:
+        cls = "line in" if start <= n <= end else "line"
+        rows.append(f'<div class="{cls}" id="L{n}"><span class="n">{n}</span>'
+                    f'<span class="t">{_highlight(lines[n - 1], pattern) or " "}</span></div>')
+    toggle = urlencode({"key": key, "terms": terms or "", "lang": language, **({} if whole else {"whole": "1"})})
+    term_list = " ".join(f"<mark>{html.escape(w)}</mark>" for w in words)
+    page = (
+        f"{head}<title>{html.escape(section.heading)} — {t['title']}</title><style>{_SOURCE_CSS}</style></head><body>"
+        f"<header><h1>{html.escape(section.breadcrumb)}</h1>"
+        f'<div class="meta"><code>{html.escape(section.source)}</code> · '
+        f"{t['lines'].format(a=section.start_line, b=section.end_line)}"
+        + (f" · {t['terms']}: {term_list}" if words else "")
+        + f'</div><nav><a href="?{html.escape(toggle)}#L{start}">{t["section"] if whole else t["whole"]}</a></nav></header>'
+        f"<main>{''.join(rows)}</main></body></html>"
+    )
+    return 200, page
+
+
