@@ -133,3 +133,15 @@ def test_cli_ask_and_eval_json(seeds_engine, tmp_path):
     report = json.loads(out.stdout)
     assert report["metrics"]["hit@1"] == 1.0 and report["metrics"]["by_kind"]["en"]["n"] == 1
     assert report["cases"][0]["hits"][0]["section"].startswith("问题：Loss为NaN")
+
+
+def test_off_topic_background_does_not_contain_evaluation_queries():
+    """The abstention contrast set must not simply memorise the questions it is judged on."""
+    from bot.evaluate import normalize
+    from bot.index import background_questions
+
+    background = {normalize(q) for q in background_questions()}
+    evaluated = [c.query for c in read_cases(CALIBRATION)]
+    if DEV_SET.exists():
+        evaluated += [c.query for c in read_cases(DEV_SET)]
+    assert [q for q in evaluated if normalize(q) in background] == []
