@@ -12,6 +12,7 @@ import json
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 
@@ -209,10 +210,61 @@ class _NoLock:
         pass
 
 
+def _measure_queries(
+    args: dict,
+    ask: Callable[[str], object],
+    hits_of: Callable[[object], list[dict]],
+    clock: object,
+    stages: tuple[str, ...],
+    forget: Callable[[], None] = lambda: None,
+) -> dict:
+    """Cold first query, warm latencies by kind, repeated questions, and top-3 agreement: same loop for both sides."""
+    from bench.measure import percentiles
+    from bench.queries import agrees
+
+    queries = _query_set(args)
+    t = time.perf_counter()
+    ask(queries[0].text)
+    cold_ms = (time.perf_counter() - t) * 1000
+    for q in queries:  # warm-up pass, not recorded
+        ask(q.text)
+    clock.samples.clear()
+    total: list[float] = []
+    by_kind: dict[str, list[float]] = {}
+    agree: list[bool] = []
+    for rep in range(int(args["reps"])):
+        for q in queries:
+            forget()  # every measured question is new to the retriever, as a user's would be
+            clock.start()
+            t = time.perf_counter()
+            answer = ask(q.text)
+            ms = (time.perf_counter() - t) * 1000
+            clock.stop(ms, stages)
+            total.append(ms)
+            by_kind.setdefault(q.kind, []).append(ms)
+            if rep == 0:
+                verdict = agrees(q, hits_of(answer))
+                if verdict is not None:
+                    agree.append(verdict)
+    repeated: list[float] = []  # the same questions again: whatever the retriever remembers helps
+    for q in queries:
+        ask(q.text)
+        t = time.perf_counter()
+        ask(q.text)
+        repeated.append((time.perf_counter() - t) * 1000)
+    return {
+        "cold_first_ms": round(cold_ms, 2),
+        "latency": percentiles(total),
+        "repeated": percentiles(repeated),
+        "by_kind": {k: percentiles(v) for k, v in by_kind.items()},
+        "stages": clock.summary(),
+        "agree_top3": round(sum(agree) / len(agree), 3) if agree else None,
+    }
+
+
 def task_query_ours(args: dict) -> dict:
     import bot.retrieve as retrieve
-    from bench.measure import StageClock, current_rss_mb, peak_rss_mb, percentiles
-    from bench.queries import agrees
+    from bench.measure import StageClock, current_rss_mb, peak_rss_mb
     from bot.embed import make_embedder
 
     settings = settings_from_json(args["settings"])
@@ -235,46 +287,16 @@ def task_query_ours(args: dict) -> dict:
     retrieve.extract_signature = clock.wrap("signature", retrieve.extract_signature)
     stages = ("embed", "dense_search", "bm25", "signature")
 
-    queries = _query_set(args)
-    t = time.perf_counter()
-    engine.ask(queries[0].text)
-    cold_ms = (time.perf_counter() - t) * 1000
-    for q in queries:  # warm-up pass, not recorded
-        engine.ask(q.text)
-    clock.samples.clear()
-    total: list[float] = []
-    by_kind: dict[str, list[float]] = {}
-    agree: list[bool] = []
-    for rep in range(int(args["reps"])):
-        for q in queries:
-            _forget_queries(engine)  # every measured question is new to the engine, as a user's would be
-            clock.start()
-            t = time.perf_counter()
-            answer = engine.ask(q.text)
-            ms = (time.perf_counter() - t) * 1000
-            clock.stop(ms, stages)
-            total.append(ms)
-            by_kind.setdefault(q.kind, []).append(ms)
-            if rep == 0:
-                verdict = agrees(q, [{"source": h.section.source, "section": h.section.heading} for h in answer.hits])
-                if verdict is not None:
-                    agree.append(verdict)
-    repeated: list[float] = []  # the same questions again: whatever the engine remembers helps
-    for q in queries:
-        engine.ask(q.text)
-        t = time.perf_counter()
-        engine.ask(q.text)
-        repeated.append((time.perf_counter() - t) * 1000)
+    measured = _measure_queries(
+        args, engine.ask,
+        lambda answer: [{"source": h.section.source, "section": h.section.heading} for h in answer.hits],
+        clock, stages, forget=lambda: _forget_queries(engine),
+    )
     return {
         "open_s": round(open_s, 3),
-        "cold_first_ms": round(cold_ms, 2),
-        "latency": percentiles(total),
-        "repeated": percentiles(repeated),
-        "by_kind": {k: percentiles(v) for k, v in by_kind.items()},
-        "stages": clock.summary(),
+        **measured,
         "rss_after_open_mb": rss_open,
         "peak_rss_mb": peak_rss_mb(),
-        "agree_top3": round(sum(agree) / len(agree), 3) if agree else None,
         "vectors": int(engine.index.dense.ntotal),
         "sections": len(engine.index.sections),
         "dense": type(engine.index.dense).__name__,
@@ -284,8 +306,7 @@ def task_query_ours(args: dict) -> dict:
 
 def task_query_baseline(args: dict) -> dict:
     from bench.baseline import BaselineRetriever
-    from bench.measure import StageClock, current_rss_mb, peak_rss_mb, percentiles
-    from bench.queries import agrees
+    from bench.measure import StageClock, current_rss_mb, peak_rss_mb
     from bot.embed import make_embedder
 
     started = time.perf_counter()
@@ -297,45 +318,12 @@ def task_query_baseline(args: dict) -> dict:
     retriever.search = clock.wrap("dense_search", retriever.search)
     stages = ("embed", "dense_search")
 
-    queries = _query_set(args)
-    t = time.perf_counter()
-    retriever.ask(queries[0].text)
-    cold_ms = (time.perf_counter() - t) * 1000
-    for q in queries:
-        retriever.ask(q.text)
-    clock.samples.clear()
-    total: list[float] = []
-    by_kind: dict[str, list[float]] = {}
-    agree: list[bool] = []
-    for rep in range(int(args["reps"])):
-        for q in queries:
-            clock.start()
-            t = time.perf_counter()
-            answer = retriever.ask(q.text)
-            ms = (time.perf_counter() - t) * 1000
-            clock.stop(ms, stages)
-            total.append(ms)
-            by_kind.setdefault(q.kind, []).append(ms)
-            if rep == 0:
-                verdict = agrees(q, answer["hits"])
-                if verdict is not None:
-                    agree.append(verdict)
-    repeated: list[float] = []
-    for q in queries:
-        retriever.ask(q.text)
-        t = time.perf_counter()
-        retriever.ask(q.text)
-        repeated.append((time.perf_counter() - t) * 1000)
+    measured = _measure_queries(args, retriever.ask, lambda answer: answer["hits"], clock, stages)
     return {
         "open_s": round(open_s, 3),
-        "cold_first_ms": round(cold_ms, 2),
-        "latency": percentiles(total),
-        "repeated": percentiles(repeated),
-        "by_kind": {k: percentiles(v) for k, v in by_kind.items()},
-        "stages": clock.summary(),
+        **measured,
         "rss_after_open_mb": rss_open,
         "peak_rss_mb": peak_rss_mb(),
-        "agree_top3": round(sum(agree) / len(agree), 3) if agree else None,
         "vectors": int(retriever.dense.ntotal),
         "sections": len(retriever.sections),
         "dense": type(retriever.dense).__name__,

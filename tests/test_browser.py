@@ -29,6 +29,8 @@ from browser_helpers import (
     wait_ready,
 )
 
+from bot.ui import SAMPLE_LOG
+
 _missing = chromium_missing_reason()
 pytestmark = [
     pytest.mark.browser,
@@ -36,15 +38,7 @@ pytestmark = [
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=_missing or f"{CHROMIUM} is absent"),
 ]
 
-TRACE = (
-    "多卡训练的时候报下面的错，怎么解决？\n"
-    "I0221 18:48:34.436648 29562 Util.cpp:155] commandline: python train.py --use_gpu=True\n"
-    "EnforceNotMet: Failed to find dynamic library: libnccl.so ( libnccl.so: cannot open shared object file: "
-    "No such file or directory ) at [/paddle/paddle/fluid/platform/dynload/dynamic_loader.cc:157]\n"
-    "PaddlePaddle Call Stacks:\n"
-    "0       0x7f19fce44e96p paddle::platform::EnforceNotMet::EnforceNotMet(char const*, int) + 486\n"
-    "1       0x7f19fe6ea71ep paddle::platform::dynload::GetNCCLDsoHandle() + 1822"
-)
+TRACE = "多卡训练的时候报下面的错，怎么解决？\n" + SAMPLE_LOG
 XSS = '<img src=x onerror="window.__pwned=1;alert(1)"> <script>window.__pwned=2</script> 显存不足'
 
 
