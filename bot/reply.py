@@ -3,18 +3,12 @@
 Everything here is a pure function of its arguments (no engine, no I/O), so the
 chat UI and the JSON API format replies the same way and tests need no model.
 
-Safety: every piece of text that reaches the markdown comes from a user or a
-document, and the chat renders HTML. So user text is always escaped or put in
-code, and document text goes through :func:`doc_markdown`, which keeps the
-markdown (lists, code, links) but escapes every HTML tag, turns the few
-harmless tags documents use (``<a href>``, ``<br>``) into markdown, drops
-``javascript:`` links and replaces images by links (no request leaves the page
-to load a document's image).
+Safety: user text is always escaped or put in code, and document text goes
+through :func:`bot.safe_markdown.doc_markdown`, so nothing typed by a user or
+written in a document runs in the chat (which renders HTML).
 
     >>> escape_text('<img src=x onerror="alert(1)">')
     '&lt;img src=x onerror="alert(1)"&gt;'
-    >>> doc_markdown('run `a<b` then <br>see <a href="https://x.org/a">docs</a>')[0]
-    'run `a<b` then \\nsee [docs](https://x.org/a)'
 """
 
 from __future__ import annotations
@@ -28,6 +22,12 @@ from urllib.parse import urlencode
 from bot.meta import SectionMeta
 from bot.parse import FIX_FIELDS
 from bot.records import Answer, Hit, Section
+from bot.safe_markdown import code_block, code_blocks, code_span, doc_markdown, escape_inline, escape_text
+from bot.texts import TEXTS, text
+
+__all__ = [  # the escaping and text helpers are part of this module's interface too
+    "TEXTS", "code_block", "code_span", "doc_markdown", "escape_inline", "escape_text", "text",
+]
 
 MetaLookup = Callable[[str], "SectionMeta | None"]
 
@@ -37,298 +37,6 @@ RELATED_CHARS = 900  # text of a related section
 USER_ECHO_LINES = 40  # lines of a pasted log echoed back in the user's bubble
 USER_ECHO_CHARS = 4_000
 MAX_TERMS = 20
-
-TEXTS: dict[str, dict[str, str]] = {
-    "zh": {
-        "fix": "解决方法",
-        "details": "问题描述与分析",
-        "full": "查看完整内容",
-        "rest": "其余内容",
-        "related": "其他可能相关的内容",
-        "source": "来源",
-        "sources": "引用来源",
-        "lines": "第 {start}–{end} 行",
-        "open": "查看原文",
-        "detected": "检测到的错误",
-        "truncated": "注意：输入过长：共 {total:,} 个字符，只分析了前 {limit:,} 个字符。请粘贴报错开头和最后的几十行。",
-        "empty": "请输入你的问题，或粘贴完整的报错日志。例如：“训练时报错显存不足怎么办？”",
-        "no_match": "抱歉，知识库里没有找到和你的问题足够匹配的内容，下面的章节只是最接近的，不一定能解决你的问题。",
-        "nearest": "最接近的章节（点击下方按钮查看）：",
-        "ask_more": (
-            "为了更准确地定位问题，请补充以下信息：\n\n"
-            "- 完整的报错日志（从第一条 Error 或 Traceback 开始）\n"
-            "- `nvidia-smi` 的输出\n"
-            "- CUDA、cuDNN 版本，以及 PaddlePaddle 或 TensorFlow 的版本"
-        ),
-        "clarify": "你的问题可能对应几种不同的情况。请选择最接近的一项（点击下方按钮）：",
-        "followup": "（结合上一个问题“{previous}”一起检索）",
-        "not_helpful": "抱歉没能解决。下面是其他可能的原因和解决方法：",
-        "sorry": "抱歉没能解决。",
-        "exhausted": "知识库中没有更多和这个问题相关的内容了。",
-        "en_summary": "English summary",
-        "cut": "…（内容较长，完整内容请查看原文）",
-        "image": "图片",
-        "more_lines": "…（还有 {n} 行，共 {total:,} 个字符）",
-        "chosen": "你选择的是：",
-        "original": "原文（中文）",
-        "commands": "原文中的命令",
-        "vote_thanks": "感谢反馈！",
-        "error": "抱歉，处理这条消息时出错了。请再试一次；如果还不行，请缩短粘贴的日志后重试。",
-    },
-    "en": {
-        "fix": "Fix",
-        "details": "Problem description and analysis",
-        "full": "Show the full section",
-        "rest": "Rest of the section",
-        "related": "Possibly related",
-        "source": "Source",
-        "sources": "Sources",
-        "lines": "lines {start}–{end}",
-        "open": "open source text",
-        "detected": "Detected",
-        "truncated": (
-            "Note: your input was too long: {total:,} characters, only the first {limit:,} were analysed. "
-            "Paste the start of the error and the last few dozen lines instead."
-        ),
-        "empty": "Type a question or paste a full error log, for example “Loss becomes NaN after a few steps”.",
-        "no_match": (
-            "Sorry, I found nothing in the knowledge base that matches your question confidently. "
-            "The sections below are only the nearest ones and may not solve your problem."
-        ),
-        "nearest": "Nearest sections (click a button below to open one):",
-        "ask_more": (
-            "To pin the problem down, please add:\n\n"
-            "- the full error log (from the first Error or Traceback line)\n"
-            "- the output of `nvidia-smi`\n"
-            "- your CUDA and cuDNN versions and your PaddlePaddle or TensorFlow version"
-        ),
-        "clarify": "Your question matches several different problems. Which one is closest? (click a button below)",
-        "followup": "(searched together with your previous question “{previous}”)",
-        "not_helpful": "Sorry that didn't help. Here are other possible causes and fixes:",
-        "sorry": "Sorry that didn't help.",
-        "exhausted": "The knowledge base has nothing more on this question.",
-        "en_summary": "English summary",
-        "cut": "… (long section: open the source text for the rest)",
-        "image": "image",
-        "more_lines": "… ({n} more lines, {total:,} characters in all)",
-        "chosen": "You chose:",
-        "original": "Original section (Chinese)",
-        "commands": "Commands from the original section",
-        "vote_thanks": "Thanks for the feedback!",
-        "error": "Sorry, something went wrong while answering. Please try again, or paste a shorter part of the log.",
-    },
-}
-
-
-def text(language: str, key: str, **values: object) -> str:
-    """One fixed UI text in the reply language ("zh", anything else is English).
-
-    >>> text("zh", "lines", start=3, end=9), text("en", "lines", start=3, end=9)
-    ('第 3–9 行', 'lines 3–9')
-    """
-    template = TEXTS["zh" if language == "zh" else "en"][key]
-    return template.format(**values) if values else template
-
-
-# ---------------------------------------------------------------- escaping
-
-_ENTITY = re.compile(r"&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
-
-
-def escape_text(value: str) -> str:
-    """Make text inert in markdown that is rendered as HTML: no tag, no entity trick.
-
-    >>> escape_text("a < b && <script>alert(1)</script>")
-    'a &lt; b &amp;&amp; &lt;script&gt;alert(1)&lt;/script&gt;'
-    """
-    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def escape_inline(value: str) -> str:
-    """Escape user text shown inline: HTML, and markdown that could load or link (images, links).
-
-    >>> escape_inline("![x](http://e/t.png) *hi*")
-    '\\\\!\\\\[x\\\\](http://e/t.png) \\\\*hi\\\\*'
-    """
-    value = escape_text(value)
-    return re.sub(r"([\\`*_\[\]!|~#])", r"\\\1", value)
-
-
-def code_span(value: str) -> str:
-    """Inline code that stays one code span whatever backticks the text holds.
-
-    >>> code_span("a`b"), code_span("")
-    ('``a`b``', '` `')
-    """
-    value = " ".join(value.split()) or " "
-    longest = max((len(run) for run in re.findall(r"`+", value)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if value.startswith("`") or value.endswith("`") else ""
-    return f"{fence}{pad}{value}{pad}{fence}"
-
-
-def code_block(value: str, language: str = "") -> str:
-    """A fenced code block that the text itself cannot close.
-
-    >>> code_block("x\\n```\\ny")
-    '````\\nx\\n```\\ny\\n````'
-    """
-    longest = max((len(run) for run in re.findall(r"`{3,}", value)), default=2)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{language}\n{value.rstrip()}\n{fence}"
-
-
-# ---------------------------------------------------------------- document markdown
-
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_RULE = re.compile(r"^ {0,3}(?:-{3,}|={3,}|\*{3,}|_{3,}|(?:- ){3,}-?|(?:\* ){3,}\*?)\s*$")
-_A_TAG = re.compile(r"<a\s[^<>]*?href\s*=\s*[\"']([^\"'<>]*)[\"'][^<>]*>(.*?)</a\s*>", re.IGNORECASE | re.DOTALL)
-_BR_TAG = re.compile(r"<br\s*/?>", re.IGNORECASE)
-_AUTOLINK = re.compile(r"<(https?://[^<>\s]+)>")
-_URL = r"\s*<?((?:[^()\s<>]|\([^()\s<>]*\))*)>?(?:\s+\"[^\"\n]*\")?\s*"  # one level of (...) as renderers allow
-_MD_IMAGE = re.compile(r"!\[([^\]\n]*)\]\(" + _URL + r"\)")
-_MD_LINK = re.compile(r"(?<!!)\[([^\]\n]*)\]\(" + _URL + r"\)")
-_CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)", re.DOTALL)
-_SAFE_URL = re.compile(r"^(?:https?://|mailto:)", re.IGNORECASE)
-
-
-def _safe_url(url: str) -> bool:
-    return bool(_SAFE_URL.match(url.strip())) and not re.search(r"[\s\"'<>\\]", url)
-
-
-def _prose(value: str, language: str) -> str:
-    """Escape HTML in prose (outside code), keeping safe links as markdown."""
-
-    def link(match: re.Match[str]) -> str:
-        label, url = match.group(1).strip(), match.group(2).strip()
-        label = label or url
-        if _safe_url(url):
-            return f"[{label}]({url})"
-        return label  # relative or script links cannot be followed from the chat: keep the words
-
-    def image(match: re.Match[str]) -> str:
-        alt, url = match.group(1).strip(), match.group(2).strip()
-        word = text(language, "image")
-        name = f"{word}: {alt}" if alt else word
-        return f"[{name}]({url})" if _safe_url(url) else f"({name})"
-
-    def a_tag(match: re.Match[str]) -> str:
-        url = html.unescape(match.group(1)).strip()
-        label = re.sub(r"<[^<>]*>", "", match.group(2)).strip() or url
-        return f"[{label}]({url})" if _safe_url(url) else label
-
-    value = _A_TAG.sub(a_tag, value)
-    value = _BR_TAG.sub("\n", value)
-    value = _AUTOLINK.sub(r"\1", value)
-    value = _MD_IMAGE.sub(image, value)
-    value = _MD_LINK.sub(link, value)
-    # Escape every remaining tag; keep well-formed entities (they render as characters, never as tags).
-    out: list[str] = []
-    last = 0
-    for match in _ENTITY.finditer(value):
-        out.append(escape_text(value[last : match.start()]))
-        out.append(match.group())
-        last = match.end()
-    out.append(escape_text(value[last:]))
-    value = "".join(out)
-    # Escaped link labels may now contain "[...]"; that is harmless text.
-    return value
-
-
-def _inline(line: str, language: str) -> str:
-    """Escape one prose line, leaving inline code spans as they are (the renderer escapes code)."""
-    out: list[str] = []
-    last = 0
-    for match in _CODE_SPAN.finditer(line):
-        out.append(_prose(line[last : match.start()], language))
-        out.append(match.group())
-        last = match.end()
-    out.append(_prose(line[last:], language))
-    return "".join(out)
-
-
-def _blocks(value: str) -> list[tuple[str, str]]:
-    """Split markdown into ("code", fenced block) and ("prose", paragraph) blocks."""
-    blocks: list[tuple[str, str]] = []
-    current: list[str] = []
-    fence: str | None = None
-    kind = "prose"
-
-    def flush() -> None:
-        nonlocal current
-        if any(line.strip() for line in current):
-            blocks.append((kind, "\n".join(current).strip("\n")))
-        current = []
-
-    for line in value.splitlines():
-        match = _FENCE.match(line)
-        if fence is None:
-            if _RULE.match(line):  # horizontal rules are separators between FAQ entries: noise in a reply
-                flush()
-                continue
-            if match:
-                flush()
-                fence = match.group(1)[0] * len(match.group(1))
-                kind = "code"
-                current = [line]
-                continue
-            if not line.strip():
-                flush()
-                continue
-            current.append(line)
-        else:
-            current.append(line)
-            if match and match.group(1).startswith(fence) and line.strip() == match.group(1):
-                flush()
-                fence = None
-                kind = "prose"
-    if fence is not None and current:  # an unclosed fence is closed where the text ends
-        current.append(fence)
-    flush()
-    return blocks
-
-
-def _code(block: str) -> str:
-    """Re-fence a code block so its body can never close it early."""
-    lines = block.splitlines()
-    opener = lines[0].strip()
-    language = re.sub(r"[^\w+\-.#]", "", opener.lstrip("`~"))[:20]
-    body = "\n".join(lines[1:-1]) if len(lines) >= 2 else ""
-    return code_block(body, language)
-
-
-def doc_markdown(value: str, limit: int | None = None, language: str = "zh") -> tuple[str, bool]:
-    """Document markdown -> inert markdown, cut at a block boundary near ``limit`` characters.
-
-    Returns the markdown and whether it was cut.
-
-    >>> doc_markdown("para one\\n\\n```\\n<b>x</b>\\n```\\n\\npara <script>two</script>", limit=30)
-    ('para one\\n\\n```\\n<b>x</b>\\n```', True)
-    """
-    out: list[str] = []
-    used = 0
-    cut = False
-    for kind, block in _blocks(value):
-        if limit is not None and used + len(block) > limit and out:
-            cut = True
-            break
-        if limit is not None and len(block) > limit:  # a single huge block: keep its first lines
-            kept, size = [], 0
-            for line in block.splitlines():
-                if size + len(line) > limit:
-                    break
-                kept.append(line)
-                size += len(line) + 1
-            if kind == "code":
-                kept = kept[:-1] if len(kept) > 1 and _FENCE.match(kept[-1]) else kept
-                kept.append(kept[0].strip()[:3] if kept else "```")
-            block = "\n".join(kept)
-            cut = True
-        out.append(_code(block) if kind == "code" else "\n".join(_inline(line, language) for line in block.splitlines()))
-        used += len(block)
-        if cut:
-            break
-    return "\n\n".join(out), cut
 
 
 # ---------------------------------------------------------------- citations
@@ -478,10 +186,6 @@ def _details(summary: str, body: str) -> str:
     return f"<details><summary>{html.escape(summary, quote=False)}</summary>\n\n{body}\n\n</details>"
 
 
-def _code_blocks(markdown: str) -> list[str]:
-    return [block for kind, block in _blocks(markdown) if kind == "code"]
-
-
 def section_body(hit: Hit, meta: SectionMeta | None, language: str, limit: int = FIX_CHARS,
                  compact: bool = False) -> str:
     """The fix up front, the rest collapsed; for English, the English summary first.
@@ -496,9 +200,9 @@ def section_body(hit: Hit, meta: SectionMeta | None, language: str, limit: int =
         summary, _ = doc_markdown(meta.summary_en, limit, language)
         parts.append(summary)
         if fix:
-            commands = _code_blocks(fix[1])
+            commands = code_blocks(fix[1])
             if commands:
-                parts.append(f"**{text(language, 'commands')}:**\n\n" + "\n\n".join(_code(c) for c in commands[:3]))
+                parts.append(f"**{text(language, 'commands')}:**\n\n" + "\n\n".join(commands[:3]))
         if compact:
             return "\n\n".join(parts)
         original, cut = doc_markdown(section.text, FULL_CHARS, "zh")
