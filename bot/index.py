@@ -40,9 +40,9 @@ from bot.meta import META_DIR, MetaProblem, SectionMeta, load_meta
 from bot.parse import document_paths, parse_folder
 from bot.records import Section
 from bot.settings import Settings
-from bot.tokenize import tokenize
+from bot.tokenize import detect_language, tokenize
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: keys carry the language of their text
 CURRENT = "CURRENT"
 BUILD_FIX = "Run: python -m bot build"
 LOADED_ARTIFACTS = ("sections.json", "keys.json", "dense.faiss", "meta.json", "background.npy")
@@ -77,6 +77,7 @@ class Key:
     section: int
     kind: str  # "chunk" | "heading" | "meta"
     text_hash: str
+    language: str = "zh"  # "zh" or "en": abstention compares like with like (see bot.retrieve)
 
 
 @dataclass
@@ -96,6 +97,24 @@ class KnowledgeIndex:
         if cached is None:
             cached = np.fromiter((k.section for k in self.keys), dtype=np.int64, count=len(self.keys))
             self._key_sections = cached
+        return cached
+
+    @property
+    def key_is_zh(self) -> np.ndarray:
+        cached = getattr(self, "_key_is_zh", None)
+        if cached is None:
+            cached = np.fromiter((k.language == "zh" for k in self.keys), dtype=bool, count=len(self.keys))
+            self._key_is_zh = cached
+        return cached
+
+    @property
+    def background_is_zh(self) -> np.ndarray:
+        cached = getattr(self, "_background_is_zh", None)
+        if cached is None:
+            cached = np.array([detect_language(q) == "zh" for q in background_questions()], dtype=bool)
+            if len(cached) != len(self.background):  # the shipped file changed since the build
+                cached = np.zeros(len(self.background), dtype=bool)
+            self._background_is_zh = cached
         return cached
 
 
@@ -310,7 +329,9 @@ def build_index(
         background = background_questions()
         wanted = [(r, t) for _, _, r, t in key_rows] + [("query", q) for q in background]
         embedded = _embed_missing(embedder, wanted, cache, progress)
-        keys = [Key(n, kind, _text_hash(embedder.id, role, text)) for n, kind, role, text in key_rows]
+        keys = [
+            Key(n, kind, _text_hash(embedder.id, role, text), detect_language(text)) for n, kind, role, text in key_rows
+        ]
         vectors = (
             np.stack([cache[k.text_hash] for k in keys]).astype(np.float32)
             if keys else np.zeros((0, embedder.dim), dtype=np.float32)
@@ -337,7 +358,7 @@ def build_index(
         _fsync_write(tmp / "sections.json", json.dumps(
             [dataclasses.asdict(s) for s in sections], ensure_ascii=False).encode())
         _fsync_write(tmp / "keys.json", json.dumps(
-            [[k.section, k.kind, k.text_hash] for k in keys]).encode())
+            [[k.section, k.kind, k.text_hash, k.language] for k in keys]).encode())
         _fsync_write(tmp / "meta.json", json.dumps(
             {key: dataclasses.asdict(m) for key, m in meta.items()}, ensure_ascii=False).encode())
         step("written")
@@ -463,7 +484,10 @@ def load_index(settings: Settings, embedder_id: str, dim: int, *, check_sources:
             Section(**{**row, "path": tuple(row["path"]), "fields": tuple(tuple(f) for f in row["fields"])})
             for row in json.loads((gen / "sections.json").read_text(encoding="utf-8"))
         ]
-        keys = [Key(int(s), str(k), str(h)) for s, k, h in json.loads((gen / "keys.json").read_text(encoding="utf-8"))]
+        keys = [
+            Key(int(s), str(k), str(h), str(lang))
+            for s, k, h, lang in json.loads((gen / "keys.json").read_text(encoding="utf-8"))
+        ]
         meta = {
             key: SectionMeta(**{**m, "phrasings_zh": tuple(m["phrasings_zh"]), "phrasings_en": tuple(m["phrasings_en"])})
             for key, m in json.loads((gen / "meta.json").read_text(encoding="utf-8")).items()

@@ -145,3 +145,34 @@ def test_off_topic_background_does_not_contain_evaluation_queries():
     if DEV_SET.exists():
         evaluated += [c.query for c in read_cases(DEV_SET)]
     assert [q for q in evaluated if normalize(q) in background] == []
+
+
+@pytest.mark.model
+def test_english_questions_on_chinese_documents_without_metadata(tmp_path):
+    """A company's own Chinese documents, no English metadata: English questions still get answers.
+
+    Matching across languages costs e5 about 0.06 of cosine; the abstention contrast
+    must not mistake that for "off-topic".
+    """
+    import shutil
+
+    from bot.embed import make_embedder
+    from bot.settings import Settings
+
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    for doc in (REPO / "seeds").glob("*.txt"):
+        shutil.copy(doc, seeds / doc.name)  # the documents only, no seeds/meta/
+    settings = Settings(seeds_dir=seeds, index_dir=tmp_path / "index")
+    embedder = make_embedder(settings.embedder)
+    build_index(settings, embedder)
+    engine = Engine.open(settings, embedder)
+    answered = {
+        q: engine.ask(q)
+        # Each of these abstained when the contrast ignored the language of the match.
+        for q in ("measure per-operator latency at inference time", "delay an op until others finished in tensorflow graph",
+                  "multi-node job just hangs with no error")
+    }
+    assert all(a.answered for a in answered.values()), {q: a.confidence for q, a in answered.items()}
+    for question in ("How do I make pizza dough?", "明天上海天气怎么样"):
+        assert not engine.ask(question).answered, question
