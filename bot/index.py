@@ -29,6 +29,7 @@ import sys
 import time
 import uuid
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Callable
 
@@ -91,31 +92,21 @@ class KnowledgeIndex:
     manifest: dict
     path: Path
 
-    @property
+    # Derived once per loaded index, on first use by a query.
+    @cached_property
     def key_sections(self) -> np.ndarray:
-        cached = getattr(self, "_key_sections", None)
-        if cached is None:
-            cached = np.fromiter((k.section for k in self.keys), dtype=np.int64, count=len(self.keys))
-            self._key_sections = cached
-        return cached
+        return np.fromiter((k.section for k in self.keys), dtype=np.int64, count=len(self.keys))
 
-    @property
+    @cached_property
     def key_is_zh(self) -> np.ndarray:
-        cached = getattr(self, "_key_is_zh", None)
-        if cached is None:
-            cached = np.fromiter((k.language == "zh" for k in self.keys), dtype=bool, count=len(self.keys))
-            self._key_is_zh = cached
-        return cached
+        return np.fromiter((k.language == "zh" for k in self.keys), dtype=bool, count=len(self.keys))
 
-    @property
+    @cached_property
     def background_is_zh(self) -> np.ndarray:
-        cached = getattr(self, "_background_is_zh", None)
-        if cached is None:
-            cached = np.array([detect_language(q) == "zh" for q in background_questions()], dtype=bool)
-            if len(cached) != len(self.background):  # the shipped file changed since the build
-                cached = np.zeros(len(self.background), dtype=bool)
-            self._background_is_zh = cached
-        return cached
+        is_zh = np.array([detect_language(q) == "zh" for q in background_questions()], dtype=bool)
+        if len(is_zh) != len(self.background):  # the shipped file changed since the build
+            return np.zeros(len(self.background), dtype=bool)
+        return is_zh
 
 
 @dataclass(frozen=True)
@@ -253,15 +244,10 @@ def _make_dense(vectors: np.ndarray, settings: Settings) -> object:
 
 
 def _embed_missing(
-    embedder: Embedder, wanted: list[tuple[str, str]], cache: dict[str, np.ndarray], progress: bool
+    embedder: Embedder, wanted: dict[str, tuple[str, str]], cache: dict[str, np.ndarray], progress: bool
 ) -> int:
-    """Embed (role, text) pairs whose hash is not cached; returns how many were embedded."""
-    todo: dict[str, tuple[str, str]] = {}
-    for role, text in wanted:
-        h = _text_hash(embedder.id, role, text)
-        if h not in cache:
-            todo[h] = (role, text)
-    items = list(todo.items())
+    """Embed the (role, text) pairs, keyed by text hash, that are not cached; returns how many were embedded."""
+    items = [(h, role_text) for h, role_text in wanted.items() if h not in cache]
     bar = None
     if progress and items:
         from tqdm import tqdm
@@ -325,13 +311,15 @@ def build_index(
         for n, section in enumerate(sections):
             for kind, role, text in retrieval_keys(section, meta.get(section.key), settings):
                 key_rows.append((n, kind, role, text))
-        cache = _previous_vectors(index_dir, embedder.id)
-        background = background_questions()
-        wanted = [(r, t) for _, _, r, t in key_rows] + [("query", q) for q in background]
-        embedded = _embed_missing(embedder, wanted, cache, progress)
         keys = [
             Key(n, kind, _text_hash(embedder.id, role, text), detect_language(text)) for n, kind, role, text in key_rows
         ]
+        background = background_questions()
+        background_hashes = [_text_hash(embedder.id, "query", q) for q in background]
+        wanted = {key.text_hash: (role, text) for key, (_, _, role, text) in zip(keys, key_rows)}
+        wanted.update(zip(background_hashes, (("query", q) for q in background)))
+        cache = _previous_vectors(index_dir, embedder.id)
+        embedded = _embed_missing(embedder, wanted, cache, progress)
         vectors = (
             np.stack([cache[k.text_hash] for k in keys]).astype(np.float32)
             if keys else np.zeros((0, embedder.dim), dtype=np.float32)
@@ -343,7 +331,6 @@ def build_index(
         import faiss
 
         faiss.write_index(_make_dense(vectors, settings), str(tmp / "dense.faiss"))
-        background_hashes = [_text_hash(embedder.id, "query", q) for q in background]
         _fsync_write(tmp / "background.json", json.dumps(background_hashes).encode())
         for name, array in (
             ("vectors.npy", vectors),
@@ -397,7 +384,7 @@ def build_index(
         sections=len(sections),
         keys=len(keys),
         embedded=embedded,
-        reused=len({h for h in (_text_hash(embedder.id, r, t) for r, t in wanted)}) - embedded,
+        reused=len(wanted) - embedded,
         seconds=time.perf_counter() - started,
         parse_errors=tuple(str(e) for e in errors),
         meta_problems=tuple(str(p) for p in meta_problems if p.severity == "error"),
