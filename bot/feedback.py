@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bot.records import Event
 from bot.retrieve import sanitize
 
 MAX_QUESTION_CHARS = 2_000  # a pasted log is stored cut; its signature says what it was about
@@ -81,6 +82,17 @@ def log_event(path: Path | None, event: str, question: str, **fields: object) ->
     line = record(event, question, **fields)  # type: ignore[arg-type]
     append(path, line)
     return line
+
+
+def log_events(path: Path | None, events: Iterable["Event"]) -> None:
+    """Write a turn's events: questions without a confident answer and "that didn't help"."""
+    for event in events:
+        if event.kind == "question" and event.tier != "answer":
+            log_event(path, "unanswered", event.question, language=event.language, answered=False,
+                      cited=event.cited, signature=event.signature)
+        elif event.kind == "not_helpful":
+            log_event(path, "not_helpful", event.question, language=event.language, answered=event.tier == "answer",
+                      cited=event.cited, vote="down", signature=event.signature)
 
 
 # ---------------------------------------------------------------- report
