@@ -84,6 +84,23 @@ def log_event(path: Path | None, event: str, question: str, **fields: object) ->
     return line
 
 
+class JsonlRecorder:
+    """The edge's recorder: ``record(event, session=..., latency_ms=...)`` for every event of a turn.
+
+    Any object with this one method can stand in (a database store, a list in tests).
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+
+    def record(self, event: Event, *, session: str = "", latency_ms: float | None = None) -> None:
+        if event.kind == "vote":
+            log_event(self.path, "vote", event.question, language=event.language, answered=event.tier == "answer",
+                      cited=event.cited, vote=event.vote, signature=event.signature)
+        else:
+            log_events(self.path, [event])
+
+
 def log_events(path: Path | None, events: Iterable["Event"]) -> None:
     """Write a turn's events: questions without a confident answer and "that didn't help"."""
     for event in events:

@@ -132,3 +132,4 @@ class Event:
     signature: str = ""
     vote: str | None = None
     reason: str = ""
+    answer_id: str = ""  # which answer a vote is about: one vote per answer, the last one counts
