@@ -43,22 +43,27 @@ class WebSettings:
     root_path: str = ""
     # Public base URL for links in answers (e.g. "https://portal.example.com/assistant"); default: from the request.
     public_url: str = ""
+    # Peers (IPs or CIDR networks, "*" for any) whose X-Forwarded-* headers are believed; everyone else's are
+    # dropped. Default: uvicorn's FORWARDED_ALLOW_IPS, else 127.0.0.1 (a proxy on the same host).
+    trusted_proxies: tuple[str, ...] = ("127.0.0.1",)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str], **overrides: object) -> WebSettings:
         values: dict[str, object] = {}
         for name in ("host", "port", "frame_ancestors", "cors_origins", "api_token", "trusted_header",
-                     "root_path", "public_url"):
+                     "root_path", "public_url", "trusted_proxies"):
             raw = environ.get("BOT_" + name.upper())
             if raw is not None and raw != "":
                 values[name] = raw
+        if "trusted_proxies" not in values and environ.get("FORWARDED_ALLOW_IPS"):
+            values["trusted_proxies"] = environ["FORWARDED_ALLOW_IPS"]
         values.update({k: v for k, v in overrides.items() if v is not None})
         if "port" in values:
             try:
                 values["port"] = int(values["port"])  # type: ignore[arg-type]
             except ValueError:
                 raise ValueError(f"port must be a number, got {values['port']!r}") from None
-        for name in ("frame_ancestors", "cors_origins"):
+        for name in ("frame_ancestors", "cors_origins", "trusted_proxies"):
             if isinstance(values.get(name), str):
                 values[name] = tuple(v for v in re.split(r"[\s,]+", values[name]) if v)  # type: ignore[arg-type]
         if "root_path" in values:
