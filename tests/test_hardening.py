@@ -102,3 +102,92 @@ def test_manifest_with_wrong_typed_fields_reads_as_corrupt_and_auto_build_repair
     with pytest.raises(IndexCorrupt, match=f"manifest.json is unreadable.*{field}.*python -m bot build"):
         load_index(settings, embedder.id, embedder.dim)  # before: AttributeError / TypeError
     assert Engine.open(settings, embedder, auto_build=True).sections
+
+
+# ---------------------------------------------------------------- settings
+
+
+@pytest.mark.parametrize("env,words", [
+    ({"BOT_MAX_INPUT_CHARS": "-1"}, ["BOT_MAX_INPUT_CHARS='-1'", "from 1 to 8,000,000", "default: 100,000"]),
+    ({"BOT_MIN_CONFIDENCE": "nan"}, ["BOT_MIN_CONFIDENCE='nan'", "from 0 to 1"]),
+    ({"BOT_MIN_CONFIDENCE": "2"}, ["BOT_MIN_CONFIDENCE='2'", "from 0 to 1"]),
+    ({"BOT_HNSW_THRESHOLD": "0"}, ["BOT_HNSW_THRESHOLD='0'", "at least 1"]),
+    ({"BOT_USE_META": "maybe"}, ["BOT_USE_META='maybe'", "1 or 0"]),
+    ({"BOT_CHUNK_OVERLAP": "400"}, ["chunk_overlap (400) must be smaller than chunk_size (400)"]),
+])
+def test_bad_settings_name_the_variable_and_the_allowed_range(env, words):
+    with pytest.raises(ValueError) as problem:
+        Settings.from_env(env)  # before: -1, nan, 2 and 0 were accepted
+    for word in words:
+        assert word in str(problem.value)
+
+
+@pytest.mark.parametrize("env,words", [
+    ({"BOT_PORT": "70000"}, ["BOT_PORT='70000'", "from 1 to 65535"]),
+    ({"BOT_TRUSTED_PROXIES": "10.0.0.0/8 banana"}, ["BOT_TRUSTED_PROXIES", "IP addresses or networks"]),
+    ({"BOT_TRUSTED_HEADER": "X Portal"}, ["BOT_TRUSTED_HEADER", "header name"]),
+    ({"BOT_PUBLIC_URL": "javascript:alert(1)"}, ["BOT_PUBLIC_URL", "http(s)://"]),
+])
+def test_bad_web_settings_name_the_variable(env, words):
+    from bot.web import WebSettings
+
+    with pytest.raises(ValueError) as problem:
+        WebSettings.from_env(env)
+    for word in words:
+        assert word in str(problem.value)
+
+
+def test_a_bad_token_is_refused_without_echoing_it():
+    from bot.web import WebSettings
+
+    with pytest.raises(ValueError) as problem:
+        WebSettings.from_env({"BOT_API_TOKEN": "tiny"})
+    assert "BOT_API_TOKEN" in str(problem.value) and "tiny" not in str(problem.value)
+
+
+def test_valid_settings_and_flag_overrides_still_work():
+    s = Settings.from_env({"BOT_MAX_INPUT_CHARS": "5000", "BOT_USE_META": "off", "BOT_SEEDS_DIR": "kb"},
+                          index_dir=Path("ix"), use_meta=None)
+    assert (s.max_input_chars, s.use_meta, s.seeds_dir, s.index_dir) == (5000, False, Path("kb"), Path("ix"))
+
+
+def test_cli_and_app_stop_with_the_message_not_a_traceback(tmp_path, monkeypatch, capsys):
+    import app
+    from bot.cli import main as cli_main
+
+    monkeypatch.setenv("BOT_MAX_INPUT_CHARS", "-1")
+    assert cli_main(["report", "--log", str(tmp_path / "f.jsonl")]) == 2
+    assert "error: BOT_MAX_INPUT_CHARS='-1' is not allowed" in capsys.readouterr().err
+    monkeypatch.delenv("BOT_MAX_INPUT_CHARS")
+    monkeypatch.setenv("BOT_PORT", "0")
+    assert app.main([]) == 2
+    assert "error: BOT_PORT='0' is not allowed" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- bot report
+
+
+def test_report_skips_wrong_typed_lines_with_a_count(tmp_path, capsys):
+    from bot import feedback
+    from bot.cli import main as cli_main
+
+    log = tmp_path / "feedback.jsonl"
+    good = feedback.record("unanswered", "how to bake bread", language="en", answered=False)
+    wrong = [{"event": "unanswered", "question": 5}, {"event": "vote", "question": "q", "vote": "down", "cited": "abc"},
+             {"event": "unanswered", "question": "q", "time": 7}, {"event": "vote", "question": ["x"]},
+             {"event": "nonsense", "question": "q"}, "just a string", {"event": "unanswered", "question": "q",
+                                                                      "language": None}]
+    log.write_text("\n".join(json.dumps(x) for x in [good, *wrong, good]) + "\n" + "[" * 5000 + "\n", encoding="utf-8")
+    summary = feedback.summarize(log)  # before: AttributeError on the int question
+    assert summary.events == 2 and summary.bad_lines == len(wrong) + 1
+    assert summary.unanswered[0].count == 2
+    assert cli_main(["report", "--log", str(log)]) == 0
+    assert f"{len(wrong) + 1} unreadable line(s) skipped" in capsys.readouterr().out
+
+
+def test_report_on_a_folder_says_so(tmp_path, capsys):
+    from bot.cli import main as cli_main
+
+    assert cli_main(["report", "--log", str(tmp_path)]) == 2  # before: IsADirectoryError traceback
+    err = capsys.readouterr().err
+    assert "is a folder, not a feedback log" in err and "feedback.jsonl" in err
