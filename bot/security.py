@@ -173,8 +173,10 @@ class SecurityMiddleware:
         ok = bool(given) and hmac.compare_digest(given[-1].encode(), self.web.api_token.encode())
         return ok, rest
 
-    def _set_cookie(self, scope: Scope) -> tuple[bytes, bytes]:
-        secure = "; Secure" if scope.get("scheme") in ("https", "wss") else ""
+    def _set_cookie(self, scope: Scope, headers: dict[bytes, bytes]) -> tuple[bytes, bytes]:
+        # Forwarded headers from untrusted peers are already gone here, so X-Forwarded-Proto is the proxy's word.
+        proto = headers.get(b"x-forwarded-proto", b"").decode("latin-1").split(",")[0].strip()
+        secure = "; Secure" if (proto or scope.get("scheme")) in ("https", "wss") else ""
         path = (scope.get("root_path") or "").rstrip("/") or "/"
         return (b"set-cookie", f"{COOKIE}={self.cookie}; Path={path}; Max-Age={COOKIE_MAX_AGE}; "
                                f"HttpOnly; SameSite=Lax{secure}".encode())
@@ -237,7 +239,8 @@ class SecurityMiddleware:
                 root = scope.get("root_path") or ""
                 location = f"{root}{path}" + (f"?{rest}" if rest else "")
                 await self._send(send, 303, {"detail": "signed in"},
-                                 [(b"location", location.encode("latin-1", "replace")), self._set_cookie(scope)])
+                                 [(b"location", location.encode("latin-1", "replace")),
+                                  self._set_cookie(scope, headers)])
                 return
         if scope["type"] == "http" and scope.get("method") in JSON_METHODS and path.startswith(JSON_PREFIXES):
             await self._json_route(scope, receive, send, headers)

@@ -122,6 +122,9 @@ def test_browser_gets_in_with_the_token_once_then_a_cookie(locked):
     assert join(locked, "/widget", cookies=jar).status_code == 200
     wrong = httpx.get(locked.url + "/?token=nope", timeout=30, follow_redirects=False)
     assert wrong.status_code == 401
+    behind_tls = httpx.get(locked.url + "/?token=" + TOKEN, headers={"X-Forwarded-Proto": "https"}, timeout=30,
+                           follow_redirects=False)  # the proxy (127.0.0.1, trusted by default) terminated TLS
+    assert "; Secure" in behind_tls.headers["set-cookie"]
 
 
 # ---------------------------------------------------------------- uploads
