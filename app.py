@@ -125,8 +125,10 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
         base = request_base(request, web)
 
         def run() -> dict:
-            talk = Conversation.replay(engine, prior, base_url=base, log_path=settings.feedback_log)
-            return talk.respond(question).to_json()
+            talk = Conversation.replay(engine, prior, base_url=base)
+            reply = talk.respond(question)
+            feedback.log_events(settings.feedback_log, reply.events)
+            return reply.to_json()
 
         from starlette.concurrency import run_in_threadpool
 

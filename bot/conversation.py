@@ -25,10 +25,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from bot import feedback
-from bot.records import Answer, Hit
+from bot.records import Answer, Event, Hit
 from bot.reply import (
     Reply,
     escape_inline,
@@ -174,7 +172,6 @@ class Conversation:
 
     engine: Engine
     base_url: str = ""
-    log_path: Path | None = None
     turns: list[Turn] = field(default_factory=list)
 
     @property
@@ -207,11 +204,10 @@ class Conversation:
 
     @classmethod
     def replay(cls, engine: Engine, history: Iterable[str], **kwargs) -> Conversation:
-        """Rebuild a conversation from prior user messages (the API is stateless); logs nothing."""
-        conversation = cls(engine, **{k: v for k, v in kwargs.items() if k != "log_path"})
+        """Rebuild a conversation from prior user messages (the API is stateless); their events are dropped."""
+        conversation = cls(engine, **kwargs)
         for message in list(history)[-MAX_REPLAY_TURNS:]:
             conversation.respond(message)
-        conversation.log_path = kwargs.get("log_path")
         return conversation
 
     # ------------------------------------------------------------ cases
@@ -229,6 +225,10 @@ class Conversation:
         answer = _replace(answer, hits=relevant(answer.hits, top))
         allow_clarify = follow_up_of is None and (self.last is None or self.last.kind != "clarify")
         reply = self._decide(answer, message, language, notes, allow_clarify=allow_clarify)
+        reply.events.append(Event(
+            "question", message[:2_000], language, tier=reply.tier, confidence=answer.confidence,
+            cited=tuple(s.hit.section.key for s in reply.shown), signature=answer.signature,
+        ))
         self._remember(message, language, answer.search_text, reply, [], answer.signature, top_score=top)
         return reply
 
@@ -254,7 +254,7 @@ class Conversation:
             merged[0], merged[1] = merged[1], merged[0]
         truncated = len(message) if len(message) > self._limit() else 0  # the user's text, not the joined one
         return _replace(
-            together, hits=tuple(merged[:10]), answered=together.answered or alone.answered,
+            together, hits=tuple(merged[:10]), tier="answer" if together.answered or alone.answered else together.tier,
             confidence=max(together.confidence, alone.confidence), truncated_from=truncated,
         )
 
@@ -263,12 +263,7 @@ class Conversation:
         if not answer.hits:
             return format_exhausted(language, notes)
         if not answer.answered:
-            reply = format_no_match(answer, self._meta, self.base_url, limit=limit, language=language, notes=notes)
-            feedback.log_event(
-                self.log_path, "unanswered", message, language=language, answered=False,
-                cited=[s.hit.section.key for s in reply.shown], signature=answer.signature,
-            )
-            return reply
+            return format_no_match(answer, self._meta, self.base_url, limit=limit, language=language, notes=notes)
         candidates = clarify_candidates(answer, message) if allow_clarify else []
         if candidates:
             return format_clarify(answer, candidates, self._meta, self.base_url, limit=limit, language=language, notes=notes)
@@ -276,10 +271,8 @@ class Conversation:
 
     def _next_candidates(self, message: str, last: Turn) -> Reply:
         language = detect_language(message)
-        feedback.log_event(
-            self.log_path, "not_helpful", self._question_of(last), language=last.language, answered=last.answered,
-            cited=last.shown, vote="down", signature=last.signature,
-        )
+        event = Event("not_helpful", self._question_of(last), last.language, tier="answer" if last.answered else "",
+                      cited=tuple(last.shown), signature=last.signature)
         excluded = list(dict.fromkeys([*last.excluded, *last.shown]))
         answer = self.engine.ask(last.search, k=10, exclude=excluded)
         answer = _replace(answer, hits=relevant(answer.hits, last.top_score, keep_first=False))
@@ -293,6 +286,7 @@ class Conversation:
             )
         self._remember(message, language, last.search, reply, excluded, last.signature, question=last.question,
                        top_score=last.top_score)
+        reply.events.append(event)
         return reply
 
     def _chosen(self, key: str) -> Reply:
@@ -306,7 +300,7 @@ class Conversation:
             probe = self.engine.ask(last.search, k=1)
             terms = probe.hits[0].matched_terms if probe.hits else ()
         hit = Hit(section=section, score=0.0, matched_terms=terms)
-        answer = Answer(query=key, language=language, answered=True, hits=(hit,))
+        answer = Answer(query=key, language=language, tier="answer", hits=(hit,))
         notes = [text(language, "chosen")]
         reply = format_answer(answer, self._meta, self.base_url, limit=self._limit(), language=language, notes=notes,
                               related=0, kind="section")

@@ -26,6 +26,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
+from bot.records import Event
 from bot.retrieve import sanitize
 
 MAX_QUESTION_CHARS = 2_000  # a pasted log is stored cut; its signature says what it was about
@@ -85,6 +86,34 @@ def log_event(path: Path | None, event: str, question: str, **fields: object) ->
     line = record(event, question, **fields)  # type: ignore[arg-type]
     append(path, line)
     return line
+
+
+class JsonlRecorder:
+    """The edge's recorder: ``record(event, session=..., latency_ms=...)`` for every event of a turn.
+
+    Any object with this one method can stand in (a database store, a list in tests).
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+
+    def record(self, event: Event, *, session: str = "", latency_ms: float | None = None) -> None:
+        if event.kind == "vote":
+            log_event(self.path, "vote", event.question, language=event.language, answered=event.tier == "answer",
+                      cited=event.cited, vote=event.vote, signature=event.signature)
+        else:
+            log_events(self.path, [event])
+
+
+def log_events(path: Path | None, events: Iterable["Event"]) -> None:
+    """Write a turn's events: questions without a confident answer and "that didn't help"."""
+    for event in events:
+        if event.kind == "question" and event.tier != "answer":
+            log_event(path, "unanswered", event.question, language=event.language, answered=False,
+                      cited=event.cited, signature=event.signature)
+        elif event.kind == "not_helpful":
+            log_event(path, "not_helpful", event.question, language=event.language, answered=event.tier == "answer",
+                      cited=event.cited, vote="down", signature=event.signature)
 
 
 # ---------------------------------------------------------------- report

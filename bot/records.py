@@ -72,29 +72,64 @@ class Hit:
         }
 
 
+TIERS = ("answer", "tentative", "none")
+
+
 @dataclass(frozen=True)
 class Answer:
     """What the engine says about one question.
 
-    ``answered`` is False when nothing in the knowledge base is a confident match;
-    ``hits`` are then the nearest sections, offered as suggestions, never as an answer.
+    ``tier`` is how sure the engine is (decided in :mod:`bot.retrieve`, phrased in :mod:`bot.reply`):
+
+    - ``answer``: the first hit answers the question;
+    - ``tentative``: the hits are the closest material but may not apply; ``reason`` says why in one line;
+    - ``none``: nothing close; ``hits`` are at most pointers.
     """
 
     query: str  # the user's text as received (after the size limit)
     language: str  # "zh" or "en": the language to reply in
-    answered: bool
+    tier: str  # one of TIERS
     hits: tuple[Hit, ...]
     signature: str = ""  # error signature when the input was a pasted log, else ""
     search_text: str = ""  # what was actually searched (the signature for logs)
     truncated_from: int = 0  # original length in characters when the input was cut, else 0
-    confidence: float = 0.0  # calibrated 0..1 score behind ``answered``
+    confidence: float = 0.0  # calibrated 0..1 probability that the first hit answers the question
+    reason: str = ""  # one line in ``language`` saying why the tier is not "answer" (empty for an answer)
+    subjects: tuple[str, ...] = ()  # what the question is specifically about (frameworks, products, ...)
+    uncovered: tuple[str, ...] = ()  # those subjects the first hit does not cover
+
+    @property
+    def answered(self) -> bool:
+        return self.tier == "answer"
 
     def to_json(self) -> dict:
         return {
+            "tier": self.tier,
             "answered": self.answered,
+            "reason": self.reason,
             "language": self.language,
             "signature": self.signature or None,
             "confidence": round(self.confidence, 4),
             "truncated_from": self.truncated_from or None,
             "hits": [h.citation() for h in self.hits],
         }
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something the edge (chat UI, API) records after a turn; the conversation never writes itself.
+
+    ``kind``: ``question`` (every question asked, with its tier), ``not_helpful`` ("that didn't help"),
+    ``vote`` (👍/👎, with an optional ``reason``: wrong_section | outdated | not_my_framework | other).
+    """
+
+    kind: str
+    question: str
+    language: str
+    tier: str = ""
+    confidence: float = 0.0
+    cited: tuple[str, ...] = ()
+    signature: str = ""
+    vote: str | None = None
+    reason: str = ""
+    answer_id: str = ""  # which answer a vote is about: one vote per answer, the last one counts

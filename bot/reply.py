@@ -21,7 +21,7 @@ from urllib.parse import urlencode
 
 from bot.meta import SectionMeta
 from bot.parse import FIX_FIELDS
-from bot.records import Answer, Hit, Section
+from bot.records import Answer, Event, Hit, Section
 from bot.safe_markdown import code_block, code_blocks, code_span, doc_markdown, escape_inline, escape_text
 from bot.texts import TEXTS, text
 
@@ -258,6 +258,9 @@ class Reply:
     signature: str = ""
     truncated_from: int = 0
     confidence: float = 0.0
+    tier: str = "none"  # "answer" | "tentative" | "none", as decided by the engine (see bot.records.Answer)
+    reason: str = ""  # one line in the reply language; empty for a plain answer
+    events: list[Event] = field(default_factory=list)  # what the edge should record for this turn
 
     def citations(self) -> list[dict]:
         return [s.citation() for s in self.shown]
@@ -265,7 +268,9 @@ class Reply:
     def to_json(self) -> dict:
         return {
             "kind": self.kind,
+            "tier": self.tier,
             "answered": self.answered,
+            "reason": self.reason,
             "language": self.language,
             "reply": self.markdown,
             "signature": self.signature or None,
@@ -345,6 +350,7 @@ def format_answer(
         signature=answer.signature,
         truncated_from=answer.truncated_from,
         confidence=answer.confidence,
+        tier="answer",
     )
 
 
@@ -377,7 +383,8 @@ def format_no_match(answer: Answer, meta: MetaLookup, base: str, *, limit: int, 
     return Reply(
         kind="no_match", language=language, markdown="\n\n".join(parts), shown=shown, options=options,
         answered=False, signature=answer.signature, truncated_from=answer.truncated_from,
-        confidence=answer.confidence,
+        confidence=answer.confidence, tier=answer.tier if answer.tier != "answer" else "tentative",
+        reason=answer.reason,
     )
 
 
@@ -391,7 +398,7 @@ def format_clarify(answer: Answer, hits: Sequence[Hit], meta: MetaLookup, base: 
     return Reply(
         kind="clarify", language=language, markdown="\n\n".join(parts), shown=shown, options=options,
         answered=True, signature=answer.signature, truncated_from=answer.truncated_from,
-        confidence=answer.confidence,
+        confidence=answer.confidence, tier="answer",
     )
 
 

@@ -125,7 +125,7 @@ class Engine:
         text, truncated_from = sanitize(text, self.settings.max_input_chars)
         language = detect_language(text)
         if not text.strip():
-            return Answer(query=text, language=language, answered=False, hits=(), truncated_from=truncated_from)
+            return Answer(query=text, language=language, tier="none", hits=(), truncated_from=truncated_from)
 
         signature = ""
         search_text = text.strip()
@@ -159,7 +159,7 @@ class Engine:
         return Answer(
             query=text,
             language=language,
-            answered=bool(hits) and confidence >= self.settings.min_confidence,
+            tier=("answer" if confidence >= self.settings.min_confidence else "tentative") if hits else "none",
             hits=hits,
             signature=signature,
             search_text=search_text,

@@ -110,7 +110,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
 
     def conversation(state: dict, request: gr.Request | None) -> Conversation:
         base = request_base(request, web) if request is not None else public_base({}, "http", web)
-        return Conversation(engine, base_url=base, log_path=settings.feedback_log, turns=list(state["turns"]))
+        return Conversation(engine, base_url=base, turns=list(state["turns"]))
 
     def add_user(message: str | None, history: list | None, state: Any):
         state = _state(state)
@@ -145,6 +145,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
             history.append({"role": "assistant", "content": ui_text(language, "error")})
             return history, state
         state["turns"] = talk.turns
+        feedback.log_events(settings.feedback_log, reply.events)
         item: dict = {"role": "assistant", "content": reply.markdown}
         if reply.options:
             item["options"] = [{"value": o["value"], "label": o["label"]} for o in reply.options]

@@ -65,7 +65,7 @@ def meta(key: str):
 
 
 def answer(*hits: Hit, language: str = "zh", **kw) -> Answer:
-    return Answer(query="q", language=language, answered=True, hits=tuple(hits), **kw)
+    return Answer(query="q", language=language, tier="answer", hits=tuple(hits), **kw)
 
 
 class _Tags(html.parser.HTMLParser):
@@ -270,7 +270,7 @@ def test_pasted_log_reply_starts_with_the_detected_signature_then_the_section():
 def test_no_match_says_so_offers_three_suggestions_and_asks_for_details():
     hits = [hit(section(n), score=0.1) for n in range(1, 5)]
     for language, plain, versions in (("en", "Sorry, I found nothing", "nvidia-smi"), ("zh", "没有找到", "nvidia-smi")):
-        a = dataclasses.replace(answer(*hits, language=language), answered=False)
+        a = dataclasses.replace(answer(*hits, language=language), tier="tentative")
         reply = format_no_match(a, meta, BASE, limit=LIMIT)
         assert reply.kind == "no_match" and not reply.answered
         assert reply.markdown.startswith(TEXTS[language]["no_match"]) and plain in reply.markdown
@@ -278,7 +278,7 @@ def test_no_match_says_so_offers_three_suggestions_and_asks_for_details():
         assert [o["value"] for o in reply.options] == ["faq.md#q1", "faq.md#q2", "faq.md#q3"]
         assert all(s.role == "suggestion" for s in reply.shown) and len(reply.shown) == 3
         assert all(s.url in reply.markdown for s in reply.shown)  # suggestions are cited too
-    en = format_no_match(dataclasses.replace(answer(*hits, language="en"), answered=False), meta, BASE, limit=LIMIT)
+    en = format_no_match(dataclasses.replace(answer(*hits, language="en"), tier="tentative"), meta, BASE, limit=LIMIT)
     assert en.options[0]["label"] == "Out of GPU memory"  # English labels from the metadata
 
 
@@ -377,15 +377,19 @@ def test_conversation_empty_input_is_a_friendly_prompt_not_a_turn(hash_engine):
     assert talk.turns == []
 
 
-def test_conversation_logs_unanswered_questions(hash_settings, tmp_path):
+def test_conversation_returns_unanswered_questions_as_events_for_the_edge(hash_settings, tmp_path):
+    from bot import feedback
     from bot.retrieve import Engine
 
     strict = dataclasses.replace(hash_settings, min_confidence=1.01)  # nothing is ever confident
     engine = Engine.open(strict, auto_build=True)
     log = tmp_path / "logs" / "feedback.jsonl"
-    talk = Conversation(engine, base_url=BASE, log_path=log)
+    talk = Conversation(engine, base_url=BASE)
     reply = talk.respond("how to bake bread")
     assert reply.kind == "no_match" and len(reply.options) >= 1
+    assert not log.exists()  # the conversation itself writes nothing
+    assert [e.kind for e in reply.events] == ["question"] and reply.events[0].tier != "answer"
+    feedback.log_events(log, reply.events)
     line = json.loads(log.read_text(encoding="utf-8").splitlines()[0])
     assert line["event"] == "unanswered" and line["question"] == "how to bake bread"
     assert line["language"] == "en" and line["answered"] is False and line["vote"] is None
