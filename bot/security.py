@@ -225,6 +225,8 @@ class SecurityMiddleware:
         if path.endswith(CLOSED_SUFFIXES):
             if scope["type"] == "http":
                 await self._send(send, 403, {"detail": "uploads are disabled: this assistant takes no files"})
+            else:
+                await send({"type": "websocket.close", "code": 1008})
             return
         if self.locked and not self._is_open(path) and not self._authorized(scope, headers):
             ok, rest = self._query_token(scope)
