@@ -79,7 +79,8 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _RULE = re.compile(r"^ {0,3}(?:-{3,}|={3,}|\*{3,}|_{3,}|(?:- ){3,}-?|(?:\* ){3,}\*?)\s*$")
 _SAFE_URL = re.compile(r"^(?:https?://|mailto:)", re.IGNORECASE)
 _BR_TAG = re.compile(r"<br\s*/?>", re.IGNORECASE)
-_A_OPEN = re.compile(r"<a\s[^<>]{0,1000}?href\s*=\s*[\"']([^\"'<>]{0,2000})[\"'][^<>]{0,1000}>", re.IGNORECASE)
+_A_START = re.compile(r"<a\s", re.IGNORECASE)
+_HREF = re.compile(r"\bhref\s*=\s*[\"']([^\"'<>]*)[\"']", re.IGNORECASE)  # the value scan stops at a quote: linear
 _A_CLOSE = re.compile(r"</a\s*>", re.IGNORECASE)
 _TEXT_SPECIALS = re.compile(r"([\\\[\]])")
 
@@ -145,7 +146,7 @@ def _inline(tokens: list[Token], language: str) -> str:
             tag = token.content
             if _BR_TAG.fullmatch(tag.strip()):
                 out.append("\n")
-            elif (match := _A_OPEN.fullmatch(tag.strip())):
+            elif _A_START.match(tag) and (match := _HREF.search(tag)):
                 open_link(html.unescape(match.group(1)).strip())
             elif _A_CLOSE.fullmatch(tag.strip()):
                 close_link()
