@@ -88,7 +88,7 @@ _TEXT_SPECIALS = re.compile(r"([\\\[\]])")
 def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": True})
     # Every link is parsed as a link, whatever its scheme, so that a bad one is *recognised* (label kept, URL
-    # dropped by _safe_url below) instead of falling back to text that still reads "[x](javascript:…)".
+    # dropped by _target below) instead of falling back to text that still reads "[x](javascript:…)".
     md.validateLink = lambda url: True
     return md
 
@@ -97,8 +97,19 @@ _MD = _parser()
 _REFERENCES = _parser().disable("inline")  # the first pass only collects "[x]: url" definitions
 
 
-def _safe_url(url: str) -> bool:
-    return bool(_SAFE_URL.match(url.strip())) and not re.search(r"[\s\"'<>\\()]", url)
+def _target(url: str) -> str:
+    """The URL as a markdown link target when it is http(s)/mailto, else "" (the link is dropped).
+
+    Percent-encoded by markdown-it's normalizeLink, parentheses too, so no URL can end the target early.
+
+    >>> _target("https://en.wikipedia.org/wiki/A_(b) c"), _target("javascript:alert(1)")
+    ('https://en.wikipedia.org/wiki/A_%28b%29%20c', '')
+    """
+    url = url.strip()
+    if not _SAFE_URL.match(url):
+        return ""
+    url = _MD.normalizeLink(url).replace("(", "%28").replace(")", "%29")
+    return "" if re.search(r"[\s\"'<>\\]", url) else url
 
 
 def _text(value: str) -> str:
@@ -120,7 +131,7 @@ def _inline(tokens: list[Token], language: str) -> str:
         start, href = links.pop()
         label = "".join(out[start:]).strip() or _text(href)
         del out[start:]
-        out.append(f"[{label}]({href})" if _safe_url(href) else label)
+        out.append(f"[{label}]({target})" if (target := _target(href)) else label)
 
     for token in tokens:
         kind = token.type
@@ -139,7 +150,7 @@ def _inline(tokens: list[Token], language: str) -> str:
             alt = "".join(_text(child.content) for child in token.children or [] if child.type == "text").strip()
             word = text(language, "image")
             name = f"{word}: {alt}" if alt else word
-            out.append(f"[{name}]({url})" if _safe_url(url) else f"({name})")
+            out.append(f"[{name}]({target})" if (target := _target(url)) else f"({name})")
         elif kind in ("em_open", "em_close", "strong_open", "strong_close"):
             out.append(token.markup)
         elif kind == "html_inline":

@@ -68,3 +68,8 @@ def test_sanitiser_time_is_linear():
     for unit in ("[a](", "![", "[x]: y\n", "<a href='x'>"):
         one, four = seconds(unit * 8_000), seconds(unit * 32_000)
         assert four < 12 * one + 0.05, (unit, one, four)
+
+
+def test_urls_with_parentheses_and_spaces_stay_one_link():
+    md, _ = doc_markdown('[wiki](https://en.wikipedia.org/wiki/A_(b)) and <a href="https://x.org/a b">x</a>')
+    assert hrefs(md) == ["https://en.wikipedia.org/wiki/A_%28b%29", "https://x.org/a%20b"]
