@@ -12,7 +12,8 @@ still carries CORS and frame-ancestors headers, and CORS preflights never need c
   (answered with a redirect to the same page without the token, setting an HttpOnly
   ``SameSite=Lax`` cookie that holds an HMAC of the token, never the token itself).
 
-Only static files stay open (:data:`OPEN_PATHS`, :data:`OPEN_PREFIXES`: Gradio's JavaScript,
+``/api/*`` is also checked by ``app.py`` itself (Bearer or trusted header, not the cookie), a
+second lock kept on purpose. Only static files stay open (:data:`OPEN_PATHS`, :data:`OPEN_PREFIXES`: Gradio's JavaScript,
 CSS, fonts and icons, which hold no session data) and ``/healthz`` (for the load balancer).
 The page shell (``/``, ``/widget/``), ``/config``, ``/source`` and every Gradio API route
 (``queue/join``, ``queue/data``, ``run/*``, ``call/*``, ``file=*`` …) are behind it, with and
