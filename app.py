@@ -34,7 +34,9 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
 
 from bot import feedback
+from bot.api_models import AskRequest, FeedbackRequest
 from bot.conversation import Conversation
+from bot.security import SecurityMiddleware
 from bot.settings import Settings
 from bot.ui import CSS, SAMPLE_LOG, THEME, WIDGET_CSS, make_ui
 from bot.web import (
@@ -72,6 +74,7 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     engine = engine if engine is not None else open_engine(settings, progress=progress)
     app = FastAPI(title="GPU troubleshooting assistant", docs_url=None, redoc_url=None,
                   openapi_url="/api/openapi.json")
+    app.add_middleware(SecurityMiddleware, web=web)  # one door for every route, no uploads, JSON checks
     # CORS: only the configured origins. Gradio leaves CORS to the parent app when it has this middleware,
     # so the UI routes get the same policy (and no blanket grant).
     app.add_middleware(
@@ -117,13 +120,8 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     async def api_ask(request: Request) -> JSONResponse:
         authorize(request)
         data = await read_json(request)
-        question = data.get("question")
-        if not isinstance(question, str):
-            raise HTTPException(422, '"question" must be a string')
-        try:
-            prior = history_messages(data.get("history"))
-        except ValueError as exc:
-            raise HTTPException(422, str(exc)) from None
+        body = AskRequest.parse(data, max_input_chars=settings.max_input_chars)
+        question, prior = body.question, body.prior(settings.max_input_chars)
         base = request_base(request, web)
 
         def run() -> dict:
@@ -140,16 +138,9 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     async def api_feedback(request: Request) -> JSONResponse:
         authorize(request)
         data = await read_json(request)
-        vote_value = data.get("vote")
-        question = data.get("question")
-        if vote_value not in ("up", "down") or not isinstance(question, str) or not question.strip():
-            raise HTTPException(422, '{"question": str, "vote": "up" | "down"} required')
-        cited = data.get("cited") or []
-        if not isinstance(cited, list) or not all(isinstance(c, str) for c in cited):
-            raise HTTPException(422, '"cited" must be a list of section keys')
-        language = data.get("language") if data.get("language") in ("zh", "en") else "en"
-        feedback.log_event(settings.feedback_log, "vote", question, language=language,
-                           answered=bool(data.get("answered", True)), cited=cited[:10], vote=vote_value)
+        body = FeedbackRequest.parse(data, max_input_chars=settings.max_input_chars)
+        feedback.log_event(settings.feedback_log, "vote", body.question, language=body.lang,
+                           answered=body.answered, cited=body.cited, vote=body.vote)
         return JSONResponse({"ok": True})
 
     @app.get("/source", response_class=HTMLResponse)
@@ -224,8 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     shown_host = "localhost" if web.host in ("0.0.0.0", "127.0.0.1", "::") else web.host
     print(f"Serving on http://{shown_host}:{web.port}{web.root_path}/  (widget: {web.root_path}/widget/, "
           f"API: POST {web.root_path}/api/ask)", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=web.host, port=web.port, root_path=web.root_path, proxy_headers=True,
-                forwarded_allow_ips=os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1"), log_level="warning")
+    # X-Forwarded-* are handled in bot.security, from web.trusted_proxies only (BOT_TRUSTED_PROXIES).
+    uvicorn.run(app, host=web.host, port=web.port, root_path=web.root_path, proxy_headers=False, log_level="warning")
     return 0
 
 
