@@ -136,3 +136,28 @@ class Outage:
 @pytest.fixture
 def outage(store_settings, request):
     return Outage(store_settings, request)
+
+
+class ThreadServer:
+    """uvicorn serving an ASGI app in a background thread, stopped on exit."""
+
+    def __init__(self, asgi_app) -> None:
+        import threading
+
+        import uvicorn
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.server = uvicorn.Server(uvicorn.Config(asgi_app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> ThreadServer:
+        from browser_helpers import wait_ready
+
+        self.thread.start()
+        wait_ready(self.url + "/healthz", timeout=60)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
