@@ -35,13 +35,16 @@ from typing import Any
 from urllib.parse import parse_qs
 
 import numpy as np
+from fastapi import Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 TEMPLATES = Path(__file__).parent / "templates"
 COOKIE = "bot_admin"
 MAX_ITEMS = 1_500  # distinct texts clustered per report: enough for months of gaps, fast enough for a page view
 MAX_GROUPS = 24
 TREND_DAYS = 7
-KIND_LABELS = {"unanswered": "unanswered", "tentative": "tentative", "downvoted": "👎", "not_helpful": "didn't help"}
+# Words, not emoji: a server-side Chromium or a terminal without an emoji font shows 👍/👎 as empty boxes.
+KIND_LABELS = {"unanswered": "unanswered", "tentative": "tentative", "downvoted": "down-voted", "not_helpful": "didn't help"}
 
 
 # ---------------------------------------------------------------- the report (pure: rows in, numbers out)
@@ -132,7 +135,7 @@ def cluster(vectors: np.ndarray, max_groups: int = MAX_GROUPS, seed: int = 1234)
     distance = 1.0 - x @ x.T
     best_score, best = -2.0, np.zeros(n, dtype=np.int64)
     for k in range(2, min(max_groups, n - 1) + 1):
-        kmeans = faiss.Kmeans(x.shape[1], k, niter=25, seed=seed, spherical=True, verbose=False,
+        kmeans = faiss.Kmeans(x.shape[1], k, niter=25, nredo=8, seed=seed, spherical=True, verbose=False,
                               min_points_per_centroid=1, max_points_per_centroid=100_000)
         kmeans.train(x)
         labels = kmeans.index.search(x, 1)[1][:, 0]
@@ -283,7 +286,7 @@ def _groups(gaps, embed, section_title, until: date, day_list, index_of) -> list
 COLORS = {"questions": "#0969da", "answered": "#1a7f37", "tentative": "#bf8700", "unanswered": "#cf222e",
           "up": "#1a7f37", "down": "#cf222e", "not_helpful": "#8250df"}
 NAMES = {"questions": "questions", "answered": "answered", "tentative": "tentative", "unanswered": "unanswered",
-         "up": "👍", "down": "👎", "not_helpful": "didn't help"}
+         "up": "up-votes", "down": "down-votes", "not_helpful": "didn't help"}
 
 
 def line_chart(days: Sequence[date], series: dict[str, list[int]], names: Sequence[str], title: str,
@@ -350,7 +353,7 @@ def report_text(report: Report, where: str = "") -> str:
     out = [
         f"coverage {report.since} … {report.until}" + (f" from {where}" if where else ""),
         f"{t['questions']} questions: {t['answered']} answered ({t['answered_share']:.0%}), {t['tentative']} tentative, "
-        f"{t['unanswered']} unanswered · {t['up']} 👍 {t['down']} 👎 · {t['not_helpful']} didn't help"
+        f"{t['unanswered']} unanswered · {t['up']} up-votes, {t['down']} down-votes · {t['not_helpful']} didn't help"
         + (f" · median {t['median_latency_ms']:.0f} ms" if t["median_latency_ms"] else ""),
         "",
         "per day (one character a day):",
@@ -368,7 +371,7 @@ def report_text(report: Report, where: str = "") -> str:
             out.append(f"          {count:>3}× {text[:90]}")
         if g.section:
             out.append(f"          nearest section: {g.section[:90]}")
-    out += ["", f"{'section':<60} {'cited':>6} {'👍':>4} {'👎':>4} {'didnt help':>10}  reasons"]
+    out += ["", f"{'section':<60} {'cited':>6} {'up':>4} {'down':>4} {'didnt help':>10}  down-vote reasons"]
     for s in report.sections[:40]:
         title = s.title if len(s.title) <= 58 else s.title[:57] + "…"
         out.append(f"{title:<60} {s.cited:>6} {s.up:>4} {s.down:>4} {s.not_helpful:>10}  {s.reasons_text}")
@@ -451,9 +454,7 @@ def _cookie_value(token: str) -> str:
 def mount_admin(app: Any, store: Any, engine: Any, ops: Any) -> None:
     """Add ``/admin`` (page, sign-in, JSON, CSV) to a FastAPI app."""
     import jinja2
-    from fastapi import Request
     from markupsafe import Markup
-    from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
     token = getattr(ops, "admin_token", "") or ""
