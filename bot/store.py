@@ -464,15 +464,52 @@ class Store:
     def import_jsonl(self, path: Path | None) -> int:
         """Import ``logs/feedback.jsonl`` (the format of :mod:`bot.feedback`) once; returns rows imported.
 
-        The file's content hash is recorded in ``bot_meta`` in the same transaction, so a second
-        start, or a second replica, imports nothing.
+        A log is known by its first line (every replica had a log of its own, so the path says
+        nothing); ``bot_meta`` remembers how many bytes of it were imported, in the same
+        transaction as the rows. A restart imports nothing again; lines appended since (an old
+        replica still writing during a rolling upgrade) are imported once; a log whose start
+        changed is a new log.
         """
         if path is None or not Path(path).is_file():
             return 0
         data = Path(path).read_bytes()
-        digest = hashlib.sha256(data).hexdigest()
+        end = data.rfind(b"\n") + 1  # whole lines only: a writer may be half-way through the last one
+        if end == 0:
+            return 0
+        first = data.split(b"\n", 1)[0]
+        marker = f"import:jsonl:{hashlib.sha256(first).hexdigest()[:40]}"
+        try:
+            with self.engine.begin() as conn:
+                found = conn.execute(sa.select(meta_table.c.value).where(meta_table.c.key == marker)
+                                     .with_for_update()).scalar()
+                start = 0
+                if found:
+                    done, _, digest = found.partition(" ")
+                    if not done.isdigit() or int(done) > end or hashlib.sha256(data[:int(done)]).hexdigest() != digest:
+                        log.warning("store: %s starts like a log imported before but differs from it; not imported "
+                                    "again (delete the key %s from bot_meta to force it)", path, marker)
+                        return 0
+                    start = int(done)
+                if start >= end:
+                    return 0
+                rows = self._jsonl_rows(data, start, end, marker)
+                value = f"{end} {hashlib.sha256(data[:end]).hexdigest()}"
+                if found:
+                    conn.execute(meta_table.update().where(meta_table.c.key == marker).values(value=value))
+                else:
+                    conn.execute(meta_table.insert().values(key=marker, value=value))
+                if rows:
+                    conn.execute(events_table.insert(), rows)
+        except sa_exc.IntegrityError:  # another replica imported the same log at the same moment
+            return 0
+        log.warning("store: imported %d event(s) from %s into %s", len(rows), path, self.describe())
+        return len(rows)
+
+    def _jsonl_rows(self, data: bytes, start: int, end: int, marker: str) -> list[dict]:
         rows: list[dict] = []
-        for number, raw in enumerate(data.splitlines(), 1):
+        offset = start
+        for raw in data[start:end].split(b"\n"):
+            at_offset, offset = offset, offset + len(raw) + 1
             try:
                 line = json.loads(raw.decode("utf-8"))
                 if not isinstance(line, dict):
@@ -488,23 +525,12 @@ class Store:
                 kind, str(line.get("question", "")), str(line.get("language", "")),
                 tier="answer" if answered else "none", cited=tuple(str(c) for c in line.get("cited") or []),
                 signature=str(line.get("signature") or ""), vote=line.get("vote") if kind == "vote" else None,
-                answer_id=f"import-{digest[:16]}-{number}" if kind == "vote" else "",
+                answer_id=f"import-{marker[-12:]}-{at_offset}" if kind == "vote" else "",
             )
             row = self._row(event, "", None, at=at)
             row["origin"] = "import"
             rows.append(row)
-        marker = f"import:sha256:{digest}"
-        try:
-            with self.engine.begin() as conn:
-                if conn.execute(sa.select(meta_table.c.key).where(meta_table.c.key == marker)).first():
-                    return 0
-                conn.execute(meta_table.insert().values(key=marker, value=f"{path} {len(rows)} rows {_now().isoformat()}"))
-                if rows:
-                    conn.execute(events_table.insert(), rows)
-        except sa_exc.IntegrityError:  # another replica imported the same file at the same moment
-            return 0
-        log.warning("store: imported %d event(s) from %s into %s", len(rows), path, self.describe())
-        return len(rows)
+        return rows
 
 
 def open_store(settings: StoreSettings, legacy_log: Path | None = None, **kwargs: Any) -> Store:

@@ -107,6 +107,14 @@ def test_old_jsonl_log_is_imported_once(store_settings, tmp_path):
         assert rows[0]["tier"] == "none" and rows[1]["vote"] == "down" and rows[1]["cited"] == ["b#1"]
         assert store.import_jsonl(log) == 0  # the same file again (a restart, another replica): nothing
         assert len(store.rows()) == 3
+        # an old replica still appending during a rolling upgrade: only the new line comes in
+        feedback.log_event(log, "unanswered", "horovod hangs", language="en", answered=False)
+        assert store.import_jsonl(log) == 1 and store.import_jsonl(log) == 0
+        # another replica's own log (same path on its machine, other content) is a log of its own
+        other = tmp_path / "other" / "feedback.jsonl"
+        feedback.log_event(other, "unanswered", "NPU 报错", language="zh", answered=False)
+        assert store.import_jsonl(other) == 1
+        assert [r["question"] for r in store.rows()][-2:] == ["horovod hangs", "NPU 报错"]
     finally:
         store.close()
 
@@ -213,3 +221,36 @@ def test_app_refuses_to_start_with_a_clear_message(env, expected, monkeypatch, c
     err = capsys.readouterr().err
     assert err.startswith("error: ") and expected in err, err
     assert not (tmp_path / "no-index").exists()  # the store is checked before the index is built
+
+
+def test_the_app_answers_while_the_store_is_down(store_settings, outage, hash_settings):
+    import httpx
+    from store_fixtures import ThreadServer
+
+    from app import build_app
+    from bot.retrieve import Engine
+
+    store = Store.open(store_settings.model_copy(update={"admin_token": "op"}), busy_timeout=0.2, retry_seconds=0.2,
+                       max_retry_seconds=0.5)
+    app = build_app(hash_settings, engine=Engine.open(hash_settings, auto_build=True), progress=False, store=store)
+    try:
+        with ThreadServer(app) as server, outage:
+            for _ in range(3):
+                started = time.perf_counter()
+                answer = httpx.post(server.url + "/api/ask", json={"question": "显存不足怎么办"}, timeout=30)
+                assert answer.status_code == 200 and answer.json()["hits"], answer.text
+                assert time.perf_counter() - started < 5
+            vote = httpx.post(server.url + "/api/feedback", timeout=30, json={"question": "显存不足怎么办", "vote": "up"})
+            assert vote.status_code == 200
+            chat = httpx.post(server.url + "/v1/chat/completions", timeout=30,
+                              json={"messages": [{"role": "user", "content": "libnccl.so 报错"}]})
+            assert chat.status_code == 200 and chat.json()["citations"]
+            admin = httpx.get(server.url + "/admin", headers={"Authorization": "Bearer op"}, timeout=60)
+            assert admin.status_code in (200, 503), admin.text  # SQLite still reads; PostgreSQL says it cannot, no 500
+            if admin.status_code == 503:
+                assert "cannot be read right now" in admin.text
+            assert not store.flush(1) and not store.healthy
+        assert store.flush(30)  # the database is back: nothing was lost
+        assert [r["kind"] for r in store.rows()] == ["question"] * 3 + ["vote", "question"]
+    finally:
+        store.close()
