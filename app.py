@@ -273,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
           f"API: POST {web.root_path}/api/ask)", file=sys.stderr, flush=True)
     uvicorn.run(app, host=web.host, port=web.port, root_path=web.root_path, proxy_headers=True,
                 forwarded_allow_ips=os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1"), log_level="warning")
+    store.close()  # write what is still queued before the process ends
     return 0
 
 

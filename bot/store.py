@@ -190,6 +190,8 @@ def resolve_url(settings: StoreSettings) -> sa.URL:
                 f"BOT_DATABASE_URL={settings.database_url!r} is not a database URL. Use e.g. "
                 "postgresql+psycopg://user:password@host:5432/bot, or unset it for SQLite in BOT_DATA_DIR"
             ) from None
+        if url.drivername in ("postgresql", "postgres"):  # the bare scheme means psycopg2 to SQLAlchemy; we ship psycopg 3
+            url = url.set(drivername="postgresql+psycopg")
         try:
             url.get_dialect()
         except sa_exc.NoSuchModuleError:
@@ -268,7 +270,13 @@ class Store:
         """Check the URL, reach the database, create or upgrade the schema, apply retention; StoreError says what to fix."""
         url = resolve_url(settings)
         setting = "BOT_DATABASE_URL" if settings.database_url else "BOT_DATA_DIR"
-        engine = make_engine(url, busy_timeout=kwargs.pop("busy_timeout", 5.0))
+        try:
+            engine = make_engine(url, busy_timeout=kwargs.pop("busy_timeout", 5.0))
+        except ImportError as exc:
+            raise StoreError(
+                f"BOT_DATABASE_URL={_shown(url)!r} needs the Python driver {exc.name or exc}, which is not installed: "
+                "pip install it, or use postgresql+psycopg://… (installed with requirements.txt)"
+            ) from None
         try:
             upgrade(engine)
         except StoreError:

@@ -157,11 +157,22 @@ def test_a_full_queue_drops_rows_instead_of_waiting(store_settings, outage):
 @pytest.mark.parametrize("url,expected", [
     ("not a url at all", "BOT_DATABASE_URL='not a url at all' is not a database URL"),
     ("mongodb://db.example/bot", "BOT_DATABASE_URL='mongodb://db.example/bot' names the database kind 'mongodb'"),
+    ("mysql+mysqldb://bot:pw@db.example/bot", "needs the Python driver MySQLdb, which is not installed"),
 ])
 def test_malformed_database_url_is_named(url, expected, tmp_path):
     with pytest.raises(StoreError) as caught:
         Store.open(StoreSettings(database_url=url, data_dir=tmp_path))
     assert expected in str(caught.value) and "postgresql+psycopg://" in str(caught.value)
+    assert "pw" not in str(caught.value)
+
+
+def test_a_plain_postgresql_url_uses_the_installed_driver(postgres, tmp_path):
+    url = postgres.url(postgres.new_database()).replace("postgresql+psycopg://", "postgresql://")
+    store = Store.open(StoreSettings(database_url=url, data_dir=tmp_path))
+    try:
+        assert store.engine.url.drivername == "postgresql+psycopg"
+    finally:
+        store.close()
 
 
 def test_unreachable_database_is_named_without_its_password(tmp_path):
