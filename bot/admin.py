@@ -312,7 +312,8 @@ def line_chart(days: Sequence[date], series: dict[str, list[int]], names: Sequen
         parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y(v):.1f}" y2="{y(v):.1f}" class="grid"/>')
         parts.append(f'<text x="{left - 6}" y="{y(v) + 4:.1f}" text-anchor="end" class="tick">{v}</text>')
     for i in sorted({0, n // 2, n - 1}):
-        parts.append(f'<text x="{x(i):.1f}" y="{height - bottom + 16}" text-anchor="middle" class="tick">'
+        anchor = "start" if i == 0 and n > 1 else "end" if i == n - 1 and n > 1 else "middle"  # stay inside the frame
+        parts.append(f'<text x="{x(i):.1f}" y="{height - bottom + 16}" text-anchor="{anchor}" class="tick">'
                      f"{days[i].strftime('%m-%d')}</text>")
     for name in names:
         points = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(series[name]))
@@ -323,7 +324,51 @@ def line_chart(days: Sequence[date], series: dict[str, list[int]], names: Sequen
         parts.append(f'<rect x="{lx}" y="{height - 14}" width="10" height="10" fill="{COLORS[name]}"/>'
                      f'<text x="{lx + 14}" y="{height - 5}" class="legend">{escape(NAMES[name])}'
                      f" ({sum(series[name])})</text>")
-        lx += 28 + 8 * len(NAMES[name]) + 8 * len(str(sum(series[name])))
+        lx += 28 + 7 * len(NAMES[name]) + 8 * len(str(sum(series[name])))
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def stacked_bars(days: Sequence[date], series: dict[str, list[int]], names: Sequence[str], title: str,
+                 width: int = 560, height: int = 200) -> str:
+    """Daily stacked bars as SVG markup: for sparse counts (a few votes a day) lines only zig-zag."""
+    left, right, top, bottom = 36, 12, 26, 38
+    plot_w, plot_h = width - left - right, height - top - bottom
+    n = len(days)
+    totals = [sum(series[name][i] for name in names) for i in range(n)]
+    peak = max([1, *totals])
+    step = max(1, math.ceil(peak / 4))
+    y_max = step * math.ceil(peak / step)
+    slot = plot_w / max(n, 1)
+    bar = max(1.0, slot * 0.7)
+
+    def y(v: float) -> float:
+        return top + plot_h - plot_h * v / y_max
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+             f'role="img" aria-label="{escape(title)}" class="chart">', f"<title>{escape(title)}</title>",
+             f'<text x="{left}" y="16" class="chart-title">{escape(title)}</text>']
+    for v in range(0, y_max + 1, step):
+        parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y(v):.1f}" y2="{y(v):.1f}" class="grid"/>')
+        parts.append(f'<text x="{left - 6}" y="{y(v) + 4:.1f}" text-anchor="end" class="tick">{v}</text>')
+    for i in sorted({0, n // 2, n - 1}):
+        parts.append(f'<text x="{left + slot * (i + 0.5):.1f}" y="{height - bottom + 16}" text-anchor="middle" '
+                     f"class=\"tick\">{days[i].strftime('%m-%d')}</text>")
+    for i in range(n):
+        base = 0
+        for name in names:
+            v = series[name][i]
+            if v:
+                parts.append(f'<rect x="{left + slot * i + (slot - bar) / 2:.1f}" y="{y(base + v):.1f}" width="{bar:.1f}" '
+                             f'height="{y(base) - y(base + v):.1f}" fill="{COLORS[name]}" class="bar">'
+                             f"<title>{days[i].isoformat()}: {v} {escape(NAMES[name])}</title></rect>")
+                base += v
+    lx = left
+    for name in names:
+        parts.append(f'<rect x="{lx}" y="{height - 14}" width="10" height="10" fill="{COLORS[name]}"/>'
+                     f'<text x="{lx + 14}" y="{height - 5}" class="legend">{escape(NAMES[name])}'
+                     f" ({sum(series[name])})</text>")
+        lx += 28 + 7 * len(NAMES[name]) + 8 * len(str(sum(series[name])))
     parts.append("</svg>")
     return "".join(parts)
 
@@ -518,7 +563,7 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any) -> None:
             sparks=[Markup(sparkline(g.daily)) for g in report.groups],
             chart_questions=Markup(line_chart(
                 report.days, report.series, ["questions", "answered", "tentative", "unanswered"], "Questions per day")),
-            chart_feedback=Markup(line_chart(
+            chart_feedback=Markup(stacked_bars(
                 report.days, report.series, ["up", "down", "not_helpful"], "Feedback per day")),
         )
         return HTMLResponse(page, headers=headers)

@@ -240,7 +240,8 @@ def test_admin_in_chromium(admin_site, tmp_path):
             assert int(first.locator("td").nth(1).inner_text()) >= int(page.locator("tr.group").last.locator("td").nth(1).inner_text())
             chart = page.locator("svg.chart").first
             assert chart.is_visible() and chart.bounding_box()["width"] > 300
-            assert page.locator("svg.chart polyline").count() == 7  # 4 question lines + 3 feedback lines
+            assert page.locator("svg.chart polyline").count() == 4  # questions, answered, tentative, unanswered
+            assert page.locator("svg.chart rect.bar").count() == 24  # days with feedback: 10 up, 8 down, 6 didn't help
             assert page.locator("#sections tbody tr").count() == 2
             page.screenshot(path=str(folder / "admin-coverage.png"))
             # sign out: the page refuses again
