@@ -7,7 +7,6 @@ import logging
 import time
 
 import httpx
-import pytest
 from browser_helpers import free_port, start_app, stop, wait_ready
 
 from bot.embed import HashEmbedder

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 from bot import feedback
 from bot.records import Event
-from bot.store import SCHEMA_VERSION, Store, StoreError, StoreSettings, events_table, meta_table, open_store
+from bot.store import SCHEMA_VERSION, Store, StoreError, StoreSettings, meta_table, open_store
 
 REPO = Path(__file__).resolve().parents[1]
 
