@@ -8,7 +8,7 @@ Routes (all under ``--root-path`` when served behind a reverse proxy):
 - ``/widget/``     compact chat for a portal side panel (<iframe> or <gradio-app>)
 - ``/source``      the cited lines of a knowledge-base document, matched terms highlighted
 - ``/api/ask``     POST {"question": str, "history": [...]} -> reply markdown + citations
-- ``/api/feedback`` POST {"question", "vote": "up"|"down", ...} -> appended to the feedback log
+- ``/api/feedback`` POST {"question", "vote": "up"|"down", "reason", "answer_id", ...} -> recorded in the store
 - ``/healthz``     readiness
 - ``/v1/chat/completions``, ``/v1/models``  OpenAI-compatible chat API (same auth as ``/api/*``)
 - ``/admin``       coverage gaps for operators (``BOT_ADMIN_TOKEN``), from the store
