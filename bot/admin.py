@@ -393,6 +393,22 @@ def _spark_text(values: Sequence[int]) -> str:
     return "".join(" " if v == 0 else _BLOCKS[min(len(_BLOCKS) - 1, round((len(_BLOCKS) - 1) * v / peak))] for v in values)
 
 
+def _fit(text: str, width: int) -> str:
+    """Cut and pad to ``width`` terminal columns: Chinese characters take two."""
+    import unicodedata
+
+    out, used = [], 0
+    for ch in text:
+        w = 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+        if used + w > width - 1 and len(out) < len(text):
+            out.append("…")
+            used += 1
+            break
+        out.append(ch)
+        used += w
+    return "".join(out) + " " * max(0, width - used)
+
+
 def report_text(report: Report, where: str = "") -> str:
     t = report.totals
     out = [
@@ -418,8 +434,7 @@ def report_text(report: Report, where: str = "") -> str:
             out.append(f"          nearest section: {g.section[:90]}")
     out += ["", f"{'section':<60} {'cited':>6} {'up':>4} {'down':>4} {'didnt help':>10}  down-vote reasons"]
     for s in report.sections[:40]:
-        title = s.title if len(s.title) <= 58 else s.title[:57] + "…"
-        out.append(f"{title:<60} {s.cited:>6} {s.up:>4} {s.down:>4} {s.not_helpful:>10}  {s.reasons_text}")
+        out.append(f"{_fit(s.title, 60)} {s.cited:>6} {s.up:>4} {s.down:>4} {s.not_helpful:>10}  {s.reasons_text}")
     if not report.sections:
         out.append("  (none)")
     return "\n".join(out)
