@@ -119,23 +119,39 @@ def test_without_question_text_groups_by_nearest_section(store_settings):
 # ---------------------------------------------------------------- the page over HTTP
 
 
-@pytest.fixture
-def admin_site(store_settings, hash_settings):
+def _site(store_settings, hash_settings, web: WebSettings):
     store = Store.open(store_settings.model_copy(update={"admin_token": ADMIN}))
     seed(store)
     engine = Engine.open(hash_settings, auto_build=True)
-    app = build_app(hash_settings, engine=engine, web=WebSettings(api_token=API), progress=False, store=store,
-                    ops=store.settings)
-    with ThreadServer(app) as server:
+    app = build_app(hash_settings, engine=engine, web=web, progress=False, store=store, ops=store.settings)
+    return ThreadServer(app), store
+
+
+@pytest.fixture
+def admin_site(store_settings, hash_settings):
+    """The app with a seeded store and an operator credential; the API itself open (no BOT_API_TOKEN)."""
+    server, store = _site(store_settings, hash_settings, WebSettings())
+    with server:
         yield server, store
     store.close()
+
+
+def test_the_api_token_does_not_open_admin(store_settings, hash_settings):
+    server, store = _site(store_settings, hash_settings, WebSettings(api_token=API))
+    try:
+        with server:
+            for path in ("/admin", "/admin/data.json", "/admin/export.csv"):
+                response = httpx.get(server.url + path, headers={"Authorization": f"Bearer {API}"}, timeout=30)
+                assert response.status_code == 401, path
+    finally:
+        store.close()
 
 
 def test_admin_refuses_without_the_operator_credential(admin_site):
     server, _ = admin_site
     for path in ("/admin", "/admin/data.json", "/admin/export.csv"):
         assert httpx.get(server.url + path, timeout=30).status_code == 401, path
-        assert httpx.get(server.url + path, headers={"Authorization": f"Bearer {API}"}, timeout=30).status_code == 401, path
+        assert httpx.get(server.url + path, headers={"Authorization": "Bearer guess"}, timeout=30).status_code == 401, path
     page = httpx.get(server.url + "/admin", timeout=30)
     assert "Operator credential" in page.text and "horovod" not in page.text.lower()
     wrong = httpx.post(server.url + "/admin/login", data={"token": "guess"}, timeout=30)
@@ -168,7 +184,7 @@ def test_admin_page_data_and_csv(admin_site):
                                                         headers=auth, timeout=60).text.lstrip("\ufeff"))))
     assert events and all(e["at"] >= (now() - timedelta(days=8)).isoformat() for e in events)
     # a vote through the API shows up in the data
-    assert httpx.post(server.url + "/api/feedback", headers={"Authorization": f"Bearer {API}"}, timeout=30, json={
+    assert httpx.post(server.url + "/api/feedback", timeout=30, json={
         "question": "显存不足怎么办", "vote": "down", "reason": "outdated", "cited": [OOM], "answer_id": "a-1"}).status_code == 200
     assert store.flush(10)
     after = httpx.get(server.url + "/admin/data.json", headers=auth, timeout=60).json()
