@@ -265,3 +265,21 @@ def test_admin_in_chromium(admin_site, tmp_path):
             page.wait_for_selector("#token")
         finally:
             browser.close()
+
+
+def test_rare_wordings_join_the_nearest_group(monkeypatch):
+    import bot.admin as admin
+
+    monkeypatch.setattr(admin, "CLUSTER_ITEMS", 6)  # only the six most frequent wordings are clustered
+    t = now()
+    rows = []
+    for texts, repeats in ((CUDA, 3), (NPU, 2), (HOROVOD, 1)):
+        for text in texts:
+            for _ in range(repeats):
+                rows.append({"at": t, "kind": "question", "tier": "none", "question": text, "signature": None,
+                             "cited": [], "vote": None, "latency_ms": None})
+    embedder = HashEmbedder()
+    report = build_report(rows, lambda texts: embedder.embed(texts, role="query"), days=7)
+    found = sorted(sorted(text for text, _ in g.examples) for g in report.groups)
+    assert sorted(HOROVOD) not in found  # the two rare horovod wordings were not clustered on their own ...
+    assert sum(g.size for g in report.groups) == len(rows)  # ... but every question is in some group
