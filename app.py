@@ -8,12 +8,15 @@ Routes (all under ``--root-path`` when served behind a reverse proxy):
 - ``/widget/``     compact chat for a portal side panel (<iframe> or <gradio-app>)
 - ``/source``      the cited lines of a knowledge-base document, matched terms highlighted
 - ``/api/ask``     POST {"question": str, "history": [...]} -> reply markdown + citations
-- ``/api/feedback`` POST {"question", "vote": "up"|"down", ...} -> appended to the feedback log
+- ``/api/feedback`` POST {"question", "vote": "up"|"down", "reason", "answer_id", ...} -> recorded in the store
 - ``/healthz``     readiness
+- ``/v1/chat/completions``, ``/v1/models``  OpenAI-compatible chat API (same auth as ``/api/*``)
+- ``/admin``       coverage gaps for operators (``BOT_ADMIN_TOKEN``), from the store
 
 Only this file reads the environment: ``BOT_*`` variables of :class:`bot.settings.Settings`
-(index, seeds, embedder, feedback log, input limit) and the web settings of
-:class:`bot.web.WebSettings` (host, port, frame ancestors, CORS origins, API token, ...);
+(index, seeds, embedder, feedback log, input limit), the web settings of
+:class:`bot.web.WebSettings` (host, port, frame ancestors, CORS origins, API token, ...) and the
+store settings of :class:`bot.store.StoreSettings` (database, data dir, retention, admin token);
 command-line flags override both. :func:`build_app` builds everything without
 starting a server, for tests and for other ASGI servers.
 """
@@ -25,6 +28,8 @@ import hmac
 import json
 import os
 import sys
+import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +41,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Redirect
 from bot import feedback
 from bot.api_models import AskRequest, FeedbackRequest
 from bot.conversation import Conversation
+from bot.records import Event
 from bot.security import SecurityMiddleware
 from bot.settings import Settings
 from bot.ui import CSS, SAMPLE_LOG, THEME, WIDGET_CSS, make_ui
@@ -68,10 +74,24 @@ def open_engine(settings: Settings, *, progress: bool = True):
     return engine
 
 
-def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = None, *, progress: bool = True) -> FastAPI:
-    """UI + widget + source view + JSON API as one FastAPI app, not started."""
+def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = None, *, progress: bool = True,
+              store: Any = None, ops: Any = None) -> FastAPI:
+    """UI + widget + source view + JSON API as one FastAPI app, not started.
+
+    ``store`` (a :class:`bot.store.Store`) records questions and votes and feeds ``/admin``; without
+    one, events go to the JSON-lines log. ``ops`` is the :class:`bot.store.StoreSettings` (admin
+    token, index polling).
+    """
+    from bot.store import StoreSettings
+
     web = web or WebSettings()
+    ops = ops or (store.settings if store is not None else StoreSettings())
     engine = engine if engine is not None else open_engine(settings, progress=progress)
+    # ---- store, live index (issue 12): one recorder for every edge; the engine follows index/CURRENT
+    from bot.live import watch_index
+
+    recorder = store if store is not None else feedback.JsonlRecorder(settings.feedback_log)
+    engine = watch_index(engine, ops.index_poll_seconds)
     app = FastAPI(title="GPU troubleshooting assistant", docs_url=None, redoc_url=None,
                   openapi_url="/api/openapi.json")
     app.add_middleware(SecurityMiddleware, web=web)  # one door for every route, no uploads, JSON checks
@@ -124,11 +144,18 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
         question, prior = body.question, body.prior(settings.max_input_chars)
         base = request_base(request, web)
 
+        session = data.get("session") if isinstance(data.get("session"), str) else ""
+
         def run() -> dict:
+            started = time.perf_counter()
             talk = Conversation.replay(engine, prior, base_url=base)
             reply = talk.respond(question)
-            feedback.log_events(settings.feedback_log, reply.events)
-            return reply.to_json()
+            latency = (time.perf_counter() - started) * 1000
+            for event in reply.events:
+                recorder.record(event, session=session, latency_ms=latency)
+            out = reply.to_json()
+            out.setdefault("answer_id", uuid.uuid4().hex)  # what a vote on this answer refers to
+            return out
 
         from starlette.concurrency import run_in_threadpool
 
@@ -139,9 +166,17 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
         authorize(request)
         data = await read_json(request)
         body = FeedbackRequest.parse(data, max_input_chars=settings.max_input_chars)
-        feedback.log_event(settings.feedback_log, "vote", body.question, language=body.lang,
-                           answered=body.answered, cited=body.cited, vote=body.vote)
+        recorder.record(Event("vote", body.question, body.lang, tier="answer" if body.answered else "none",
+                              cited=tuple(body.cited), vote=body.vote, reason=body.reason, answer_id=body.answer_id),
+                        session=body.session)
         return JSONResponse({"ok": True})
+
+    # ---- OpenAI-compatible API and /admin (issue 12); `authorize` is the one check for /api/* and /v1/*
+    from bot.admin import mount_admin
+    from bot.openai_api import openai_router
+
+    app.include_router(openai_router(engine, recorder, web, authorize))
+    mount_admin(app, store, engine, ops)
 
     @app.get("/source", response_class=HTMLResponse)
     def source(key: str = "", terms: str = "", lang: str = "zh", whole: str = "") -> HTMLResponse:
@@ -163,8 +198,12 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     def widget_slash() -> RedirectResponse:
         return RedirectResponse(url=f"{web.root_path}/widget/", status_code=307)
 
-    widget = make_ui(engine, settings, web, compact=True)
-    full = make_ui(engine, settings, web, compact=False)
+    # The UI records through the same store once make_ui takes `recorder` (UI branch); until then it keeps its log.
+    import inspect
+
+    ui_kw = {"recorder": recorder} if "recorder" in inspect.signature(make_ui).parameters else {}
+    widget = make_ui(engine, settings, web, compact=True, **ui_kw)
+    full = make_ui(engine, settings, web, compact=False, **ui_kw)
     for blocks in (widget, full):
         blocks.queue(default_concurrency_limit=4, max_size=64)
     app = gr.mount_gradio_app(app, widget, path="/widget", css=WIDGET_CSS, footer_links=[],
@@ -201,12 +240,18 @@ def main(argv: list[str] | None = None) -> int:
             os.environ, host=args.host, port=args.port, root_path=args.root_path, public_url=args.public_url,
             frame_ancestors=args.frame_ancestors, cors_origins=args.cors_origins, trusted_header=args.trusted_header,
         )
-        app = build_app(settings, web=web)
+        from bot.store import StoreSettings, open_store
+
+        ops = StoreSettings.from_env(os.environ)
+        store = open_store(ops, legacy_log=settings.feedback_log)  # before the index: a bad database fails fast
+        print(f"Store: {store.describe()}", file=sys.stderr, flush=True)
+        app = build_app(settings, web=web, store=store, ops=ops)
     except Exception as exc:  # one line with the fix, not a traceback
         from bot.embed import EmbedderUnavailable
         from bot.index import IndexProblem
+        from bot.store import StoreError
 
-        if isinstance(exc, (IndexProblem, EmbedderUnavailable, ValueError, FileNotFoundError)):
+        if isinstance(exc, (IndexProblem, EmbedderUnavailable, ValueError, FileNotFoundError, StoreError)):
             print(f"error: {exc}", file=sys.stderr)
             return 2
         raise
@@ -217,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
           f"API: POST {web.root_path}/api/ask)", file=sys.stderr, flush=True)
     # X-Forwarded-* are handled in bot.security, from web.trusted_proxies only (BOT_TRUSTED_PROXIES).
     uvicorn.run(app, host=web.host, port=web.port, root_path=web.root_path, proxy_headers=False, log_level="warning")
+    store.close()  # write what is still queued before the process ends
     return 0
 
 

@@ -83,6 +83,11 @@ class FeedbackRequest(_Body):
     cited: list[SectionKey] = Field(default_factory=list, max_length=MAX_CITED)
     language: Any = None
     answered: bool = True
+    # Why a 👎 (wrong_section | outdated | not_my_framework | other); which answer the vote is about; the
+    # caller's session. One vote per answer: the last one counts.
+    reason: Literal["", "wrong_section", "outdated", "not_my_framework", "other"] = ""
+    answer_id: str = Field(default="", max_length=80)
+    session: str = Field(default="", max_length=200)
 
     @field_validator("question")
     @classmethod
