@@ -187,6 +187,8 @@ class SecurityMiddleware:
     @staticmethod
     async def _send(send: Send, status: int, body: dict | str, headers: list[tuple[bytes, bytes]] = ()) -> None:
         if isinstance(body, dict):
+            if "detail" in body and "error" not in body:  # OpenAI clients (/v1/*) read error.message
+                body = {**body, "error": {"message": body["detail"], "type": "invalid_request_error", "code": status}}
             data, kind = json.dumps(body).encode(), b"application/json"
         else:
             data, kind = body.encode(), b"text/html; charset=utf-8"

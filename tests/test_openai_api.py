@@ -112,5 +112,5 @@ def test_models_auth_and_bad_input(served):
     with pytest.raises(openai.BadRequestError, match="non-empty list"):
         client(server).chat.completions.create(model=MODEL_ID, messages=[])
     raw = httpx.post(server.url + "/v1/chat/completions", content=b"{nope", timeout=30,
-                     headers={"Authorization": f"Bearer {TOKEN}"})
-    assert raw.status_code == 400 and "body must be JSON" in raw.json()["error"]["message"]
+                     headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
+    assert raw.status_code == 400 and "not JSON" in raw.json()["error"]["message"]
