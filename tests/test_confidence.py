@@ -45,7 +45,7 @@ def test_passing_mentions_of_another_framework_do_not_make_a_paddle_question_for
     build_index(hash_settings, HashEmbedder())
     engine = Engine.open(hash_settings, HashEmbedder())
     # The tiny knowledge base covers TensorFlow only.
-    assert engine._main_subjects(engine.subjects_of("之前用torch时没问题，换成 TensorFlow 训练就卡住")) == {"TensorFlow"}
+    assert engine._main_subjects(engine.subjects_of("之前用torch时没问题，换成 TensorFlow 训练就报错")) == {"TensorFlow"}
     assert "PyTorch" in engine._main_subjects(engine.subjects_of("torch.cuda.is_available() returns False"))
 
 
