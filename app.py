@@ -36,9 +36,10 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Redirect
 from bot import feedback
 from bot.conversation import Conversation
 from bot.settings import Settings
+from bot.source_view import render_source
 from bot.ui import CSS, SAMPLE_LOG, THEME, WIDGET_CSS, make_ui
 from bot.web import (
-    MAX_BODY_BYTES, SecurityHeaders, WebSettings, history_messages, render_source, request_base,
+    MAX_BODY_BYTES, SecurityHeaders, WebSettings, history_messages, request_base,
 )
 
 __all__ = ["SAMPLE_LOG", "WebSettings", "build_app", "main", "open_engine"]
