@@ -37,6 +37,7 @@ from bot import feedback
 from bot.conversation import Conversation
 from bot.settings import Settings
 from bot.source_view import render_source
+from bot.reply import Contact
 from bot.ui import CSS, SAMPLE_LOG, THEME, WIDGET_CSS, make_ui
 from bot.web import (
     MAX_BODY_BYTES, SecurityHeaders, WebSettings, history_messages, request_base,
@@ -67,9 +68,11 @@ def open_engine(settings: Settings, *, progress: bool = True):
     return engine
 
 
-def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = None, *, progress: bool = True) -> FastAPI:
+def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = None, *, progress: bool = True,
+              contact: Contact | None = None) -> FastAPI:
     """UI + widget + source view + JSON API as one FastAPI app, not started."""
     web = web or WebSettings()
+    contact = contact or Contact()
     engine = engine if engine is not None else open_engine(settings, progress=progress)
     app = FastAPI(title="GPU troubleshooting assistant", docs_url=None, redoc_url=None,
                   openapi_url="/api/openapi.json")
@@ -173,8 +176,9 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     def widget_slash() -> RedirectResponse:
         return RedirectResponse(url=f"{web.root_path}/widget/", status_code=307)
 
-    widget = make_ui(engine, settings, web, compact=True)
-    full = make_ui(engine, settings, web, compact=False)
+    recorder = feedback.JsonlRecorder(settings.feedback_log)
+    widget = make_ui(engine, settings, web, compact=True, recorder=recorder, contact=contact)
+    full = make_ui(engine, settings, web, compact=False, recorder=recorder, contact=contact)
     for blocks in (widget, full):
         blocks.queue(default_concurrency_limit=4, max_size=64)
     app = gr.mount_gradio_app(app, widget, path="/widget", css=WIDGET_CSS, footer_links=[],
@@ -211,7 +215,9 @@ def main(argv: list[str] | None = None) -> int:
             os.environ, host=args.host, port=args.port, root_path=args.root_path, public_url=args.public_url,
             frame_ancestors=args.frame_ancestors, cors_origins=args.cors_origins, trusted_header=args.trusted_header,
         )
-        app = build_app(settings, web=web)
+        # Where "talk to a person" leads (a chat channel, a ticket form, a mailto: link).
+        contact = Contact(url=os.environ.get("BOT_CONTACT_URL", ""), label=os.environ.get("BOT_CONTACT_LABEL", ""))
+        app = build_app(settings, web=web, contact=contact)
     except Exception as exc:  # one line with the fix, not a traceback
         from bot.embed import EmbedderUnavailable
         from bot.index import IndexProblem
