@@ -172,7 +172,13 @@ html, body { overscroll-behavior: none; }
 #chat .options { max-width: 100%; justify-content: flex-start !important; margin-left: 0 !important; margin-right: auto !important; align-self: flex-start !important; }
 #question textarea { max-height: 30vh; overflow-y: auto !important; resize: none; }
 #question { min-width: 0 !important; }
-.bot-reasons { gap: 0.3rem; align-items: center; }
+/* The optional 👎 reason floats above the input: the layout (and Send) never moves. */
+.bot-reasons { position: fixed !important; left: 50%; transform: translateX(-50%); bottom: 72px; z-index: 30;
+  width: max-content !important; max-width: calc(100vw - 16px); flex-wrap: wrap !important; gap: 0.3rem !important;
+  align-items: center; background: var(--background-fill-primary); border: 1px solid var(--border-color-primary);
+  border-radius: 12px; padding: 6px 10px !important; box-shadow: 0 4px 16px rgba(0, 0, 0, 0.15); }
+.bot-reasons > * { flex: 0 1 auto !important; min-width: 0 !important; }
+.bot-reasons .bot-reason-label p { margin: 0; font-size: 0.85rem; font-weight: 600; }
 .bot-reasons .wrap { gap: 0.3rem !important; }
 .bot-reasons label { font-size: 0.82rem !important; padding: 0.15rem 0.5rem !important; }
 footer { display: none !important; }
@@ -631,8 +637,8 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
         reasons = [(t[r], r) for r in VOTE_REASONS]
         top = [gr.update(value=t["hint"] if compact else f"# {t['title']}\n{t['intro']}"),
                gr.update(value=t["person"]), gr.update(value=t["new_chat"])]
-        return (chat_value(state), state, gr.update(placeholder=t["placeholder"]),
-                gr.update(label=t["reason_label"], choices=reasons), *top, state.language)
+        return (chat_value(state), state, gr.update(placeholder=t["placeholder"]), gr.update(choices=reasons),
+                gr.update(value=t["reason_label"]), *top, state.language)
 
     with gr.Blocks(title=TITLE, fill_height=True, analytics_enabled=False) as blocks:
         state = gr.State(ChatState(), time_to_live=SESSION_TTL)
@@ -666,8 +672,9 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
             latex_delimiters=[],
         )
         with gr.Row(visible=False, elem_classes=["bot-reasons"]) as reason_row:
-            reasons = gr.Radio(choices=[(UI["en"][r], r) for r in VOTE_REASONS], label=UI["en"]["reason_label"],
-                               elem_id="vote-reason", container=False, show_label=True)
+            reason_label = gr.Markdown(UI["en"]["reason_label"], elem_classes=["bot-reason-label"])
+            reasons = gr.Radio(choices=[(UI["en"][r], r) for r in VOTE_REASONS], show_label=False,
+                               elem_id="vote-reason", container=False)
         box = gr.Textbox(
             placeholder=UI["en"]["placeholder"],
             show_label=False,
@@ -680,7 +687,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
 
         scroll_user = SCROLL_JS.replace("ROLE", "user")
         scroll_bot = SCROLL_JS.replace("ROLE", "bot")
-        box.submit(on_submit, [box, state], [box, chatbot, state], queue=False, show_progress="hidden").then(
+        box.submit(on_submit, [box, state], [box, chatbot, state], show_progress="hidden").then(
             None, js=scroll_user
         ).then(on_answer, [state], [chatbot, state, saved], show_progress="minimal").then(
             None, [saved], None, js=save_js
@@ -706,7 +713,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
         chatbot.clear(on_new_chat, [state], [box, chatbot, state, reason_row, saved], queue=False).then(
             None, [saved], None, js=save_js
         )
-        blocks.load(on_load, [saved], [chatbot, state, box, reasons, intro, person, new, language],
+        blocks.load(on_load, [saved], [chatbot, state, box, reasons, reason_label, intro, person, new, language],
                     js=load_js, queue=False).then(None, [language], None, js=AFTER_LOAD_JS)
     blocks.state_session_capacity = MAX_SESSIONS
     return blocks
