@@ -221,7 +221,7 @@ _REFERENCE = re.compile(r"^(?:详细|详情|更多|此外|另外|参考|具体�
                         re.IGNORECASE)
 _COMMAND = re.compile(
     r"^(?:export|unset|pip3?|python3?|conda|apt(?:-get)?|sudo|find|nvidia-smi|nvcc|ldconfig|ls|cat|echo|source|"
-    r"docker|cd|mkdir|wget|curl|which|git|paddle|ln|chmod|kill|ps|top|watch)\b|^[A-Z][A-Z0-9_]{2,}=\S"
+    r"docker|cd|mkdir|wget|curl|which|git|ln|chmod|kill|ps|top|watch)(?=\s|$)|^[A-Z][A-Z0-9_]{2,}=\S"
 )
 
 
@@ -574,7 +574,7 @@ def format_tentative(answer: Answer, meta: MetaLookup, base: str, *, limit: int,
     language = language or answer.language
     parts = _preamble(answer, language, limit, notes)
     reason = " ".join((answer.reason or "").split()) or text(language, "tentative_reason")
-    parts.append(f"**{text(language, 'may_not_apply')}:** {escape_inline(reason)}")
+    parts.append(f"⚠️ **{text(language, 'may_not_apply')}:** {escape_inline(reason)}")
     shown, options, listing = _option_list(answer.hits[:suggestions], meta, base, language, "suggestion")
     if listing:
         parts.append(text(language, "nearest") + "\n\n" + listing)
@@ -591,7 +591,7 @@ def format_none(answer: Answer, meta: MetaLookup, base: str, *, limit: int, lang
     """Nothing close: what the knowledge base covers, which details would help, where to ask a person."""
     language = language or answer.language
     parts = _preamble(answer, language, limit, notes)
-    parts.append(f"**{text(language, 'no_match_title')}**")
+    parts.append(f"❔ **{text(language, 'no_match_title')}**")
     if answer.reason:
         parts.append(escape_inline(" ".join(answer.reason.split())))
     parts.append(text(language, "covers"))
