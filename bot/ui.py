@@ -132,6 +132,14 @@ TITLE = "GPU 训练故障助手 · GPU Training Troubleshooter"
 
 CSS = """
 html, body { overscroll-behavior: none; }
+/* One column as tall as the window: the chat takes what the bar and the input leave, so a growing
+   input (bounded, it scrolls inside) shrinks the chat instead of pushing Send off-screen. */
+.gradio-container, .gradio-container > .main, .gradio-container .main > .wrap { height: 100dvh !important; min-height: 0 !important; }
+.gradio-container .main .contain, .gradio-container .fillable { display: flex !important; flex-direction: column !important;
+  height: 100% !important; min-height: 0 !important; }
+.gradio-container .fillable > .column, .gradio-container .fillable > div:has(#chat) { min-height: 0 !important; }
+#chat { flex: 1 1 0 !important; height: auto !important; min-height: 0 !important; max-height: none !important; }
+#chat > .wrapper { height: 100% !important; }
 .gradio-container { max-width: 1100px !important; }
 .bot-top { align-items: center; gap: 0.5rem; flex-wrap: nowrap !important; }
 .bot-top .bot-header { min-width: 0; }
@@ -162,7 +170,9 @@ html, body { overscroll-behavior: none; }
 /* Gradio's own clear icon sat on top of the first bubble; "New chat" does that job, and the remaining
    "copy conversation" icon gets a row of its own above the messages. */
 #chat .top-panel > button:first-child:not(:only-child) { display: none !important; }
-#chat .bubble-wrap { padding-top: 28px !important; }
+#chat > .wrapper { display: flex !important; flex-direction: column !important; }
+#chat .top-panel { position: static !important; align-self: flex-end; margin: 2px 4px 0 0; flex: 0 0 auto; }
+#chat .bubble-wrap { flex: 1 1 auto !important; min-height: 0 !important; }
 /* Bubbles never get wider than the chat: long code scrolls inside its block, long words wrap. */
 #chat .message-row { max-width: 100% !important; min-width: 0; }
 #chat .message-row.bot-row { margin-left: 0 !important; margin-right: 0 !important; }
@@ -660,8 +670,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
             examples=EXAMPLES,
             scale=1,
             # The chat scrolls inside; the input stays in view (dvh: phones' browser bars are not counted twice).
-            height="calc(100dvh - 118px)" if compact else "calc(100dvh - 168px)",
-            min_height=220 if compact else 300,
+            height="100%",
             sanitize_html=True,
             allow_tags=False,
             render_markdown=True,
