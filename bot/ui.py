@@ -679,6 +679,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
             autoscroll=False,  # SCROLL_JS shows the start of each answer (its summary), not its end
             layout="bubble",
             latex_delimiters=[],
+            group_consecutive_messages=False,  # "talk to a person" after an answer is its own bubble
         )
         with gr.Row(visible=False, elem_classes=["bot-reasons"]) as reason_row:
             reason_label = gr.Markdown(UI["en"]["reason_label"], elem_classes=["bot-reason-label"])

@@ -146,3 +146,12 @@ def test_session_memory_is_bounded(deps):
     assert all(int(k) < len(state.messages) for k in state.answers)
     assert len(snapshot(state)) < 600_000
     assert all(len(t.search) <= 8_001 for t in state.turns)
+
+
+def test_sessions_expire_and_are_capped_in_number(deps):
+    from bot.ui import MAX_SESSIONS, SESSION_TTL, make_ui
+
+    blocks = make_ui(deps.engine, deps.settings, deps.web, compact=True, recorder=deps.recorder, contact=deps.contact)
+    assert blocks.state_session_capacity == MAX_SESSIONS
+    states = [b for b in blocks.blocks.values() if b.__class__.__name__ == "State"]
+    assert states and all(s.time_to_live == SESSION_TTL for s in states)
