@@ -34,6 +34,9 @@ _SHORT_KEEP = {"tf", "nn", "op", "io", "ps", "dp", "mp", "cpu", "gpu", "oom", "n
 _STOP = {
     "the", "and", "for", "how", "what", "why", "with", "when", "this", "that", "does", "can", "not", "are", "was",
     "you", "use", "using", "from", "into", "after", "before", "about", "have", "has", "get", "got", "but",
+    # everyday words of error messages: they say nothing about which lines matter
+    "open", "find", "cannot", "shared", "object", "file", "failed", "fail", "such", "directory", "error", "found",
+    "please", "set", "issue", "command", "instance", "line", "call", "last", "most", "recent", "traceback",
 }
 
 
