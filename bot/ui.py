@@ -558,9 +558,11 @@ def restore(raw: Any, state: ChatState) -> ChatState:
 
 
 def feedback_values(state: ChatState) -> list[str | None]:
-    """The chatbot's thumbs as restored: one entry per message ("Like", "Dislike" or None)."""
+    """The chatbot's thumbs as restored: one entry per assistant message ("Like", "Dislike" or None)."""
     out: list[str | None] = []
-    for n in range(len(state.messages)):
+    for n, message in enumerate(state.messages):
+        if message.get("role") != "assistant":
+            continue
         info = state.answers.get(str(n))
         out.append({"up": "Like", "down": "Dislike"}.get(info.vote or "") if info else None)
     return out

@@ -416,11 +416,15 @@ def test_reload_keeps_the_conversation_copy_transcript_and_new_chat_clears(site,
         open_chat(page, site["app"] + "/widget/")
         first = ask(page, "训练时报错显存不足怎么办？", "来源")
         ask(page, "Loss becomes NaN after a few steps", "Source")
+        page.get_by_role("button", name=re.compile("^(Like|赞)$")).last.click()  # a vote is kept too
+        time.sleep(1.5)
+        likes = page.locator("#chat button[aria-label='赞'], #chat button[aria-label='Like']").count()
         page.reload(wait_until="load")
         page.wait_for_selector("#question textarea", timeout=60_000)
         page.wait_for_function("document.querySelectorAll('[data-testid=bot]').length === 2", timeout=30_000)
         assert page.locator("[data-testid=user]").first.inner_text().strip() == "训练时报错显存不足怎么办？"
         assert page.locator("[data-testid=bot]").first.inner_text()[:40] == first[:40]
+        assert page.locator("#chat button[aria-label='赞'], #chat button[aria-label='Like']").count() == likes == 1
         snap(page, shots / "widget_after_reload.png")
         # a follow-up after the reload still knows the conversation
         ask(page, "那显存呢？", "")
