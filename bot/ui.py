@@ -370,7 +370,8 @@ def _reply_for(deps: Deps, state: ChatState, message: str, base: str) -> tuple[R
     if label is not None:
         language = detect_language(message) if message.strip() else state.language
         return format_intent(label, "zh" if language == "zh" else "en", deps.contact), None
-    talk = Conversation(deps.engine, base_url=base, turns=list(state.turns))
+    extra = {"contact": deps.contact} if "contact" in {f.name for f in dataclasses.fields(Conversation)} else {}
+    talk = Conversation(deps.engine, base_url=base, turns=list(state.turns), **extra)
     return talk.respond(message), talk
 
 

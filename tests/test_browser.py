@@ -306,6 +306,21 @@ def test_layout_welcome_answer_and_first_screen(sized, shots):
     snap(page, shots / f"{name}_answer.png")
 
 
+def test_english_browser_gets_an_english_ui_and_lang(site, browser, shots):
+    context = browser.new_context(viewport={"width": 400, "height": 640}, locale="en-US")
+    page = context.new_page()
+    try:
+        open_chat(page, site["app"] + "/widget/")
+        assert page.evaluate("document.documentElement.lang") == "en"
+        assert page.locator("#talk-to-person").inner_text().strip() == "Talk to a person"
+        assert page.locator("#new-chat").inner_text().strip() == "New chat"
+        assert page.get_attribute("#question textarea", "placeholder") == "Ask a question or paste an error log…"
+        ask(page, "Out of GPU memory during training, what should I do?", "Source")
+        snap(page, shots / "widget_english_answer.png")
+    finally:
+        context.close()
+
+
 def test_long_paste_keeps_send_in_view_and_the_error_line_in_the_search(sized, shots, site):
     name, page = sized
     _, height, _ = SIZES[name]
