@@ -44,9 +44,19 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("-k", type=int, default=3, help="number of sections (default 3)")
     ask.add_argument("--json", action="store_true")
 
-    ev = add("eval", "retrieval metrics on a JSON-lines set")
-    ev.add_argument("file", type=Path)
+    ev = add("eval", "retrieval and confidence figures on JSON-lines sets, beside dense-only, BM25-only, no-meta")
+    ev.add_argument("file", type=Path, nargs="+")
     ev.add_argument("--json", action="store_true")
+    ev.add_argument("--no-baselines", action="store_true", help="only the product's figures (faster)")
+
+    cal = add("calibrate", "fit ranking weights, confidence model and tier thresholds from labelled sets")
+    cal.add_argument("files", type=Path, nargs="*",
+                     help="labelled JSON-lines sets with url per case (default: eval/*.jsonl)")
+    cal.add_argument("--max-near-confident", type=float, default=0.10,
+                     help="policy: share of out-of-scope questions allowed a confident answer (default 0.10)")
+    cal.add_argument("--max-inscope-none", type=float, default=0.02,
+                     help="policy: share of in-scope questions allowed to be shown as 'none' (default 0.02)")
+    cal.add_argument("--json", action="store_true")
 
     meta = add("meta", "bilingual metadata tools: check (what is missing or out of date), list (anchors)")
     meta.add_argument("action", choices=["check", "list"])
@@ -96,7 +106,8 @@ def cmd_ask(settings: Settings, args: argparse.Namespace) -> int:
         return 0
     if answer.signature:
         print(f"detected error: {answer.signature}")
-    print(("answer" if answer.answered else "no confident match; nearest sections") + f" (confidence {answer.confidence:.2f}):")
+    heading = {"answer": "answer", "tentative": "may not apply", "none": "no close match; nearest sections"}[answer.tier]
+    print(f"{heading} (confidence {answer.confidence:.2f})" + (f": {answer.reason}" if answer.reason else ":"))
     for n, hit in enumerate(answer.hits, 1):
         s = hit.section
         print(f"  {n}. {s.breadcrumb}\n     {s.source}:{s.start_line}-{s.end_line}  score {hit.score:.3f}")
@@ -104,10 +115,43 @@ def cmd_ask(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.evaluate import evaluate, format_table, read_cases
+    from bot.evaluate import evaluate, evaluate_with_baselines, format_table, read_cases
 
-    report = evaluate(_engine(settings), read_cases(args.file))
+    engine = _engine(settings)
+    cases = [case for path in args.file for case in read_cases(path)]
+    report = evaluate(engine, cases) if args.no_baselines else evaluate_with_baselines(engine, cases)
+    cal = engine.calibration
+    report["calibration"] = {"calibrated": cal.calibrated, "embedder": cal.embedder,
+                             "fitted_on": sorted(cal.fitted_on)}
+    notes = []
+    if not cal.calibrated:
+        notes.append(f"note: no calibration for embedder {cal.embedder!r}; the conservative default is used. "
+                     "Run: python -m bot calibrate")
+    fitted = {Path(p).resolve() for p in cal.fitted_on}
+    if any(p.resolve() in fitted for p in args.file):
+        notes.append("note: the confidence model was fitted on these cases, so tiers here are in-sample; "
+                     "`python -m bot calibrate` prints the cross-validated figures")
+    for note in notes:
+        print(note, file=sys.stderr)
     print(json.dumps(report, ensure_ascii=False) if args.json else format_table(report))
+    return 0
+
+
+def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.calibrate import calibrate, format_figures
+
+    files = list(args.files) or sorted(Path("eval").glob("*.jsonl"))
+    if not files:
+        raise FileNotFoundError("no labelled sets given and none in eval/*.jsonl; pass files: python -m bot calibrate FILE...")
+    for name, value in (("--max-near-confident", args.max_near_confident), ("--max-inscope-none", args.max_inscope_none)):
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"{name}={value} must be between 0 and 1")
+    cal = calibrate(_engine(settings), files, max_near_confident=args.max_near_confident,
+                    max_inscope_none=args.max_inscope_none)
+    from bot.calibration import calibration_path
+
+    print(json.dumps(cal.figures, ensure_ascii=False) if args.json else format_figures(cal))
+    print(f"saved {calibration_path(settings.index_dir, cal.embedder)}", file=sys.stderr)
     return 0
 
 
@@ -150,7 +194,8 @@ def _build_command(args: argparse.Namespace) -> str:
     return " ".join(parts + ["build"])
 
 
-COMMANDS = {"build": cmd_build, "ask": cmd_ask, "eval": cmd_eval, "meta": cmd_meta, "report": cmd_report}
+COMMANDS = {"build": cmd_build, "ask": cmd_ask, "eval": cmd_eval, "calibrate": cmd_calibrate, "meta": cmd_meta,
+            "report": cmd_report}
 
 
 def main(argv: list[str] | None = None) -> int:

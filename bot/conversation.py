@@ -37,13 +37,11 @@ from bot.reply import (
     format_no_match,
     text,
 )
-from bot.retrieve import Engine
+from bot.retrieve import Context, Engine
 from bot.tokenize import detect_language
 
 CLOSE_GAP = 0.3  # sections within this much of the best fused score (z-score units) are "close"
 CLARIFY_MAX_CHARS = 40  # only short, vague questions get a clarifying question
-RELEVANT_SHARE = 0.3  # related and "next" sections need at least this share of the best section's score
-FOLLOW_UP_POOL = 50  # sections ranked per search when a follow-up fuses two searches
 MAX_REPLAY_TURNS = 8  # user turns replayed from an API history
 
 _NOT_HELPFUL_EN = re.compile(
@@ -87,6 +85,7 @@ class Turn:
     signature: str = ""
     best: str = ""  # key of the section given as the answer, if any
     top_score: float = 0.0  # fused score of the best section of the search, to judge later candidates
+    subjects: tuple[str, ...] = ()  # what the conversation is about (framework, product, ...), for follow-ups
 
 
 def is_not_helpful(message: str) -> bool:
@@ -199,8 +198,8 @@ class Conversation:
         if last is not None and last.search and last.kind != "empty" and is_not_helpful(stripped):
             return self._next_candidates(stripped, last)
         if last is not None and last.search and is_follow_up(stripped):
-            return self._ask(message, search=f"{last.search}\n{stripped}", follow_up_of=last)
-        return self._ask(message, search=None, follow_up_of=None)
+            return self._ask(message, follow_up_of=last)
+        return self._ask(message, follow_up_of=None)
 
     @classmethod
     def replay(cls, engine: Engine, history: Iterable[str], **kwargs) -> Conversation:
@@ -212,51 +211,31 @@ class Conversation:
 
     # ------------------------------------------------------------ cases
 
-    def _ask(self, message: str, *, search: str | None, follow_up_of: Turn | None) -> Reply:
+    def _ask(self, message: str, *, follow_up_of: Turn | None) -> Reply:
         notes: list[str] = []
-        if follow_up_of is not None and search is not None:
-            answer = self._follow_up_answer(message, search, follow_up_of)
+        if follow_up_of is not None:
+            # The previous answer is not given again as the answer; the follow-up's own words move the ranking.
+            context = Context(previous=follow_up_of.search, subjects=frozenset(follow_up_of.subjects),
+                              skip=frozenset([follow_up_of.best]) if follow_up_of.best else frozenset(), follow_up=True)
+            answer = self.engine.ask(message, k=10, context=context)
             language = detect_language(message)
+            search = f"{follow_up_of.search}\n{answer.search_text}"
             notes.append("_" + text(language, "followup", previous=escape_inline(_clip(follow_up_of.question))) + "_")
         else:
             answer = self.engine.ask(message, k=10)
             language = answer.language
+            search = answer.search_text
         top = answer.hits[0].score if answer.hits else 0.0
-        answer = _replace(answer, hits=relevant(answer.hits, top))
+        answer = _replace(answer, hits=answer.hits[: answer.worth_showing])
         allow_clarify = follow_up_of is None and (self.last is None or self.last.kind != "clarify")
         reply = self._decide(answer, message, language, notes, allow_clarify=allow_clarify)
         reply.events.append(Event(
             "question", message[:2_000], language, tier=reply.tier, confidence=answer.confidence,
             cited=tuple(s.hit.section.key for s in reply.shown), signature=answer.signature,
         ))
-        self._remember(message, language, answer.search_text, reply, [], answer.signature, top_score=top)
+        self._remember(message, language, search, reply, [], answer.signature, top_score=top,
+                       subjects=answer.subjects)
         return reply
-
-    def _follow_up_answer(self, message: str, joined: str, previous: Turn) -> Answer:
-        """Rank by the follow-up alone plus the follow-up joined with the previous question.
-
-        The follow-up's own words ("多机", "TensorFlow") must move the ranking; the joined
-        text keeps the context. The previous answer is not given again as the answer.
-        """
-        alone = self.engine.ask(message, k=FOLLOW_UP_POOL)
-        together = self.engine.ask(joined, k=FOLLOW_UP_POOL)
-        first = {h.section.key: h.score for h in alone.hits}
-        second = {h.section.key: h for h in together.hits}
-        floor_1 = min(first.values(), default=0.0)
-        floor_2 = min((h.score for h in together.hits), default=0.0)
-        merged: list[Hit] = []
-        for hit in [*together.hits, *(h for h in alone.hits if h.section.key not in second)]:
-            score = first.get(hit.section.key, floor_1) + (second[hit.section.key].score if hit.section.key in second else floor_2)
-            merged.append(Hit(section=hit.section, score=score, dense=hit.dense, lexical=hit.lexical,
-                              matched_terms=together.hits[0].matched_terms if together.hits else hit.matched_terms))
-        merged.sort(key=lambda h: -h.score)
-        if len(merged) > 1 and merged[0].section.key == previous.best:
-            merged[0], merged[1] = merged[1], merged[0]
-        truncated = len(message) if len(message) > self._limit() else 0  # the user's text, not the joined one
-        return _replace(
-            together, hits=tuple(merged[:10]), tier="answer" if together.answered or alone.answered else together.tier,
-            confidence=max(together.confidence, alone.confidence), truncated_from=truncated,
-        )
 
     def _decide(self, answer: Answer, message: str, language: str, notes: list[str], *, allow_clarify: bool) -> Reply:
         limit = self._limit()
@@ -270,22 +249,25 @@ class Conversation:
         return format_answer(answer, self._meta, self.base_url, limit=limit, language=language, notes=notes)
 
     def _next_candidates(self, message: str, last: Turn) -> Reply:
+        """ "That didn't help": the next section that answers something, on the conversation's framework."""
         language = detect_language(message)
         event = Event("not_helpful", self._question_of(last), last.language, tier="answer" if last.answered else "",
                       cited=tuple(last.shown), signature=last.signature)
         excluded = list(dict.fromkeys([*last.excluded, *last.shown]))
-        answer = self.engine.ask(last.search, k=10, exclude=excluded)
-        answer = _replace(answer, hits=relevant(answer.hits, last.top_score, keep_first=False))
+        context = Context(previous=last.search, subjects=frozenset(last.subjects), skip=frozenset(excluded), retry=True)
+        answer = self.engine.ask(last.search, k=10, context=context)
+        answer = _replace(answer, hits=answer.hits[: answer.worth_showing], signature="", truncated_from=0)
         notes = [text(language, "not_helpful")]
-        if not answer.hits or not answer.answered:
+        if not answer.hits:
             reply = format_exhausted(language, [text(language, "sorry")])
+        elif answer.answered:
+            reply = format_answer(answer, self._meta, self.base_url, limit=self._limit(), language=language,
+                                  notes=notes, ask_more=True)
         else:
-            reply = format_answer(
-                _replace(answer, signature="", truncated_from=0), self._meta, self.base_url,
-                limit=self._limit(), language=language, notes=notes, ask_more=True,
-            )
+            reply = format_no_match(answer, self._meta, self.base_url, limit=self._limit(), language=language,
+                                    notes=[text(language, "sorry")])
         self._remember(message, language, last.search, reply, excluded, last.signature, question=last.question,
-                       top_score=last.top_score)
+                       top_score=last.top_score, subjects=last.subjects)
         reply.events.append(event)
         return reply
 
@@ -308,7 +290,8 @@ class Conversation:
         excluded = list(dict.fromkeys([*(last.excluded if last else []), *(last.shown if last else [])]))
         excluded = [k for k in excluded if k != key]
         self._remember(section.heading, language, search, reply, excluded, "",
-                       question=last.question if last else section.heading, top_score=last.top_score if last else 0.0)
+                       question=last.question if last else section.heading, top_score=last.top_score if last else 0.0,
+                       subjects=last.subjects if last else ())
         return reply
 
     # ------------------------------------------------------------ bookkeeping
@@ -317,7 +300,8 @@ class Conversation:
         return turn.question
 
     def _remember(self, message: str, language: str, search: str, reply: Reply, excluded: Sequence[str],
-                  signature: str, question: str | None = None, top_score: float = 0.0) -> None:
+                  signature: str, question: str | None = None, top_score: float = 0.0,
+                  subjects: Sequence[str] = ()) -> None:
         best = next((s.hit.section.key for s in reply.shown if s.role == "answer"), "")
         self.turns.append(Turn(
             question=question if question is not None else message[:2_000],
@@ -330,19 +314,8 @@ class Conversation:
             signature=signature,
             best=best,
             top_score=top_score,
+            subjects=tuple(subjects),
         ))
-
-
-def relevant(hits: Sequence[Hit], top_score: float, *, keep_first: bool = True) -> tuple[Hit, ...]:
-    """Hits worth showing next to (or after) a best section that scored ``top_score``.
-
-    Fused scores are relative (z-scores), so "worth showing" is a share of the best
-    score, not an absolute bar; the first hit of a fresh search is always kept.
-    """
-    if top_score <= 0:
-        return tuple(hits[:1]) if keep_first else ()
-    out = [h for n, h in enumerate(hits) if (keep_first and n == 0) or h.score >= RELEVANT_SHARE * top_score]
-    return tuple(out)
 
 
 def _replace(answer: Answer, **changes: object) -> Answer:

@@ -62,26 +62,34 @@ def _metrics(rows: list[dict]) -> dict:
         out["hit@3"] = sum(1 for x in ranks if x and x <= 3) / len(ranks)
         out["mrr@10"] = sum(1 / x for x in ranks if x and x <= 10) / len(ranks)
         out["false_abstain"] = sum(1 for r in answerable if not r["answered"]) / len(answerable)
+        out["none_in_scope"] = sum(1 for r in answerable if r["tier"] == "none") / len(answerable)
     if oos:
         out["abstain_oos"] = sum(1 for r in oos if not r["answered"]) / len(oos)
+        out["none_oos"] = sum(1 for r in oos if r["tier"] == "none") / len(oos)
     return {k: round(v, 4) if isinstance(v, float) else v for k, v in out.items()}
 
 
-def evaluate(engine: Engine, cases: list[Case], depth: int = EVAL_DEPTH) -> dict:
+def evaluate(engine: Engine, cases: list[Case], depth: int = EVAL_DEPTH, *, mode: str = "hybrid",
+             use_meta: bool = True) -> dict:
+    """Ask every case; per case the tier, whether it was answered, the reason and the ranked sections.
+
+    ``mode`` ("hybrid", "dense", "bm25") and ``use_meta`` give the baselines printed beside the product.
+    """
     rows = []
     out_cases = []
     for case in cases:
-        answer = engine.ask(case.query, k=max(depth, 10))
+        answer = engine.ask(case.query, k=max(depth, 10), mode=mode, use_meta=use_meta)
         hits = [
             {"source": h.section.source, "section": h.section.heading, "score": round(h.score, 4)}
             for h in answer.hits
         ]
         rank = _rank(hits, case.expect) if case.expect else None
-        rows.append({"kind": case.kind, "expect": case.expect, "rank": rank, "answered": answer.answered})
+        rows.append({"kind": case.kind, "expect": case.expect, "rank": rank, "answered": answer.answered,
+                     "tier": answer.tier})
         out_cases.append({
-            "query": case.query, "kind": case.kind, "answered": answer.answered,
-            "confidence": round(answer.confidence, 4), "rank": rank,
-            "signature": answer.signature or None, "hits": hits,
+            "query": case.query, "kind": case.kind, "tier": answer.tier, "answered": answer.answered,
+            "reason": answer.reason, "confidence": round(answer.confidence, 4), "rank": rank,
+            "signature": answer.signature or None, "subjects": list(answer.subjects), "hits": hits,
         })
     metrics = _metrics(rows)
     metrics["by_kind"] = {
@@ -90,23 +98,40 @@ def evaluate(engine: Engine, cases: list[Case], depth: int = EVAL_DEPTH) -> dict
     return {"metrics": metrics, "cases": out_cases}
 
 
+def evaluate_with_baselines(engine: Engine, cases: list[Case], depth: int = EVAL_DEPTH) -> dict:
+    """The product's report plus, on the same cases: without curated phrasings, dense only, BM25 only."""
+    report = evaluate(engine, cases, depth)
+    report["baselines"] = {
+        "no_meta": evaluate(engine, cases, depth, use_meta=False)["metrics"],
+        "dense_only": evaluate(engine, cases, depth, mode="dense")["metrics"],
+        "bm25_only": evaluate(engine, cases, depth, mode="bm25")["metrics"],
+    }
+    return report
+
+
+COLUMNS = ["n", "hit@1", "hit@3", "mrr@10", "false_abstain", "none_in_scope", "abstain_oos", "none_oos"]
+
+
+def _row(name: str, m: dict) -> str:
+    return f"{name:<12}" + "".join(f"{m[c]:>14}" if c in m else f"{'-':>14}" for c in COLUMNS)
+
+
 def format_table(report: dict) -> str:
-    columns = ["n", "hit@1", "hit@3", "mrr@10", "false_abstain", "abstain_oos"]
-    lines = [f"{'kind':<8}" + "".join(f"{c:>14}" for c in columns)]
-
-    def row(name: str, m: dict) -> str:
-        return f"{name:<8}" + "".join(f"{m[c]:>14}" if c in m else f"{'-':>14}" for c in columns)
-
-    lines.append(row("all", report["metrics"]))
+    lines = [f"{'kind':<12}" + "".join(f"{c:>14}" for c in COLUMNS)]
+    lines.append(_row("all", report["metrics"]))
     for kind, m in report["metrics"]["by_kind"].items():
-        lines.append(row(kind, m))
+        lines.append(_row(kind, m))
+    if report.get("baselines"):
+        lines.append("\nsame cases, other rankings (ranking figures; confidence as the product):")
+        for name, m in report["baselines"].items():
+            lines.append(_row(name, m))
     misses = [c for c in report["cases"] if (c["rank"] != 1 and c["kind"] != "oos") or (c["kind"] == "oos" and c["answered"])]
     if misses:
         lines.append("\nmisses:")
         for c in misses:
             top = c["hits"][0] if c["hits"] else {"source": "-", "section": "-"}
             lines.append(
-                f"  [{c['kind']}] rank={c['rank']} answered={c['answered']} conf={c['confidence']} "
+                f"  [{c['kind']}] rank={c['rank']} tier={c['tier']} conf={c['confidence']} "
                 f"{c['query'][:60]!r} -> {top['source'][:3]} {top['section'][:40]}"
             )
     return "\n".join(lines)

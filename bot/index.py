@@ -102,6 +102,10 @@ class KnowledgeIndex:
         return np.fromiter((k.language == "zh" for k in self.keys), dtype=bool, count=len(self.keys))
 
     @cached_property
+    def key_is_meta(self) -> np.ndarray:
+        return np.fromiter((k.kind == "meta" for k in self.keys), dtype=bool, count=len(self.keys))
+
+    @cached_property
     def background_is_zh(self) -> np.ndarray:
         is_zh = np.array([detect_language(q) == "zh" for q in background_questions()], dtype=bool)
         if len(is_zh) != len(self.background):  # the shipped file changed since the build

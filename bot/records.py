@@ -97,6 +97,7 @@ class Answer:
     reason: str = ""  # one line in ``language`` saying why the tier is not "answer" (empty for an answer)
     subjects: tuple[str, ...] = ()  # what the question is specifically about (frameworks, products, ...)
     uncovered: tuple[str, ...] = ()  # those subjects the first hit does not cover
+    worth_showing: int = 1  # leading hits close enough to the first to show beside it (decided by the engine)
 
     @property
     def answered(self) -> bool:

@@ -572,9 +572,9 @@ def format_tentative(answer: Answer, meta: MetaLookup, base: str, *, limit: int,
                      notes: Iterable[str] = (), suggestions: int = 3) -> Reply:
     """The closest sections, clearly marked as possibly not applying, with the reason in one line."""
     language = language or answer.language
-    parts = _preamble(answer, language, limit, notes)
     reason = " ".join((answer.reason or "").split()) or text(language, "tentative_reason")
-    parts.append(f"⚠️ **{text(language, 'may_not_apply')}:** {escape_inline(reason)}")
+    parts = [f"⚠️ **{text(language, 'may_not_apply')}:** {escape_inline(reason)}"]  # how sure, first
+    parts.extend(_preamble(answer, language, limit, notes))
     shown, options, listing = _option_list(answer.hits[:suggestions], meta, base, language, "suggestion")
     if listing:
         parts.append(text(language, "nearest") + "\n\n" + listing)
@@ -590,9 +590,9 @@ def format_none(answer: Answer, meta: MetaLookup, base: str, *, limit: int, lang
                 notes: Iterable[str] = (), contact: Contact | None = None, suggestions: int = 3) -> Reply:
     """Nothing close: what the knowledge base covers, which details would help, where to ask a person."""
     language = language or answer.language
-    parts = _preamble(answer, language, limit, notes)
-    parts.append(f"❔ **{text(language, 'no_match_title')}**")
-    if answer.reason:
+    parts = [f"ℹ️ **{text(language, 'no_match_title')}**"]
+    parts.extend(_preamble(answer, language, limit, notes))
+    if answer.reason and answer.uncovered:  # a specific reason ("No document here covers Jetson"), not a generic one
         parts.append(escape_inline(" ".join(answer.reason.split())))
     parts.append(text(language, "covers"))
     parts.append(text(language, "ask_more"))

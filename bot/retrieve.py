@@ -1,74 +1,99 @@
-"""Question or pasted log -> distinct cited sections, best first, or an honest abstention.
+"""Question or pasted log -> distinct cited sections, best first, with a tier and its reason.
 
-Two rankings are fused per section:
+Ranking, per section: z(dense) + w_lex z(BM25) + w_subj (share of the question's subjects
+the section covers), where
 
-- dense: the best cosine between the query and any key of the section (body
-  chunks, the heading, curated phrasings and English titles);
-- lexical: BM25 over section text, with a tokenizer that keeps error strings whole.
+- dense is the best cosine between the query and any key of the section (body chunks,
+  the heading, curated phrasings and English titles);
+- BM25 runs over section text with a tokenizer that keeps error strings whole;
+- subjects are what the question is specifically about (PyTorch, Jetson, PaddleOCR, …,
+  :mod:`bot.subjects`).
 
-Whether to answer is decided by contrast, not by a raw-cosine cut (e5 scores of
-off-topic questions are as high as real ones): the query is compared with the
-knowledge base *and* with a shipped set of off-topic questions
-(``bot/data/background.txt``); the margin between the two, plus lexical evidence,
-is turned into a confidence in 0..1.
+Confidence is a calibrated probability (:mod:`bot.calibration`) from a few features:
+the margin of the best match over a shipped set of off-topic questions
+(``bot/data/background.txt``; e5 scores off-topic questions as high as real ones, so no
+raw-cosine cut works), how much of the question the knowledge base and the best section
+know, and which of its subjects no section or not the best one covers. The tier —
+answer, tentative, none — follows from thresholds fitted by ``python -m bot calibrate``.
+Follow-ups and "that didn't help" are ranked here too (:class:`Context`); the conversation
+only phrases the result.
 """
 
 from __future__ import annotations
 
-import math
 import re
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterable
 
 import numpy as np
 
+from bot.calibration import Calibration, load_for
 from bot.embed import Embedder, make_embedder
-from bot.index import IndexProblem, KnowledgeIndex, build_index, load_index
+from bot.index import IndexProblem, KnowledgeIndex, build_index, load_index, section_documents
 from bot.meta import SectionMeta
+from bot.parse import FIX_FIELDS
+from bot.reasons import reason
 from bot.records import Answer, Hit, Section
 from bot.settings import Settings
 from bot.signature import extract_signature, looks_like_log
+from bot.subjects import Lexicon, section_coverage
 from bot.tokenize import detect_language, tokenize, warm_up
 
 DENSE_CANDIDATES = 400  # nearest keys looked at per query
 QUERY_CACHE_SIZE = 1024
-# Fusion: z-scored dense + LEXICAL_WEIGHT x z-scored BM25. Hit@1 was flat for
-# weights 0.2-1.0 on our calibration set, so the middle of that plateau is used;
-# rank fusion (RRF) lost to it because it throws away how far ahead the best match is.
-LEXICAL_WEIGHT = 0.5
-# Abstention, calibrated on tests/data/calibration.jsonl (our own in-scope and
-# off-topic questions, not the dev set): in-scope questions sit at a dense margin
-# (best KB key minus best off-topic key of the same language) of >= +0.025 with
-# most of their tokens known to the KB; off-topic ones at <= +0.010 and <= 60 %.
-MARGIN_CENTER = 0.0175
-MARGIN_SCALE = 0.0075
-COVERAGE_CENTER = 0.6
-COVERAGE_WEIGHT = 2.0
+# Head of a cut input kept for what the user typed; the rest of the budget keeps the log's tail (the error).
+HEAD_SHARE = 0.2
+# Frameworks, operating systems and devices: a fix for another one does not carry over, so a
+# question naming one the cited section does not cover is never a confident answer.
+HARD_CATEGORIES = ("framework", "hardware")
+MAJOR_CATEGORIES = ("framework", "hardware", "product")
+# Sections shown beside the best one need this share of its fused score (fused scores are relative z-scores).
+RELEVANT_SHARE = 0.3
+CATEGORY_ORDER = ("framework", "hardware", "os", "product", "tool", "feature", "library", "error")
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _QUANTITY = re.compile(r"^\d[\d.]*[a-z]{0,3}$")
 _CJK_LINE = re.compile(r"[\u4e00-\u9fff]{2,}")
+_FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?^ {0,3}\1[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
 def sanitize(text: str, limit: int) -> tuple[str, int]:
     """Make user text safe to process: valid Unicode, no control characters, at most ``limit`` chars.
 
-    Returns the text and its original length when it had to be cut (else 0).
+    Returns the text and its original length when it had to be cut (else 0). A cut keeps
+    the first lines (what the user typed above a paste) and the tail (where a traceback's
+    error is), joined by a line saying what was left out.
 
     >>> sanitize("a\\x00b\\ud800c", 10)
     ('a b\\ufffdc', 0)
-    >>> sanitize("x" * 12, 10)
-    ('xxxxxxxxxx', 12)
+    >>> cut, total = sanitize("why?\\n" + "noise\\n" * 50 + "Error: boom", 40)
+    >>> cut.splitlines()[0], cut.splitlines()[-1], total, len(cut) <= 40
+    ('why?', 'Error: boom', 316, True)
     """
     if not isinstance(text, str):
         text = str(text)
     original = len(text)
-    text = text[:limit]
+    if original > limit:
+        text = _head_and_tail(text, limit)
     # Lone surrogates (from broken clipboards or JSON) become U+FFFD instead of crashing encoders.
     text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     text = _CONTROL.sub(" ", text)
     return text, (original if original > limit else 0)
+
+
+def _head_and_tail(text: str, limit: int) -> str:
+    marker = "\n…\n"
+    budget = max(limit - len(marker), 0)
+    head = text[: int(budget * HEAD_SHARE)]
+    if "\n" in head:  # whole lines only
+        head = head[: head.rindex("\n")]
+    tail = text[len(text) - (budget - len(head)) :] if budget > len(head) else ""
+    if "\n" in tail[:-1]:
+        tail = tail[tail.index("\n") + 1 :]
+    return (head + marker + tail)[:limit]
 
 
 def _zscore(values: np.ndarray) -> np.ndarray:
@@ -78,16 +103,50 @@ def _zscore(values: np.ndarray) -> np.ndarray:
     return ((values - values.mean()) / spread).astype(np.float32)
 
 
-class Engine:
-    """The retrieval engine over one loaded index."""
+@dataclass(frozen=True)
+class Context:
+    """What the conversation so far tells the engine about the next message.
 
-    def __init__(self, index: KnowledgeIndex, embedder: Embedder, settings: Settings) -> None:
+    ``follow_up``: the message only makes sense with ``previous`` ("那多机呢？");
+    ``retry``: the user said the last answer did not help — search ``previous`` again,
+    skip ``skip``, and offer only sections that answer something (never a code step);
+    ``subjects``: what the conversation is about (its framework stays unless the user names another).
+    """
+
+    previous: str = ""
+    subjects: frozenset[str] = frozenset()
+    skip: frozenset[str] = frozenset()
+    follow_up: bool = False
+    retry: bool = False
+
+
+@dataclass
+class _Scores:
+    """Per-section evidence for one search text."""
+
+    query_vector: np.ndarray
+    dense: np.ndarray
+    lexical: np.ndarray
+    matched: list[str]
+    coverage: float
+    best_by_language: dict[bool, float]
+    tokens: list[str]
+
+
+class Engine:
+    """The retrieval engine over one loaded index: ranking, confidence and tier are decided here only."""
+
+    def __init__(self, index: KnowledgeIndex, embedder: Embedder, settings: Settings,
+                 calibration: Calibration | None = None) -> None:
         self.index = index
         self.embedder = embedder
         self.settings = settings
+        self.calibration = calibration or load_for(settings.index_dir, embedder.id)
+        self.lexicon = Lexicon.load()
         self._by_key = {s.key: n for n, s in enumerate(index.sections)}
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_lock = threading.Lock()
+        self._section_tokens: dict[int, frozenset[str]] = {}
 
     @classmethod
     def open(
@@ -118,56 +177,238 @@ class Engine:
     def meta(self, key: str) -> SectionMeta | None:
         return self.index.meta.get(key)
 
+    @cached_property
+    def coverage(self) -> list[frozenset[str]]:
+        """Per section, the subjects it covers (its own text, not curated phrasings)."""
+        return section_coverage(self.lexicon, [(s.source, " ".join(s.path) + "\n" + s.text) for s in self.sections])
+
+    @cached_property
+    def covered_anywhere(self) -> frozenset[str]:
+        return frozenset().union(*self.coverage) if self.coverage else frozenset()
+
+    @cached_property
+    def _cover_matrix(self) -> tuple[dict[str, int], np.ndarray]:
+        names = sorted(self.covered_anywhere)
+        row = {name: n for n, name in enumerate(names)}
+        matrix = np.zeros((len(names), len(self.sections)), dtype=np.float32)
+        for col, covered in enumerate(self.coverage):
+            for name in covered:
+                matrix[row[name], col] = 1.0
+        return row, matrix
+
+    @cached_property
+    def answer_bearing(self) -> np.ndarray:
+        """Sections that answer something on their own: FAQ entries, prose — not a bare code step."""
+        return np.array([_answers_something(s) for s in self.sections], dtype=bool)
+
+    def frameworks(self, subjects: Iterable[str]) -> frozenset[str]:
+        return frozenset(s for s in subjects if self.lexicon.category(s) == "framework")
+
+    def subjects_of(self, text: str) -> frozenset[str]:
+        return frozenset(self.lexicon.find(text))
+
     # ------------------------------------------------------------ asking
 
-    def ask(self, text: str, *, k: int = 10, exclude: Iterable[str] = ()) -> Answer:
-        """Answer one question or pasted log with up to ``k`` distinct sections."""
+    def ask(self, text: str, *, k: int = 10, context: Context | None = None, mode: str = "hybrid",
+            use_meta: bool = True, exclude: Iterable[str] = ()) -> Answer:
+        """Answer one question or pasted log: up to ``k`` distinct sections, a tier and its reason.
+
+        ``mode`` "dense" or "bm25" ranks by one kind of evidence only and ``use_meta=False``
+        ignores curated phrasings (baselines for ``bot eval``); the product uses the defaults.
+        """
+        context = context or Context()
         text, truncated_from = sanitize(text, self.settings.max_input_chars)
         language = detect_language(text)
-        if not text.strip():
-            return Answer(query=text, language=language, tier="none", hits=(), truncated_from=truncated_from)
+        if not _has_words(text):
+            return Answer(query=text, language=language, tier="none", hits=(), truncated_from=truncated_from,
+                          reason=reason(language, "empty"))
+        signature, search_text = self._search_text(text)
+        subjects = self._main_subjects(self.subjects_of(text))
+        if context.follow_up or context.retry:
+            # The conversation's framework stays unless this message names another one.
+            carried = context.subjects if not self.frameworks(subjects) else context.subjects - self.frameworks(context.subjects)
+            subjects = subjects | carried
+        cal = self.calibration
 
-        signature = ""
-        search_text = text.strip()
-        if looks_like_log(text):
-            sig = extract_signature(text)
-            signature = sig.headline
-            # The user's own words around a paste (usually Chinese) say what they ask.
-            asked = [line.strip() for line in text.splitlines()[:50] if _CJK_LINE.search(line) and len(line) < 300]
-            search_text = "\n".join([sig.search_text(), *asked[:3]]).strip() or search_text
+        scores = self._scores(search_text, use_meta)
+        fused = self._rank(scores, subjects, mode)
+        title = _title(text) if not context.follow_up else ""
+        if title and cal.title_weight and mode == "hybrid":
+            # The first line of a long post says what it is about; the body dilutes it.
+            fused = fused + cal.title_weight * self._rank(self._scores(title, use_meta), frozenset(), mode, subject=False)
+        probability_of = [scores]
+        if context.follow_up and context.previous:
+            joined = self._scores(f"{context.previous}\n{search_text}", use_meta)
+            fused = fused + self._rank(joined, subjects, mode)
+            probability_of.append(joined)
 
-        query_vector = self._embed_query(search_text)
-        dense, best_by_language = self._dense_scores(query_vector)
-        lexical, matched, coverage = self._lexical_scores(search_text)
-        fused = self._fuse(dense, lexical)
-        confidence = self._confidence(query_vector, best_by_language, coverage)
+        allowed = np.ones(len(self.sections), dtype=bool)
+        for key in (*context.skip, *exclude):
+            n = self._by_key.get(key)
+            if n is not None:
+                allowed[n] = False
+        if context.retry:
+            allowed &= self.answer_bearing
+            wanted = self.frameworks(subjects)
+            if wanted:  # after a TensorFlow answer, never a Paddle-only section
+                allowed &= np.array([not (self.frameworks(c)) or bool(self.frameworks(c) & wanted)
+                                     for c in self.coverage], dtype=bool)
+        if not len(fused) or not allowed.any():
+            return Answer(query=text, language=language, tier="none", hits=(), signature=signature,
+                          search_text=search_text, truncated_from=truncated_from, subjects=tuple(sorted(subjects)),
+                          reason=reason(language, "retry_none" if context.retry else "nothing"))
+        masked = np.where(allowed, fused, -np.inf)
+        head = np.argsort(-masked, kind="stable")[:k]
+        order = [int(n) for n in head if allowed[n]]
+        top = order[0]
 
-        excluded = set(exclude)
-        # Only the head of the ranking is turned into records: a large base has tens of thousands of sections.
-        head = np.argsort(-fused, kind="stable")[: k + len(excluded)]
-        order = [n for n in head if self.index.sections[n].key not in excluded]
+        features = [self.features(s, top, subjects, text) for s in probability_of]
+        probability = max(cal.probability(f) for f in features)
+        uncovered = self._uncovered(subjects, top)
+        tier = cal.tier(probability, hard_uncovered=self.hard_uncovered(uncovered),
+                        margin=max(f["margin"] for f in features))
+        if context.retry and tier == "none":
+            tier = "tentative"  # the user asked for the next candidate: show it, marked as doubtful
         hits = tuple(
-            Hit(
-                section=self.index.sections[n],
-                score=float(fused[n]),
-                dense=float(dense[n]),
-                lexical=float(lexical[n]),
-                matched_terms=tuple(matched[:12]),
-            )
-            for n in order[:k]
+            Hit(section=self.sections[n], score=float(fused[n]), dense=float(scores.dense[n]),
+                lexical=float(scores.lexical[n]), matched_terms=tuple(self._terms_in(scores.matched, n)))
+            for n in order
         )
+        best = hits[0].score
+        worth = 1 + sum(1 for h in hits[1:] if best > 0 and h.score >= RELEVANT_SHARE * best)
         return Answer(
-            query=text,
-            language=language,
-            tier=("answer" if confidence >= self.settings.min_confidence else "tentative") if hits else "none",
-            hits=hits,
-            signature=signature,
-            search_text=search_text,
-            truncated_from=truncated_from,
-            confidence=confidence,
+            query=text, language=language, tier=tier, hits=hits, signature=signature, search_text=search_text,
+            truncated_from=truncated_from, confidence=probability, worth_showing=worth,
+            reason="" if tier == "answer" else self._reason(language, tier, top, uncovered),
+            subjects=tuple(sorted(subjects)), uncovered=tuple(uncovered),
         )
 
-    # ------------------------------------------------------------ scoring
+    # ------------------------------------------------------------ evidence
+
+    def _search_text(self, text: str) -> tuple[str, str]:
+        """(error signature or "", what to search): for a pasted log, its error lines and the user's own words."""
+        if not looks_like_log(text):
+            return "", text.strip()
+        sig = extract_signature(text)
+        # The user's own words around a paste (usually Chinese) say what they ask.
+        asked = [line.strip() for line in text.splitlines()[:50] if _CJK_LINE.search(line) and len(line) < 300]
+        return sig.headline, ("\n".join([sig.search_text(), *asked[:3]]).strip() or text.strip())
+
+    def _scores(self, search_text: str, use_meta: bool = True) -> _Scores:
+        query_vector = self._embed_query(search_text)
+        dense, best_by_language = self._dense_scores(query_vector, use_meta)
+        lexical, matched, coverage, tokens = self._lexical_scores(search_text, use_meta)
+        return _Scores(query_vector, dense, lexical, matched, coverage, best_by_language, tokens)
+
+    def _rank(self, scores: _Scores, subjects: frozenset[str], mode: str, subject: bool = True) -> np.ndarray:
+        """z(dense) + w_lex z(bm25) + w_subj (share of the question's subjects the section covers)."""
+        cal = self.calibration
+        if mode == "dense":
+            return _zscore(scores.dense)
+        if mode == "bm25":
+            return _zscore(scores.lexical)
+        if mode != "hybrid":
+            raise ValueError(f"mode must be 'hybrid', 'dense' or 'bm25', not {mode!r}")
+        fused = _zscore(scores.dense) + cal.lexical_weight * _zscore(scores.lexical)
+        return fused + cal.subject_weight * self.subject_share(subjects) if subject else fused
+
+    def subject_share(self, subjects: Iterable[str]) -> np.ndarray:
+        row, matrix = self._cover_matrix
+        rows = [row[s] for s in subjects if s in row]
+        n = len(set(subjects))
+        if not rows or not n:
+            return np.zeros(len(self.sections), dtype=np.float32)
+        return matrix[rows].sum(axis=0) / n
+
+    def features(self, scores: _Scores, top: int, subjects: frozenset[str], text: str) -> dict[str, float]:
+        """The confidence model's inputs (see :data:`bot.calibration.FEATURES`)."""
+        covered = self.coverage[top] if self.coverage else frozenset()
+        subjects = self._main_subjects(subjects)
+        foreign = [s for s in subjects if s not in self.covered_anywhere]
+        major = [s for s in foreign if self.lexicon.category(s) in MAJOR_CATEGORIES]
+        elsewhere = [s for s in subjects if s in self.covered_anywhere and s not in covered]
+        specific = [t for t in scores.tokens if len(t) > 1 and not _QUANTITY.match(t)]
+        section_tokens = self._tokens_of(top)
+        overlap = sum(1 for t in specific if t in section_tokens) / len(specific) if specific else 0.0
+        return {
+            "margin": self._margin(scores),
+            "coverage": scores.coverage,
+            "top_overlap": overlap,
+            "foreign_major": float(min(len(major), 3)),
+            "foreign_minor": float(min(len(foreign) - len(major), 3)),
+            "uncovered_top": float(min(len(elsewhere), 3)),
+            "dense_top": float(scores.dense[top]),
+            "is_log": 1.0 if looks_like_log(text) else 0.0,
+        }
+
+    def hard_uncovered(self, uncovered: Iterable[str]) -> bool:
+        return any(self.lexicon.category(s) in HARD_CATEGORIES for s in uncovered)
+
+    def _main_subjects(self, subjects: Iterable[str]) -> frozenset[str]:
+        """Drop frameworks named in passing: "之前用torch时…" in a Paddle question is not about PyTorch.
+
+        When the question names a framework the knowledge base covers, the other frameworks it
+        names are comparisons or history, not what it asks about.
+        """
+        subjects = frozenset(subjects)
+        named = self.frameworks(subjects)
+        if named & self.covered_anywhere:
+            subjects = subjects - (named - self.covered_anywhere)
+        return subjects
+
+    def _uncovered(self, subjects: frozenset[str], top: int) -> list[str]:
+        covered = self.coverage[top] if self.coverage else frozenset()
+        missing = [s for s in self._main_subjects(subjects) if s not in covered]
+        rank = {c: n for n, c in enumerate(CATEGORY_ORDER)}
+        return sorted(missing, key=lambda s: (rank.get(self.lexicon.category(s), 99), s))
+
+    def _reason(self, language: str, tier: str, top: int, uncovered: list[str]) -> str:
+        closest = self._label(self.sections[top], language)
+        # Implied parents (PaddlePaddle for PaddleOCR) are named through their child.
+        implied = {i for s in uncovered for i in self.lexicon.subjects[s].implies}
+        uncovered = [s for s in uncovered if s not in implied]
+        foreign = [s for s in uncovered if s not in self.covered_anywhere]
+        if foreign:
+            return reason(language, "uncovered", subjects=foreign[:3], closest=closest)
+        if uncovered:
+            return reason(language, "uncovered_top", subjects=uncovered[:3], closest=closest)
+        return reason(language, "nothing" if tier == "none" else "weak", closest=closest)
+
+    def _label(self, section: Section, language: str) -> str:
+        meta = self.meta(section.key)
+        if language != "zh" and meta is not None and meta.title_en.strip():
+            return meta.title_en.strip()
+        label = re.sub(r"^`?已审核`?\s*(?:\d+\s*[.、．]\s*)?", "", section.heading)
+        label = re.sub(r"^\d+\s*[.、．]\s*(?=问题)", "", label)
+        return re.sub(r"^问题\s*[:：]\s*", "", label).strip() or section.heading
+
+    def _tokens_of(self, n: int) -> frozenset[str]:
+        tokens = self._section_tokens.get(n)
+        if tokens is None:
+            section = self.sections[n]
+            tokens = frozenset(tokenize(section_documents(section, self.meta(section.key))[:20_000]))
+            self._section_tokens[n] = tokens
+        return tokens
+
+    def _terms_in(self, matched: list[str], n: int) -> list[str]:
+        """The matched query terms that occur in this section (highlighting is per section)."""
+        tokens = self._tokens_of(n)
+        return [t for t in matched if t in tokens][:12]
+
+    def _margin(self, scores: _Scores) -> float:
+        """Best KB match minus the best off-topic question *in that match's language*.
+
+        Matching across languages costs e5 about 0.06 of cosine, so an English question on
+        Chinese-only documents would otherwise lose to any English off-topic question.
+        """
+        background = self.index.background
+        if not scores.best_by_language or not len(background):
+            return -1.0
+        match_is_zh = max(scores.best_by_language, key=scores.best_by_language.get)
+        same_language = background[self.index.background_is_zh == match_is_zh]
+        if not len(same_language):
+            same_language = background
+        return scores.best_by_language[match_is_zh] - float((same_language @ scores.query_vector).max())
 
     def _embed_query(self, search_text: str) -> np.ndarray:
         """Query vector, remembered for repeated questions (clicked examples, suggestions, retries)."""
@@ -183,7 +424,7 @@ class Engine:
                 self._query_cache.popitem(last=False)
         return vector
 
-    def _dense_scores(self, query_vector: np.ndarray) -> tuple[np.ndarray, dict[bool, float]]:
+    def _dense_scores(self, query_vector: np.ndarray, use_meta: bool = True) -> tuple[np.ndarray, dict[bool, float]]:
         """Per section, the best cosine between the query and any of its keys;
         and the best cosine among Chinese keys (True) and among the other keys (False)."""
         n_sections = len(self.index.sections)
@@ -194,9 +435,10 @@ class Engine:
         sims, rows = self.index.dense.search(query_vector[None, :], top)
         owners = self.index.key_sections
         key_is_zh = self.index.key_is_zh
+        is_meta = None if use_meta else self.index.key_is_meta
         best_by_language: dict[bool, float] = {}
         for sim, row in zip(sims[0], rows[0]):
-            if row < 0:
+            if row < 0 or (is_meta is not None and is_meta[row]):
                 continue
             owner = owners[row]
             if sim > scores[owner]:
@@ -210,44 +452,58 @@ class Engine:
         scores[scores < -0.5] = floor  # sections with no key among the candidates
         return scores, best_by_language
 
-    def _lexical_scores(self, search_text: str) -> tuple[np.ndarray, list[str], float]:
-        """BM25 per section, the query tokens the KB knows, and their share of all query tokens."""
+    def _lexical_scores(self, search_text: str, use_meta: bool = True) -> tuple[np.ndarray, list[str], float, list[str]]:
+        """BM25 per section, the query tokens the KB knows, their share of all query tokens, and all tokens."""
         tokens = list(dict.fromkeys(tokenize(search_text[:5_000])))
-        vocab = self.index.bm25.vocab_dict
+        bm25 = self.index.bm25 if use_meta else self._plain_bm25
+        vocab = bm25.vocab_dict
         known = [t for t in tokens if t in vocab]
         # Sizes and counts ("1024", "1.5gb") say nothing about the topic.
         worded = [t for t in tokens if not _QUANTITY.match(t)]
         coverage = sum(1 for t in worded if t in vocab) / len(worded) if worded else 0.0
         if not known:
-            return np.zeros(len(self.index.sections), dtype=np.float32), [], coverage
-        return np.asarray(self.index.bm25.get_scores(known), dtype=np.float32), known, coverage
+            return np.zeros(len(self.index.sections), dtype=np.float32), [], coverage, tokens
+        return np.asarray(bm25.get_scores(known), dtype=np.float32), known, coverage, tokens
+
+    @cached_property
+    def _plain_bm25(self):
+        """BM25 without curated metadata, built on demand for the evaluation's "no meta" figures."""
+        import bm25s
+
+        bm25 = bm25s.BM25()
+        corpus = [tokenize(section_documents(s, None)) or ["\u2205"] for s in self.sections]
+        bm25.index(corpus or [["\u2205"]], show_progress=False)
+        return bm25
 
     @staticmethod
-    def _fuse(dense: np.ndarray, lexical: np.ndarray) -> np.ndarray:
-        """z(dense) + LEXICAL_WEIGHT * z(lexical), per section.
+    def _fuse(dense: np.ndarray, lexical: np.ndarray, lexical_weight: float = 0.5) -> np.ndarray:
+        """z(dense) + lexical_weight * z(lexical), per section.
 
         >>> Engine._fuse(np.array([0.9, 0.8, 0.7]), np.array([0.0, 0.0, 9.0])).round(2)
         array([ 0.87, -0.35, -0.52], dtype=float32)
         """
-        return _zscore(dense) + LEXICAL_WEIGHT * _zscore(lexical)
+        return _zscore(dense) + lexical_weight * _zscore(lexical)
 
-    def _confidence(self, query_vector: np.ndarray, best_by_language: dict[bool, float], coverage: float) -> float:
-        """Calibrated 0..1: is the question closer to the KB than to everyday off-topic questions?
 
-        The best KB match is contrasted with the off-topic questions *in that match's
-        language*. Matching across languages costs e5 about 0.06 of cosine (measured:
-        curated English vs Chinese phrasings against the same Chinese sections), so an
-        English question on Chinese-only documents would otherwise lose to any English
-        off-topic question. With metadata the best match is usually in the question's
-        own language and this is the plain contrast.
-        """
-        background = self.index.background
-        if not best_by_language or not len(background):
-            return 0.0
-        match_is_zh = max(best_by_language, key=best_by_language.get)
-        same_language = background[self.index.background_is_zh == match_is_zh]
-        if not len(same_language):
-            same_language = background
-        margin = best_by_language[match_is_zh] - float((same_language @ query_vector).max())
-        z = (margin - MARGIN_CENTER) / MARGIN_SCALE + COVERAGE_WEIGHT * (coverage - COVERAGE_CENTER)
-        return float(1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0))))
+def _title(text: str) -> str:
+    """The first line of a multi-line message when it reads like a title (short), else "".
+
+    >>> _title("Training hangs on 8 GPUs\\nlog line 1\\nlog line 2"), _title("one line only")
+    ('Training hangs on 8 GPUs', '')
+    """
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[0] if len(lines) > 1 and len(lines[0]) <= 200 and _has_words(lines[0]) else ""
+
+
+def _has_words(text: str) -> bool:
+    """Anything to search: at least two letters, digits or CJK characters in a row."""
+    return bool(re.search(r"[^\W_]{2}", text))
+
+
+def _answers_something(section: Section) -> bool:
+    """FAQ entries and sections with prose of their own; not a code-only step of a how-to."""
+    if any(name in FIX_FIELDS or name == "答" for name, _ in section.fields):
+        return True
+    prose = _FENCED.sub("", section.text)
+    prose = re.sub(r"<[^>\n]{0,300}>|!\[[^\]\n]*\]\([^)\n]*\)|\s+", "", prose)
+    return len(prose) >= 80

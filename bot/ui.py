@@ -395,6 +395,11 @@ def respond(deps: Deps, state: ChatState, base: str) -> ChatState:
         reply.truncated_from = total
         notice = truncation_notice(total, deps.settings.max_input_chars, reply.language)
         reply.markdown = notice + "\n\n" + reply.markdown
+    if deps.contact.url and reply.kind in ("no_match", "exhausted"):
+        # A Conversation that does not know the operator's contact says "your team's support channel":
+        # put the configured link there (a no-op once Conversation passes ``contact`` itself).
+        generic = Contact().link(reply.language)
+        reply.markdown = reply.markdown.replace(generic, deps.contact.link(reply.language), 1)
     if talk is not None:
         state.turns = talk.turns
     _record(deps, state, reply.events, latency)

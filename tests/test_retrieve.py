@@ -12,7 +12,7 @@ from bot.evaluate import evaluate, hit_matches, read_cases
 from bot.index import build_index
 from bot.retrieve import Engine, sanitize
 
-from conftest import DEV_SET, REPO
+from conftest import DEV_SET, REPO, copy_calibration
 
 CALIBRATION = Path(__file__).parent / "data" / "calibration.jsonl"
 
@@ -149,10 +149,12 @@ def test_off_topic_background_does_not_contain_evaluation_queries():
 
 @pytest.mark.model
 def test_english_questions_on_chinese_documents_without_metadata(tmp_path):
-    """A company's own Chinese documents, no English metadata: English questions still get answers.
+    """A company's own Chinese documents, no English metadata: English questions still get the closest sections.
 
-    Matching across languages costs e5 about 0.06 of cosine; the abstention contrast
-    must not mistake that for "off-topic".
+    Matching across languages costs e5 about 0.06 of cosine; the contrast with off-topic
+    questions must not mistake that for "nothing close". (The shipped calibration was fitted
+    with metadata, so without it these are shown as "tentative"; a company recalibrates with
+    its own labelled questions: python -m bot calibrate.)
     """
     import shutil
 
@@ -164,15 +166,17 @@ def test_english_questions_on_chinese_documents_without_metadata(tmp_path):
     for doc in (REPO / "seeds").glob("*.txt"):
         shutil.copy(doc, seeds / doc.name)  # the documents only, no seeds/meta/
     settings = Settings(seeds_dir=seeds, index_dir=tmp_path / "index")
+    copy_calibration(settings.index_dir)  # same embedder: the shipped calibration applies
     embedder = make_embedder(settings.embedder)
     build_index(settings, embedder)
     engine = Engine.open(settings, embedder)
+    assert engine.calibration.calibrated
     answered = {
         q: engine.ask(q)
         # Each of these abstained when the contrast ignored the language of the match.
         for q in ("measure per-operator latency at inference time", "delay an op until others finished in tensorflow graph",
                   "multi-node job just hangs with no error")
     }
-    assert all(a.answered for a in answered.values()), {q: a.confidence for q, a in answered.items()}
+    assert all(a.tier != "none" and a.hits for a in answered.values()), {q: a.tier for q, a in answered.items()}
     for question in ("How do I make pizza dough?", "明天上海天气怎么样"):
-        assert not engine.ask(question).answered, question
+        assert engine.ask(question).tier == "none", question
