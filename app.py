@@ -8,12 +8,15 @@ Routes (all under ``--root-path`` when served behind a reverse proxy):
 - ``/widget/``     compact chat for a portal side panel (<iframe> or <gradio-app>)
 - ``/source``      the cited lines of a knowledge-base document, matched terms highlighted
 - ``/api/ask``     POST {"question": str, "history": [...]} -> reply markdown + citations
-- ``/api/feedback`` POST {"question", "vote": "up"|"down", ...} -> appended to the feedback log
+- ``/api/feedback`` POST {"question", "vote": "up"|"down", "reason", "answer_id", ...} -> recorded in the store
 - ``/healthz``     readiness
+- ``/v1/chat/completions``, ``/v1/models``  OpenAI-compatible chat API (same auth as ``/api/*``)
+- ``/admin``       coverage gaps for operators (``BOT_ADMIN_TOKEN``), from the store
 
 Only this file reads the environment: ``BOT_*`` variables of :class:`bot.settings.Settings`
-(index, seeds, embedder, feedback log, input limit) and the web settings of
-:class:`bot.web.WebSettings` (host, port, frame ancestors, CORS origins, API token, ...);
+(index, seeds, embedder, feedback log, input limit), the web settings of
+:class:`bot.web.WebSettings` (host, port, frame ancestors, CORS origins, API token, ...) and the
+store settings of :class:`bot.store.StoreSettings` (database, data dir, retention, admin token);
 command-line flags override both. :func:`build_app` builds everything without
 starting a server, for tests and for other ASGI servers.
 """
@@ -25,6 +28,8 @@ import hmac
 import json
 import os
 import sys
+import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +39,10 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
 
 from bot import feedback
+from bot.api_models import AskRequest, FeedbackRequest
 from bot.conversation import Conversation
+from bot.records import Event
+from bot.security import SecurityMiddleware
 from bot.settings import Settings
 from bot.source_view import render_source
 from bot.reply import Contact
@@ -69,13 +77,27 @@ def open_engine(settings: Settings, *, progress: bool = True):
 
 
 def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = None, *, progress: bool = True,
-              contact: Contact | None = None) -> FastAPI:
-    """UI + widget + source view + JSON API as one FastAPI app, not started."""
+              store: Any = None, ops: Any = None, contact: Contact | None = None) -> FastAPI:
+    """UI + widget + source view + JSON API as one FastAPI app, not started.
+
+    ``store`` (a :class:`bot.store.Store`) records questions and votes and feeds ``/admin``; without
+    one, events go to the JSON-lines log. ``ops`` is the :class:`bot.store.StoreSettings` (admin
+    token, index polling). ``contact`` is where "talk to a person" leads.
+    """
+    from bot.store import StoreSettings
+
     web = web or WebSettings()
+    ops = ops or (store.settings if store is not None else StoreSettings())
     contact = contact or Contact()
     engine = engine if engine is not None else open_engine(settings, progress=progress)
+    # ---- store, live index (issue 12): one recorder for every edge; the engine follows index/CURRENT
+    from bot.live import watch_index
+
+    recorder = store if store is not None else feedback.JsonlRecorder(settings.feedback_log)
+    engine = watch_index(engine, ops.index_poll_seconds)
     app = FastAPI(title="GPU troubleshooting assistant", docs_url=None, redoc_url=None,
                   openapi_url="/api/openapi.json")
+    app.add_middleware(SecurityMiddleware, web=web)  # one door for every route, no uploads, JSON checks
     # CORS: only the configured origins. Gradio leaves CORS to the parent app when it has this middleware,
     # so the UI routes get the same policy (and no blanket grant).
     app.add_middleware(
@@ -121,20 +143,22 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     async def api_ask(request: Request) -> JSONResponse:
         authorize(request)
         data = await read_json(request)
-        question = data.get("question")
-        if not isinstance(question, str):
-            raise HTTPException(422, '"question" must be a string')
-        try:
-            prior = history_messages(data.get("history"))
-        except ValueError as exc:
-            raise HTTPException(422, str(exc)) from None
+        body = AskRequest.parse(data, max_input_chars=settings.max_input_chars)
+        question, prior = body.question, body.prior(settings.max_input_chars)
         base = request_base(request, web)
 
+        session = data.get("session") if isinstance(data.get("session"), str) else ""
+
         def run() -> dict:
+            started = time.perf_counter()
             talk = Conversation.replay(engine, prior, base_url=base)
             reply = talk.respond(question)
-            feedback.log_events(settings.feedback_log, reply.events)
-            return reply.to_json()
+            latency = (time.perf_counter() - started) * 1000
+            for event in reply.events:
+                recorder.record(event, session=session, latency_ms=latency)
+            out = reply.to_json()
+            out.setdefault("answer_id", uuid.uuid4().hex)  # what a vote on this answer refers to
+            return out
 
         from starlette.concurrency import run_in_threadpool
 
@@ -144,17 +168,18 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     async def api_feedback(request: Request) -> JSONResponse:
         authorize(request)
         data = await read_json(request)
-        vote_value = data.get("vote")
-        question = data.get("question")
-        if vote_value not in ("up", "down") or not isinstance(question, str) or not question.strip():
-            raise HTTPException(422, '{"question": str, "vote": "up" | "down"} required')
-        cited = data.get("cited") or []
-        if not isinstance(cited, list) or not all(isinstance(c, str) for c in cited):
-            raise HTTPException(422, '"cited" must be a list of section keys')
-        language = data.get("language") if data.get("language") in ("zh", "en") else "en"
-        feedback.log_event(settings.feedback_log, "vote", question, language=language,
-                           answered=bool(data.get("answered", True)), cited=cited[:10], vote=vote_value)
+        body = FeedbackRequest.parse(data, max_input_chars=settings.max_input_chars)
+        recorder.record(Event("vote", body.question, body.lang, tier="answer" if body.answered else "none",
+                              cited=tuple(body.cited), vote=body.vote, reason=body.reason, answer_id=body.answer_id),
+                        session=body.session)
         return JSONResponse({"ok": True})
+
+    # ---- OpenAI-compatible API and /admin (issue 12); `authorize` is the one check for /api/* and /v1/*
+    from bot.admin import mount_admin
+    from bot.openai_api import openai_router
+
+    app.include_router(openai_router(engine, recorder, web, authorize))
+    mount_admin(app, store, engine, ops)
 
     @app.get("/source", response_class=HTMLResponse)
     def source(key: str = "", terms: str = "", lang: str = "zh", whole: str = "") -> HTMLResponse:
@@ -176,7 +201,6 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     def widget_slash() -> RedirectResponse:
         return RedirectResponse(url=f"{web.root_path}/widget/", status_code=307)
 
-    recorder = feedback.JsonlRecorder(settings.feedback_log)
     widget = make_ui(engine, settings, web, compact=True, recorder=recorder, contact=contact)
     full = make_ui(engine, settings, web, compact=False, recorder=recorder, contact=contact)
     for blocks in (widget, full):
@@ -215,14 +239,20 @@ def main(argv: list[str] | None = None) -> int:
             os.environ, host=args.host, port=args.port, root_path=args.root_path, public_url=args.public_url,
             frame_ancestors=args.frame_ancestors, cors_origins=args.cors_origins, trusted_header=args.trusted_header,
         )
+        from bot.store import StoreSettings, open_store
+
+        ops = StoreSettings.from_env(os.environ)
+        store = open_store(ops, legacy_log=settings.feedback_log)  # before the index: a bad database fails fast
+        print(f"Store: {store.describe()}", file=sys.stderr, flush=True)
         # Where "talk to a person" leads (a chat channel, a ticket form, a mailto: link).
         contact = Contact(url=os.environ.get("BOT_CONTACT_URL", ""), label=os.environ.get("BOT_CONTACT_LABEL", ""))
-        app = build_app(settings, web=web, contact=contact)
+        app = build_app(settings, web=web, store=store, ops=ops, contact=contact)
     except Exception as exc:  # one line with the fix, not a traceback
         from bot.embed import EmbedderUnavailable
         from bot.index import IndexProblem
+        from bot.store import StoreError
 
-        if isinstance(exc, (IndexProblem, EmbedderUnavailable, ValueError, FileNotFoundError)):
+        if isinstance(exc, (IndexProblem, EmbedderUnavailable, ValueError, FileNotFoundError, StoreError)):
             print(f"error: {exc}", file=sys.stderr)
             return 2
         raise
@@ -231,8 +261,9 @@ def main(argv: list[str] | None = None) -> int:
     shown_host = "localhost" if web.host in ("0.0.0.0", "127.0.0.1", "::") else web.host
     print(f"Serving on http://{shown_host}:{web.port}{web.root_path}/  (widget: {web.root_path}/widget/, "
           f"API: POST {web.root_path}/api/ask)", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=web.host, port=web.port, root_path=web.root_path, proxy_headers=True,
-                forwarded_allow_ips=os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1"), log_level="warning")
+    # X-Forwarded-* are handled in bot.security, from web.trusted_proxies only (BOT_TRUSTED_PROXIES).
+    uvicorn.run(app, host=web.host, port=web.port, root_path=web.root_path, proxy_headers=False, log_level="warning")
+    store.close()  # write what is still queued before the process ends
     return 0
 
 

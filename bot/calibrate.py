@@ -152,10 +152,11 @@ def _thresholds(p: np.ndarray, y: np.ndarray, hard: np.ndarray, max_near_confide
     return answer, min(none, answer)
 
 
-def _tiers(p: np.ndarray, hard: np.ndarray, margin: np.ndarray, answer: float, none: float) -> list[str]:
-    model = Calibration.default()
-    model = replace(model, answer_threshold=answer, none_threshold=none)
-    return [model.tier(float(q), hard_uncovered=bool(h), margin=float(m)) for q, h, m in zip(p, hard, margin)]
+def _tiers(p: np.ndarray, hard: np.ndarray, x: np.ndarray, answer: float, none: float) -> list[str]:
+    model = replace(Calibration.default(), answer_threshold=answer, none_threshold=none)
+    margin, coverage = x[:, FEATURES.index("margin")], x[:, FEATURES.index("coverage")]
+    return [model.tier(float(q), hard_uncovered=bool(h), margin=float(m), coverage=float(c))
+            for q, h, m, c in zip(p, hard, margin, coverage)]
 
 
 def _ece(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
@@ -203,8 +204,7 @@ def cross_validate(engine: Engine, rows: list[_Row], policy: dict) -> dict:
         answer, none = _thresholds(p_inner, y[train], hard[train], **policy)
         fitted = _fit(x[train], y[train])
         p_out[test] = _predict(fitted, x[test])
-        margin = x[:, FEATURES.index("margin")]
-        for i, tier in zip(test, _tiers(p_out[test], hard[test], margin[test], answer, none)):
+        for i, tier in zip(test, _tiers(p_out[test], hard[test], x[test], answer, none)):
             tiers_out[i] = tier
         for i in test:
             r = rows[i]

@@ -14,7 +14,7 @@ index's embedder has no calibration (see README, "Confidence").
     >>> model.tier(0.97, hard_uncovered=True)
     'tentative'
 
-    >>> model.tier(0.97), model.tier(0.2), model.tier(0.0), model.tier(0.0, margin=0.03)
+    >>> model.tier(0.97), model.tier(0.2), model.tier(0.0), model.tier(0.0, margin=0.03, coverage=0.5)
     ('answer', 'tentative', 'none', 'tentative')
 """
 
@@ -80,14 +80,16 @@ class Calibration:
             z += coef * (float(features.get(name, 0.0)) - mean) / (scale or 1.0)
         return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
 
-    def tier(self, probability: float, *, hard_uncovered: bool = False, margin: float = -1.0) -> str:
+    def tier(self, probability: float, *, hard_uncovered: bool = False, margin: float = -1.0,
+             coverage: float = 0.0) -> str:
         """``hard_uncovered``: the question names a framework or device the section does not cover.
 
-        "none" means nothing is close: a low probability *and* a best match no closer to the
-        knowledge base than to everyday off-topic questions (``margin`` <= 0). Anything closer
-        is shown as "tentative" — the closest material, marked as possibly not applying.
+        "none" means nothing is close: a low probability *and* either a best match no closer to
+        the knowledge base than to everyday off-topic questions (``margin`` <= 0) or no word the
+        knowledge base knows (``coverage`` 0: noise). Anything closer is shown as "tentative" —
+        the closest material, marked as possibly not applying.
         """
-        if probability < self.none_threshold and margin <= 0:
+        if probability < self.none_threshold and (margin <= 0 or coverage <= 0):
             return "none"
         if probability >= self.answer_threshold and not hard_uncovered:
             return "answer"

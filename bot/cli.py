@@ -61,9 +61,11 @@ def _parser() -> argparse.ArgumentParser:
     meta = add("meta", "bilingual metadata tools: check (what is missing or out of date), list (anchors)")
     meta.add_argument("action", choices=["check", "list"])
 
-    report = add("report", "most frequent unanswered and down-voted questions")
-    report.add_argument("--log", type=Path, help="feedback log (default logs/feedback.jsonl, env BOT_FEEDBACK_LOG)")
-    report.add_argument("--top", type=int, default=10)
+    report = add("report", "coverage gaps from the store: what /admin shows (questions grouped by meaning, sections, days)")
+    report.add_argument("--database", help="SQLAlchemy URL of the store (env BOT_DATABASE_URL; default SQLite in BOT_DATA_DIR)")
+    report.add_argument("--days", type=int, default=30, help="window in days (default 30)")
+    report.add_argument("--log", type=Path, help="summarise an old JSON-lines feedback log instead of the store")
+    report.add_argument("--top", type=int, default=10, help="with --log: how many questions per list")
     report.add_argument("--json", action="store_true")
     return parser
 
@@ -175,10 +177,35 @@ def cmd_meta(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_report(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.feedback import summarize
+    if args.log is not None:  # the pre-store JSON-lines log, e.g. from an old deployment
+        from bot.feedback import summarize
 
-    summary = summarize(settings.feedback_log, top=args.top)
-    print(json.dumps(summary.to_json(), ensure_ascii=False, indent=1) if args.json else summary.to_text())
+        summary = summarize(args.log, top=args.top)
+        print(json.dumps(summary.to_json(), ensure_ascii=False, indent=1) if args.json else summary.to_text())
+        return 0
+    from datetime import UTC, datetime, timedelta
+
+    from bot.admin import Embeddings, build_report, report_text, section_titles
+    from bot.store import Store, StoreSettings
+
+    if args.days < 1:
+        raise ValueError(f"--days {args.days}: give a window of at least 1 day")
+    store = Store.open(StoreSettings.from_env(os.environ, database_url=args.database))
+    try:
+        since = datetime.now(UTC).replace(tzinfo=None) - timedelta(days=args.days)
+        rows = store.rows(since)
+    finally:
+        store.close()
+    # The engine's embedder groups questions by meaning and its index names the sections; without a built
+    # index the embedder alone will do (sections are then shown by key).
+    try:
+        engine = _engine(settings)
+        embed, titles = Embeddings(engine), section_titles(engine)
+    except IndexProblem:
+        embedder = make_embedder(settings.embedder)
+        embed, titles = (lambda texts: embedder.embed(texts, role="query")), (lambda key: key)
+    report = build_report(rows, embed, titles, days=args.days)
+    print(json.dumps(report.to_json(), ensure_ascii=False, indent=1) if args.json else report_text(report, store.describe()))
     return 0
 
 
@@ -214,3 +241,10 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head`; nothing left to say
         sys.stderr.close()
         return 0
+    except Exception as exc:
+        from bot.store import StoreError  # imported here: sqlalchemy is not needed by build, ask or eval
+
+        if isinstance(exc, StoreError):
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        raise

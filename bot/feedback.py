@@ -22,6 +22,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+
 from bot.records import Event
 from bot.retrieve import sanitize
 
@@ -214,24 +218,45 @@ def _group(lines: list[dict], top: int) -> list[Item]:
     return items
 
 
+class _Line(BaseModel):
+    """What a log line must look like to be counted; anything else (hand edits, other tools) is skipped."""
+
+    model_config = ConfigDict(extra="allow")
+    event: Literal["unanswered", "vote", "not_helpful"]
+    question: StrictStr
+    time: StrictStr = ""
+    language: StrictStr = ""
+    answered: StrictBool = False
+    cited: list[StrictStr] = Field(default_factory=list)
+    vote: Literal["up", "down"] | None = None
+    signature: StrictStr = ""
+
+
 def summarize(path: Path, top: int = 10) -> Summary:
-    """Read the log (skipping unreadable lines) and rank unanswered and down-voted questions."""
+    """Read the log (skipping unreadable and wrong-typed lines, counted) and rank unanswered and down-voted questions.
+
+    Raises ValueError (with the fix) when ``path`` is a folder or cannot be read.
+    """
     path = Path(path)
     summary = Summary(path=str(path))
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder, not a feedback log; give the file, e.g. --log {path / 'feedback.jsonl'}")
     if not path.exists():
         summary.missing = True
         return summary
     unanswered: list[dict] = []
     downvoted: list[dict] = []
-    with open(path, "rb") as handle:
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise ValueError(f"cannot read the feedback log {path} ({exc.strerror}); check the path and its permissions") from None
+    with handle:
         for raw in handle:
             if not raw.strip():
                 continue
             try:
-                line = json.loads(raw.decode("utf-8"))
-                if not isinstance(line, dict):
-                    raise ValueError
-            except (ValueError, UnicodeDecodeError):
+                line = _Line.model_validate(json.loads(raw.decode("utf-8"))).model_dump()
+            except (ValueError, UnicodeDecodeError, RecursionError):  # ValidationError is a ValueError
                 summary.bad_lines += 1
                 continue
             summary.events += 1

@@ -15,6 +15,9 @@ Layout::
 
 A build writes a new generation in ``.tmp-*`` and only then points ``CURRENT``
 at it, so a build killed at any moment leaves the previous index loadable.
+The generation it replaces is kept until the next build: a reader that read
+``CURRENT`` just before the switch still finds its files. A reader that is slower
+than two builds finds its generation gone and loads again from ``CURRENT``, once.
 """
 
 from __future__ import annotations
@@ -375,13 +378,17 @@ def build_index(
         generation = f"gen-{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
         os.rename(tmp, index_dir / generation)
         step("renamed")
+        try:
+            previous = _current_generation(index_dir).name
+        except IndexProblem:
+            previous = ""
         pointer_tmp = index_dir / f".tmp-{CURRENT}-{uuid.uuid4().hex[:6]}"
         _fsync_write(pointer_tmp, generation.encode())
         os.replace(pointer_tmp, index_dir / CURRENT)
         _fsync_dir(index_dir)
         step("switched")
         for old in index_dir.glob("gen-*"):
-            if old.name != generation:
+            if old.name not in (generation, previous):  # a reader may still be opening the previous one
                 shutil.rmtree(old, ignore_errors=True)
     return BuildReport(
         path=index_dir / generation,
@@ -409,18 +416,29 @@ def _current_generation(index_dir: Path) -> Path:
     return gen
 
 
-def read_manifest(index_dir: Path) -> tuple[Path, dict]:
-    gen = _current_generation(index_dir)
+def read_manifest(index_dir: Path, gen: Path | None = None) -> tuple[Path, dict]:
+    gen = gen or _current_generation(index_dir)
     path = gen / "manifest.json"
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(manifest, dict):
             raise ValueError("not a JSON object")
+        _check_manifest_types(manifest)
     except FileNotFoundError:
         raise IndexCorrupt(f"{path} is missing. {BUILD_FIX}") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise IndexCorrupt(f"{path} is unreadable ({exc}). {BUILD_FIX}") from None
     return gen, manifest
+
+
+def _check_manifest_types(manifest: dict) -> None:
+    """A hand-edited or damaged manifest must read as "corrupt, rebuild", not crash the loader later."""
+    for name in ("sources", "artifacts"):
+        value = manifest.get(name, {})
+        if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+            raise ValueError(f'"{name}" must map file names to hashes, got {type(value).__name__}')
+    if not isinstance(manifest.get("parse_errors", []), list):
+        raise ValueError('"parse_errors" must be a list')
 
 
 def check_manifest(manifest: dict, index_dir: Path, settings: Settings, embedder_id: str, dim: int) -> None:
@@ -451,12 +469,37 @@ def stale_sources(manifest: dict, seeds_dir: Path) -> list[str]:
 
 
 def load_index(settings: Settings, embedder_id: str, dim: int, *, check_sources: bool = True) -> KnowledgeIndex:
-    """Load the live generation after checking it fits the settings and the seeds."""
+    """Load the live generation after checking it fits the settings and the seeds.
+
+    If the generation disappears while it is being read (a reader slower than two builds),
+    it is loaded once more from the generation ``CURRENT`` names now.
+    """
+    try:
+        return _load_generation(settings, embedder_id, dim, check_sources)
+    except (IndexProblem, OSError) as first:
+        gen = getattr(first, "generation", None)
+        if gen is None or gen.is_dir():
+            raise
+    return _load_generation(settings, embedder_id, dim, check_sources)
+
+
+def _load_generation(settings: Settings, embedder_id: str, dim: int, check_sources: bool) -> KnowledgeIndex:
+    gen: Path | None = None
+    try:
+        gen = _current_generation(settings.index_dir)
+        gen, manifest = read_manifest(settings.index_dir, gen)
+        return _load_files(settings, embedder_id, dim, check_sources, gen, manifest)
+    except (IndexProblem, OSError) as exc:
+        exc.generation = gen  # type: ignore[attr-defined]  # lets load_index tell "vanished" from "broken"
+        raise
+
+
+def _load_files(settings: Settings, embedder_id: str, dim: int, check_sources: bool, gen: Path,
+                manifest: dict) -> KnowledgeIndex:
     import bm25s
     import faiss
 
     index_dir = settings.index_dir
-    gen, manifest = read_manifest(index_dir)
     check_manifest(manifest, index_dir, settings, embedder_id, dim)
     if check_sources:
         changed = stale_sources(manifest, settings.seeds_dir)

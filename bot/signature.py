@@ -12,8 +12,12 @@ lines, library names, error codes and flags::
     >>> extract_signature(log).headline
     'EnforceNotMet: Failed to find dynamic library: libnccl.so ( libnccl.so: cannot open shared object file )'
 
-Every pattern here is a flat alternation or a run of one character class, so
-matching is linear in the input; lines are also cut to a fixed width first.
+Every pattern here is linear in the input: a pattern that scans a run of
+characters may only *start* where such a run starts (a look-behind on the same
+class), so no position inside a run is scanned again from a later start.
+``\b[\w-]+\.dll`` broke this rule (every ``-`` is a word boundary, so ``a-a-a-…``
+was rescanned from each of its positions: quadratic per line). Lines are also
+cut to a fixed width first, as a second bound.
 """
 
 from __future__ import annotations
@@ -41,7 +45,9 @@ _STRONG_LOG_MARKERS = re.compile(
     r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|^[IWEF] \[|^\s*\[?(?:E|W|I)\d{4}",
     re.MULTILINE,
 )
-_LIBRARY = re.compile(r"\blib[\w+\-]+\.so(?:\.\d+)*|\b[\w\-]+\.dll\b|\blib[\w+\-]+\.dylib\b")
+# Library names are found by splitting runs of name characters at their dots (see _libraries), not by one
+# pattern: "\b[\w-]+\.dll" restarted at every "-" of "a-a-a-…" and rescanned the run (quadratic per line).
+_NAME_RUN = re.compile(r"[\w+\-.]+")
 _CODE = re.compile(
     r"\b(?:CUDA|CUDNN|CUBLAS|NCCL|CURAND|CUFFT|cuda|cudnn|cublas)_?(?:ERROR|STATUS)_[A-Z0-9_]+\b|"
     r"\b(?:cuda|nccl|cudnn|cublas)[A-Za-z]*Error[A-Za-z]*\b|\berror code:?\s*-?\d+\b|\bexit code:?\s*-?\d+\b",
@@ -54,7 +60,7 @@ _NOISE = [
     (re.compile(r"^\s*[IWEF] \[[^\]\n]{0,200}\]/?[\w.\-]*:\d+\]\s*"), ""),  # "E [...]/cuda_driver.cc:965]"
     (re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"), ""),  # timestamps
     (re.compile(r"\b\d\d:\d\d:\d\d(?:[.,]\d+)?\b"), ""),
-    (re.compile(r"\bat \[[^\]\n]{0,300}\]"), ""),  # "at [/paddle/.../x.cc:157]"
+    (re.compile(r"\bat \[[^\[\]\n]{0,300}\]"), ""),  # "at [/paddle/.../x.cc:157]"
     (re.compile(r"(?:[A-Za-z]:)?(?:[/\\][\w.\-+@~]+){2,}[/\\]?(?::\d+)*"), ""),  # paths (+ :line)
     (re.compile(r"\b0x[0-9a-fA-F]+p?\b"), ""),  # addresses
     (re.compile(r"\(LWP \d+\)|\b(?:pid|PID|tid|TID|thread|Thread)[ =:]+\d+"), ""),  # process/thread ids
@@ -63,6 +69,62 @@ _NOISE = [
 ]
 _THREAD_LINE = re.compile(r"^\s*\[(?:New|Switching to) Thread|^\s*\[Thread |^\s*Thread \d+ ")
 _STACK_FRAME = re.compile(r"^\s*\d+\s+0x[0-9a-fA-F]+|^\s*#\d+\s+0x|^\s*File \"|^\s*at \S")
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _suffix(part: str, suffix: str) -> bool:
+    """``part`` is ``suffix``, possibly followed by more non-word name characters ("dll-" as in a \\b match)."""
+    return part.startswith(suffix) and (len(part) == len(suffix) or part[len(suffix)] in "+-")
+
+
+def _libraries(text: str) -> list[str]:
+    """Shared libraries named in ``text`` (``libnccl.so.2``, ``cudnn64_7.dll``, ``libcuda.dylib``), in order.
+
+    Linear: one pass over runs of name characters, then over the dot-separated parts of each run.
+
+    >>> _libraries("x-libnccl.so.2: bar.so c++nvcuda.dll -libz.dylib lib.so libcudart.so.10.0")
+    ['libnccl.so.2', 'nvcuda.dll', 'libz.dylib', 'libcudart.so.10.0']
+    """
+    found: list[str] = []
+    for run in _NAME_RUN.findall(text):
+        if "." not in run:
+            continue
+        parts = run.split(".")
+        i = 0
+        while i < len(parts) - 1:
+            name, ext = parts[i], parts[i + 1]
+            if _suffix(ext, "dll"):
+                name = name.rsplit("+", 1)[-1].lstrip("-")  # a .dll name has no "+" and starts with a word
+                if name and _is_word(name[0]):
+                    found.append(f"{name}.dll")
+                i += 2  # "a.dll.dll" names one library
+                continue
+            if _suffix(ext, "so") or _suffix(ext, "dylib"):
+                start = _lib_start(name)
+                if start >= 0:
+                    suffix = ext[:2] if ext.startswith("so") else ext[:5]
+                    versions = []
+                    if suffix == "so" and ext == "so":  # libcudart.so.10.0
+                        while i + 2 + len(versions) < len(parts) and parts[i + 2 + len(versions)].isdigit():
+                            versions.append(parts[i + 2 + len(versions)])
+                    found.append(".".join([name[start:], suffix, *versions]))
+                    i += 1 + len(versions)
+                    continue
+            i += 1
+    return found
+
+
+def _lib_start(name: str) -> int:
+    """Where "lib…" starts in ``name`` at a word boundary with at least one character after it, else -1."""
+    start = name.find("lib")
+    while 0 <= start:
+        if start + 3 < len(name) and (start == 0 or not _is_word(name[start - 1])):
+            return start
+        start = name.find("lib", start + 1)
+    return -1
 
 
 @dataclass(frozen=True)
@@ -139,7 +201,7 @@ def extract_signature(text: str) -> Signature:
             break
 
     joined = "\n".join(lines)
-    libraries = tuple(dict.fromkeys(_LIBRARY.findall(joined)))[:5]
+    libraries = tuple(dict.fromkeys(_libraries(joined)))[:5]
     codes = tuple(dict.fromkeys(_CODE.findall(joined)))[:5]
     flags = tuple(dict.fromkeys(f for f in _FLAG.findall(joined) if len(f) > 3))[:8]
     if not chosen:  # no error line: keep the cleaned text itself, deduplicated

@@ -123,11 +123,17 @@ def section_coverage(lexicon: Lexicon, documents: list[tuple[str, str]]) -> list
     [['TensorFlow'], ['TensorFlow'], ['GPU out of memory']]
     """
     own = [lexicon.find(text) for _, text in documents]
+    frameworks = document_frameworks(lexicon, [source for source, _ in documents], own)
+    return [frozenset(found | frameworks.get(source, frozenset())) for (source, _), found in zip(documents, own)]
+
+
+def document_frameworks(lexicon: Lexicon, sources: list[str], found: list[set[str]]) -> dict[str, frozenset[str]]:
+    """Per document, the framework(s) most of its sections name (its main framework)."""
     counts: dict[str, dict[str, int]] = {}
-    for (source, _), found in zip(documents, own):
+    for source, names in zip(sources, found):
         per_doc = counts.setdefault(source, {})
-        for name in found:
+        for name in names:
             if lexicon.category(name) == "framework":
                 per_doc[name] = per_doc.get(name, 0) + 1
-    frameworks = {source: {n for n, c in per_doc.items() if c == max(per_doc.values())} for source, per_doc in counts.items()}
-    return [frozenset(found | frameworks.get(source, set())) for (source, _), found in zip(documents, own)]
+    return {source: frozenset(n for n, c in per_doc.items() if c == max(per_doc.values()))
+            for source, per_doc in counts.items() if per_doc}

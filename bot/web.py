@@ -7,10 +7,13 @@ environment); everything here takes it as an argument.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass, fields, replace
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -39,32 +42,70 @@ class WebSettings:
     root_path: str = ""
     # Public base URL for links in answers (e.g. "https://portal.example.com/assistant"); default: from the request.
     public_url: str = ""
+    # Peers (IPs or CIDR networks, "*" for any) whose X-Forwarded-* headers are believed; everyone else's are
+    # dropped. Default: uvicorn's FORWARDED_ALLOW_IPS, else 127.0.0.1 (a proxy on the same host).
+    trusted_proxies: tuple[str, ...] = ("127.0.0.1",)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str], **overrides: object) -> WebSettings:
-        values: dict[str, object] = {}
-        for name in ("host", "port", "frame_ancestors", "cors_origins", "api_token", "trusted_header",
-                     "root_path", "public_url"):
-            raw = environ.get("BOT_" + name.upper())
-            if raw is not None and raw != "":
-                values[name] = raw
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        if "port" in values:
-            try:
-                values["port"] = int(values["port"])  # type: ignore[arg-type]
-            except ValueError:
-                raise ValueError(f"port must be a number, got {values['port']!r}") from None
-        for name in ("frame_ancestors", "cors_origins"):
-            if isinstance(values.get(name), str):
-                values[name] = tuple(v for v in re.split(r"[\s,]+", values[name]) if v)  # type: ignore[arg-type]
-        if "root_path" in values:
-            root = str(values["root_path"]).strip()
-            values["root_path"] = ("/" + root.strip("/")) if root.strip("/") else ""
-        web = replace(cls(), **values)
-        for origin in web.cors_origins:
-            if origin == "*" or not re.match(r"^https?://[^/\s]+$", origin):
-                raise ValueError(f"CORS origin {origin!r} must look like https://portal.example.com (no '*', no path)")
-        return web
+        """``BOT_*`` variables, then flags, validated (see :class:`_WebModel`); errors name the variable."""
+        from bot.settings import load
+
+        values = load(_WebModel, environ, [f.name for f in fields(cls)], overrides, cls(), allowed=_WEB_ALLOWED)
+        if "trusted_proxies" not in values and environ.get("FORWARDED_ALLOW_IPS"):
+            values["trusted_proxies"] = _WebModel.model_validate(
+                {"trusted_proxies": environ["FORWARDED_ALLOW_IPS"]}).trusted_proxies
+        return replace(cls(), **values)
+
+
+def _words(value: object) -> object:
+    return tuple(v for v in re.split(r"[\s,]+", value) if v) if isinstance(value, str) else value
+
+
+class _WebModel(BaseModel):
+    """What each web setting may be; field names are the ``WebSettings`` fields."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    host: Annotated[str, Field(min_length=1, max_length=255, pattern=r"^[\w.:\-\[\]]+$")] | None = None
+    port: Annotated[int, Field(ge=1, le=65535)] | None = None
+    frame_ancestors: Annotated[tuple[Annotated[str, Field(pattern=r"^(?:'self'|'none'|https?://[^\s/]+)$")], ...],
+                               BeforeValidator(_words)] | None = None
+    cors_origins: Annotated[tuple[Annotated[str, Field(pattern=r"^https?://[^/\s*]+$")], ...],
+                            BeforeValidator(_words)] | None = None
+    api_token: Annotated[str, Field(min_length=8, max_length=512, pattern=r"^[\x21-\x7e]+$")] | None = None
+    trusted_header: Annotated[str, Field(max_length=100, pattern=r"^[A-Za-z0-9-]+$")] | None = None
+    root_path: str | None = None
+    public_url: Annotated[str, Field(pattern=r"^https?://[^\s]+$")] | None = None
+    trusted_proxies: Annotated[tuple[str, ...], BeforeValidator(_words)] | None = None
+
+    @field_validator("root_path")
+    @classmethod
+    def _root(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        root = value.strip().strip("/")
+        if root and not re.fullmatch(r"[\w.\-/~]+", root):
+            raise ValueError("a URL path such as /assistant")
+        return "/" + root if root else ""
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        for item in value or ():
+            if item != "*":
+                ipaddress.ip_network(item, strict=False)  # ValueError names the bad address
+        return value
+
+
+_WEB_ALLOWED = {
+    "host": "a host name or IP address", "port": "an integer from 1 to 65535",
+    "frame_ancestors": "'self', 'none' or origins like https://portal.example.com, space-separated",
+    "cors_origins": "origins like https://portal.example.com (no '*', no path), space-separated",
+    "api_token": "8 to 512 printable characters without spaces",
+    "trusted_header": "a header name such as X-Portal-User", "root_path": "a URL path such as /assistant",
+    "public_url": "an http(s):// URL", "trusted_proxies": "IP addresses or networks (10.0.0.0/8), or *",
+}
 
 
 # ---------------------------------------------------------------- middleware

@@ -7,6 +7,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -66,6 +67,8 @@ def wait_ready(url: str, process: subprocess.Popen | None = None, timeout: float
 def start_app(port: int, env: dict[str, str], *extra: str) -> subprocess.Popen:
     """``python app.py`` as a subprocess on 127.0.0.1:port with the given environment overrides."""
     full_env = {**os.environ, **env, "PYTHONUNBUFFERED": "1"}
+    if "BOT_DATA_DIR" not in env and "BOT_DATABASE_URL" not in env:  # the store: never the tester's home folder
+        full_env["BOT_DATA_DIR"] = tempfile.mkdtemp(prefix="bot-data-")
     return subprocess.Popen(
         [sys.executable, str(REPO / "app.py"), "--host", "127.0.0.1", "--port", str(port), *extra],
         cwd=REPO, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

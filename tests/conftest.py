@@ -66,3 +66,6 @@ def seeds_engine(tmp_path_factory: pytest.TempPathFactory):
     embedder = make_embedder(settings.embedder)
     build_index(settings, embedder)
     return Engine.open(settings, embedder)
+
+
+from store_fixtures import outage, postgres, store_settings  # noqa: E402,F401  (PostgreSQL + SQLite store fixtures)

@@ -220,6 +220,9 @@ def test_malformed_requests_are_rejected_clearly(open_server, body, status):
 
 def test_non_json_body(open_server):
     response = httpx.post(open_server.url + "/api/ask", content=b"question=hi", timeout=30)
+    assert response.status_code == 415  # no Content-Type: application/json (issue 11)
+    response = httpx.post(open_server.url + "/api/ask", content=b"question=hi",
+                          headers={"Content-Type": "application/json"}, timeout=30)
     assert response.status_code == 400
 
 

@@ -115,7 +115,7 @@ def test_interrupted_build_leaves_previous_index_loadable(hash_settings: Setting
     assert any(s.source == "extra.md" for s in load(hash_settings).sections)
     leftovers = [p.name for p in hash_settings.index_dir.iterdir() if p.name.startswith(".tmp-")]
     assert leftovers == []
-    assert len(list(hash_settings.index_dir.glob("gen-*"))) == 1
+    assert len(list(hash_settings.index_dir.glob("gen-*"))) <= 2  # the live one and the one it replaced
 
 
 class CountingEmbedder(HashEmbedder):

@@ -26,6 +26,6 @@ def test_evaluation_notebook_runs_without_errors(monkeypatch: pytest.MonkeyPatch
     outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     images = [o for o in outputs if "image/png" in o.get("data", {})]
-    assert len(images) >= 2, "the hit@k and confidence plots are missing"
+    assert len(images) >= 3, "the hit@k, confidence and reliability plots are missing"
     text = "".join(o.get("text", "") for o in outputs)
     assert "hit@1" in text and "misses out of" in text

@@ -70,3 +70,50 @@ def test_one_megabyte_pastes_finish_quickly():
         extract_signature(paste)
         # A hang guard, not a performance target: catastrophic backtracking would take minutes.
         assert time.perf_counter() - started < 20
+
+
+# ---------------------------------------------------------------- linear time (issue 11)
+
+def _bench():
+    import importlib.util
+
+    from conftest import REPO
+
+    spec = importlib.util.spec_from_file_location("bench_signature", REPO / "scripts" / "bench_signature.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_megabyte_adversarial_paste_costs_what_a_benign_one_does():
+    # "a-a-a-…" lines made the old `\b[\w-]+\.dll\b` restart at every "-" and rescan the line: quadratic per
+    # line, 6.6 s for 1 MB alone (and once more per history turn). The baseline is a benign paste of the same
+    # size and line lengths measured here, so the assertion does not depend on the machine's speed.
+    bench = _bench()
+    result = bench.measure(1_050_000, old_size=100_000)
+    assert result["chars"] >= 1_000_000
+    # The old pattern on a tenth of the size already costs as much as the whole new extraction of the benign MB.
+    assert result["old_pattern_s"] > 0.5 * result["benign_s"], result
+    assert result["adversarial_s"] < 4 * result["benign_s"], result
+
+
+def test_library_scan_doubles_when_the_line_doubles():
+    # Lines are cut at MAX_LINE, but the scan itself must be linear too (the cut is a second bound, not the fix).
+    from bot.signature import _libraries
+
+    def seconds(text: str) -> float:
+        best = float("inf")
+        for _ in range(3):
+            started = time.perf_counter()
+            _libraries(text)
+            best = min(best, time.perf_counter() - started)
+        return best
+
+    one, two = seconds("a-" * 250_000), seconds("a-" * 500_000)
+    assert two < 3 * one, (one, two)
+
+
+def test_library_names_as_before():
+    sig = extract_signature("OSError: x-libnccl.so.2: cannot open shared object file\n"
+                            "could not load cudnn64_7.dll or c++libcudart.so.10.0 or -libcuda.dylib")
+    assert sig.libraries == ("libnccl.so.2", "cudnn64_7.dll", "libcudart.so.10.0", "libcuda.dylib")
