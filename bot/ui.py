@@ -454,7 +454,8 @@ def vote(deps: Deps, state: ChatState, index: Any, liked: Any) -> tuple[ChatStat
         return state, ""
     value = _vote_value(liked)
     info.vote, info.reason = value, ""
-    _record(deps, state, [_vote_event(info)])
+    if value is not None:  # a withdrawn vote is not an event (the store keeps the last vote per answer)
+        _record(deps, state, [_vote_event(info)])
     state.disliked = key if value == "down" else None
     return state, ui_text(state.language, {"up": "vote_up", "down": "vote_down"}.get(value or "", "vote_withdrawn"))
 

@@ -109,9 +109,10 @@ def site(hash_index, tmp_path_factory):
     root = tmp_path_factory.mktemp("browser")
     portal_port, other_port, app_port = free_port(), free_port(), free_port()
     log = root / "feedback.jsonl"
+    data = root / "data"  # the store: SQLite in here
     process = start_app(app_port, {
         "BOT_INDEX_DIR": str(hash_index.index_dir), "BOT_SEEDS_DIR": str(hash_index.seeds_dir),
-        "BOT_EMBEDDER": "hash", "BOT_FEEDBACK_LOG": str(log),
+        "BOT_EMBEDDER": "hash", "BOT_FEEDBACK_LOG": str(log), "BOT_DATA_DIR": str(data),
         "BOT_FRAME_ANCESTORS": f"'self' http://127.0.0.1:{portal_port}",
         "BOT_CORS_ORIGINS": f"http://127.0.0.1:{portal_port}",
         "BOT_CONTACT_URL": CONTACT, "BOT_CONTACT_LABEL": "GPU support channel",
@@ -122,7 +123,7 @@ def site(hash_index, tmp_path_factory):
         wait_ready(app_url + "/healthz", process, timeout=120)
         portals = [serve_portal(portal_port, app_url), serve_portal(other_port, app_url)]
         yield {"app": app_url, "portal": f"http://127.0.0.1:{portal_port}/",
-               "other_portal": f"http://127.0.0.1:{other_port}/", "log": log}
+               "other_portal": f"http://127.0.0.1:{other_port}/", "log": log, "db": data / "bot.sqlite3"}
     finally:
         for portal in portals:
             portal.shutdown()
@@ -224,18 +225,28 @@ def send_button(page) -> str:
     return "#question button"
 
 
-def log_lines(site) -> list[dict]:
-    if not site["log"].exists():
+def store_rows(site) -> list[dict]:
+    """The events the app recorded (the store: SQLite under BOT_DATA_DIR), oldest first."""
+    import sqlite3
+
+    if not site["db"].exists():
         return []
-    return [json.loads(x) for x in site["log"].read_text(encoding="utf-8").splitlines() if x.strip()]
+    with sqlite3.connect(site["db"]) as db:
+        db.row_factory = sqlite3.Row
+        try:
+            rows = db.execute("SELECT * FROM bot_events ORDER BY id").fetchall()
+        except sqlite3.OperationalError:
+            return []
+    return [dict(r) for r in rows]
 
 
-def wait_for_log(site, predicate, timeout: float = 20) -> list[dict]:
+def wait_for_rows(site, predicate, timeout: float = 20) -> list[dict]:
+    """Rows matching ``predicate`` once there are any (the store writes in the background)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        lines = [x for x in log_lines(site) if predicate(x)]
-        if lines:
-            return lines
+        rows = [x for x in store_rows(site) if predicate(x)]
+        if rows:
+            return rows
         time.sleep(0.3)
     return []
 
@@ -379,16 +390,18 @@ def test_tiers_in_words_and_a_person_always_reachable(site, page, shots):
     snap(page, shots / "desktop_none.png")
     person = ask(page, "转人工", "GPU support channel")
     assert last_bot(page).locator(f'a[href="{CONTACT}"]').count() == 1
-    assert "转人工" not in [x["question"] for x in log_lines(site) if x["event"] == "unanswered"]
+
     page.click("#talk-to-person")
     page.wait_for_function("(n) => document.querySelectorAll('[data-testid=bot]').length > n", arg=3, timeout=30_000)
     assert last_bot(page).locator(f'a[href="{CONTACT}"]').count() == 1
     thanks = ask(page, "谢谢", "不客气")
     assert person and thanks
+    asked = {"how do I bake sourdough bread at home", "Jetson Nano paddle install fails"}
+    assert wait_for_rows(site, lambda x: x["question"] == "how do I bake sourdough bread at home")
     time.sleep(1)
-    unanswered = [x["question"] for x in log_lines(site) if x["event"] == "unanswered"]
-    assert {"how do I bake sourdough bread at home", "Jetson Nano paddle install fails"} <= set(unanswered)
-    assert not {"转人工", "谢谢"} & set(unanswered)
+    questions = {x["question"]: x["tier"] for x in store_rows(site) if x["kind"] == "question"}
+    assert asked <= set(questions) and {questions[q] for q in asked} <= {"tentative", "none"}
+    assert not {"转人工", "谢谢"} & set(questions)  # answered as such, not recorded as (unanswered) questions
     snap(page, shots / "desktop_person.png")
 
 
@@ -418,14 +431,14 @@ def test_feedback_toast_one_vote_per_answer_and_an_optional_reason(site, page, s
     page.locator("#vote-reason label", has_text="内容过时").click()
     wait_for_toast(page, "已记录原因")
     page.wait_for_selector("#vote-reason", state="hidden", timeout=10_000)
+    mine = lambda x: x["kind"] == "vote" and x["question"] == question  # noqa: E731
+    assert wait_for_rows(site, lambda x: mine(x) and x["reason"] == "outdated" and x["vote"] == "down")
     page.get_by_role("button", name=re.compile("^(Like|赞)$")).last.click()
-    votes = []
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and len(votes) < 3:
-        votes = [x for x in log_lines(site) if x["event"] == "vote" and x["question"] == question]
-        time.sleep(0.3)
-    assert [v["vote"] for v in votes] == ["down", "down", "up"]  # switching 👎 to 👍: the last one counts
-    assert votes[-1]["cited"] and votes[-1]["cited"][0].startswith("004_c9562597aefa3d00.txt#")
+    assert wait_for_rows(site, lambda x: mine(x) and x["vote"] == "up")
+    votes = [x for x in store_rows(site) if mine(x)]
+    assert len(votes) == 1 and votes[0]["vote"] == "up"  # one vote per answer: switching 👎 to 👍, the last counts
+    assert votes[0]["answer_id"] and json.loads(votes[0]["cited"])[0].startswith("004_c9562597aefa3d00.txt#")
+    assert not [x for x in store_rows(site) if x["kind"] == "not_helpful"]  # a 👎 is not a "didn't help"
 
 
 # ---------------------------------------------------------------- the conversation across a reload

@@ -104,6 +104,8 @@ def test_one_vote_per_answer_the_last_counts_and_a_down_vote_asks_why(deps):
     assert events[0].question == "显存不足怎么办" and events[0].cited
     state, _ = vote(deps, state, 0, "Like")  # the user's own bubble: nothing to vote on
     assert len(deps.recorder.events) == 3
+    state, toast = vote(deps, state, index, None)  # withdrawn: said in a toast, not an event
+    assert toast and len(deps.recorder.events) == 3
 
 
 def test_suggested_follow_ups_come_from_the_cited_sections_neighbours(deps):
