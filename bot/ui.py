@@ -706,9 +706,9 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
 
         scroll_user = SCROLL_JS.replace("ROLE", "user")
         scroll_bot = SCROLL_JS.replace("ROLE", "bot")
-        box.submit(on_submit, [box, state], [box, chatbot, state], show_progress="hidden").then(
+        box.submit(on_submit, [box, state], [box, chatbot, state], show_progress="hidden", api_name="add_user").then(
             None, js=scroll_user
-        ).then(on_answer, [state], [chatbot, state, saved], show_progress="minimal").then(
+        ).then(on_answer, [state], [chatbot, state, saved], show_progress="minimal", api_name="answer").then(
             None, [saved], None, js=save_js
         ).then(None, js=scroll_bot)
         chatbot.example_select(on_example, [state], [chatbot, state], queue=False).then(

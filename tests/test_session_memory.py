@@ -52,8 +52,8 @@ def session(url: str, paste: str) -> str:
     from gradio_client import Client
 
     client = Client(url + "/widget/", verbose=False)
-    client.predict(paste, api_name="/on_submit")
-    return str(client.predict(api_name="/on_answer"))
+    client.predict(paste, api_name="/add_user")
+    return str(client.predict(api_name="/answer"))
 
 
 def test_many_sessions_with_huge_pastes_stay_within_the_memory_bound(app):
