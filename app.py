@@ -44,9 +44,11 @@ from bot.conversation import Conversation
 from bot.records import Event
 from bot.security import SecurityMiddleware
 from bot.settings import Settings
+from bot.source_view import render_source
+from bot.reply import Contact
 from bot.ui import CSS, SAMPLE_LOG, THEME, WIDGET_CSS, make_ui
 from bot.web import (
-    MAX_BODY_BYTES, SecurityHeaders, WebSettings, history_messages, render_source, request_base,
+    MAX_BODY_BYTES, SecurityHeaders, WebSettings, history_messages, request_base,
 )
 
 __all__ = ["SAMPLE_LOG", "WebSettings", "build_app", "main", "open_engine"]
@@ -75,17 +77,18 @@ def open_engine(settings: Settings, *, progress: bool = True):
 
 
 def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = None, *, progress: bool = True,
-              store: Any = None, ops: Any = None) -> FastAPI:
+              store: Any = None, ops: Any = None, contact: Contact | None = None) -> FastAPI:
     """UI + widget + source view + JSON API as one FastAPI app, not started.
 
     ``store`` (a :class:`bot.store.Store`) records questions and votes and feeds ``/admin``; without
     one, events go to the JSON-lines log. ``ops`` is the :class:`bot.store.StoreSettings` (admin
-    token, index polling).
+    token, index polling). ``contact`` is where "talk to a person" leads.
     """
     from bot.store import StoreSettings
 
     web = web or WebSettings()
     ops = ops or (store.settings if store is not None else StoreSettings())
+    contact = contact or Contact()
     engine = engine if engine is not None else open_engine(settings, progress=progress)
     # ---- store, live index (issue 12): one recorder for every edge; the engine follows index/CURRENT
     from bot.live import watch_index
@@ -198,12 +201,8 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     def widget_slash() -> RedirectResponse:
         return RedirectResponse(url=f"{web.root_path}/widget/", status_code=307)
 
-    # The UI records through the same store once make_ui takes `recorder` (UI branch); until then it keeps its log.
-    import inspect
-
-    ui_kw = {"recorder": recorder} if "recorder" in inspect.signature(make_ui).parameters else {}
-    widget = make_ui(engine, settings, web, compact=True, **ui_kw)
-    full = make_ui(engine, settings, web, compact=False, **ui_kw)
+    widget = make_ui(engine, settings, web, compact=True, recorder=recorder, contact=contact)
+    full = make_ui(engine, settings, web, compact=False, recorder=recorder, contact=contact)
     for blocks in (widget, full):
         blocks.queue(default_concurrency_limit=4, max_size=64)
     app = gr.mount_gradio_app(app, widget, path="/widget", css=WIDGET_CSS, footer_links=[],
@@ -245,7 +244,9 @@ def main(argv: list[str] | None = None) -> int:
         ops = StoreSettings.from_env(os.environ)
         store = open_store(ops, legacy_log=settings.feedback_log)  # before the index: a bad database fails fast
         print(f"Store: {store.describe()}", file=sys.stderr, flush=True)
-        app = build_app(settings, web=web, store=store, ops=ops)
+        # Where "talk to a person" leads (a chat channel, a ticket form, a mailto: link).
+        contact = Contact(url=os.environ.get("BOT_CONTACT_URL", ""), label=os.environ.get("BOT_CONTACT_LABEL", ""))
+        app = build_app(settings, web=web, store=store, ops=ops, contact=contact)
     except Exception as exc:  # one line with the fix, not a traceback
         from bot.embed import EmbedderUnavailable
         from bot.index import IndexProblem

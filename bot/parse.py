@@ -43,6 +43,10 @@ _TOC_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s*\[[^\]\n]*\]\(#[^)\n]*\)\s*$")
 _BARE_HASHES = re.compile(r"^ {0,3}#+\s*$")
 _SLUG_DROP = re.compile(r"[^\w]+")
 _TITLE_LINE = re.compile(r"^title:\s*(.*?)\s*(?:#.*)?$")
+_REVIEW = r"(?:已审核|未审核|待审核|已审阅|审核通过|审核中|已校对)"
+_REVIEW_HEAD = re.compile(r"^\s*[\[【(（]?" + _REVIEW + r"[\]】)）]?[\s:：]*")
+_REVIEW_TAIL = re.compile(r"\s*[\[【(（]?" + _REVIEW + r"[\]】)）]?\s*$")
+_DOUBLE_NUMBER = re.compile(r"^(\d+(?:\.\d+)*)([.、．]?)\s+\1\2?(?=\s|[^\d.])")
 
 
 class ParseError(ValueError):
@@ -55,19 +59,41 @@ class ParseError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
-def plain_heading(raw: str) -> str:
-    """Heading markdown -> plain text.
-
-    >>> plain_heading("[1. 简介](#1)")
-    '1. 简介'
-    >>> plain_heading("`已审核`1.问题：**GPU** 利用率 ##")
-    '已审核1.问题：GPU 利用率'
-    """
+def _markup_free(raw: str) -> str:
+    """Heading markdown -> plain text, noise included (what anchors are made from, so they stay stable)."""
     text = _CLOSING_HASHES.sub("", raw.strip())
     text = _LINK.sub(r"\1", text)
     text = _HTML_TAG.sub("", text)
     text = _EMPHASIS.sub("", text)
     return _SPACES.sub(" ", text).strip()
+
+
+def clean_noise(heading: str) -> str:
+    """Drop document noise from a plain heading: review markers and a number written twice.
+
+    >>> clean_noise("已审核1.问题：GPU 利用率"), clean_noise("3. 3. FAQ"), clean_noise("2.1 2.1 准备环境")
+    ('1.问题：GPU 利用率', '3. FAQ', '2.1 准备环境')
+    >>> clean_noise("3.3 FAQ"), clean_noise("【待审核】显存不足（已审核）"), clean_noise("已审核")
+    ('3.3 FAQ', '显存不足', '已审核')
+    """
+    text = _REVIEW_HEAD.sub("", heading)
+    text = _REVIEW_TAIL.sub("", text)
+    text = _DOUBLE_NUMBER.sub(r"\1\2", text)
+    text = _SPACES.sub(" ", text).strip()
+    return text or heading
+
+
+def plain_heading(raw: str) -> str:
+    """Heading markdown -> plain text without review markers or doubled numbering.
+
+    >>> plain_heading("[1. 简介](#1)")
+    '1. 简介'
+    >>> plain_heading("`已审核`1.问题：**GPU** 利用率 ##")
+    '1.问题：GPU 利用率'
+    >>> plain_heading("3. [3. FAQ](#3)")
+    '3. FAQ'
+    """
+    return clean_noise(_markup_free(raw))
 
 
 def slugify(heading: str) -> str:
@@ -138,6 +164,7 @@ def parse_text(text: str, source: str) -> list[Section]:
 
     # Pass 1: find headings outside code fences.
     headings: list[tuple[int, int, str]] = []  # (0-based line, level, plain text)
+    raw_headings: dict[int, str] = {}  # 0-based line -> heading with its noise: anchors come from it (stable)
     fence: str | None = None
     for i in range(skip, len(lines)):
         line = lines[i]
@@ -153,9 +180,10 @@ def parse_text(text: str, source: str) -> list[Section]:
             continue
         heading_match = _HEADING.match(line)
         if heading_match:
-            heading_text = plain_heading(heading_match.group(2))
-            if heading_text:  # a bare "#" line is decoration, not a heading
-                headings.append((i, len(heading_match.group(1)), heading_text))
+            raw_text = _markup_free(heading_match.group(2))
+            if raw_text:  # a bare "#" line is decoration, not a heading
+                headings.append((i, len(heading_match.group(1)), clean_noise(raw_text)))
+                raw_headings[i] = raw_text
 
     if not title:
         first_h1 = next((h for h in headings if h[1] == 1), None)
@@ -176,7 +204,7 @@ def parse_text(text: str, source: str) -> list[Section]:
             content_start += 1
         if not body_lines or _is_toc(body_lines):
             return False
-        slug = slugify(heading)
+        slug = slugify(raw_headings.get(head_line, heading) if head_line is not None else heading)
         used_anchors[slug] = used_anchors.get(slug, 0) + 1
         anchor = slug if used_anchors[slug] == 1 else f"{slug}-{used_anchors[slug]}"
         body = "\n".join(body_lines)

@@ -18,7 +18,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "lines": "第 {start}–{end} 行",
         "open": "查看原文",
         "detected": "检测到的错误",
-        "truncated": "注意：输入过长：共 {total:,} 个字符，只分析了前 {limit:,} 个字符。请粘贴报错开头和最后的几十行。",
+        "truncated": (
+            "注意：输入过长：共 {total:,} 个字符，超过上限 {limit:,}。保留了开头几行和日志末尾（报错通常在最后），"
+            "省略了中间约 {cut:,} 个字符。"
+        ),
         "empty": "请输入你的问题，或粘贴完整的报错日志。例如：“训练时报错显存不足怎么办？”",
         "no_match": "抱歉，知识库里没有找到和你的问题足够匹配的内容，下面的章节只是最接近的，不一定能解决你的问题。",
         "nearest": "最接近的章节（点击下方按钮查看）：",
@@ -37,11 +40,33 @@ TEXTS: dict[str, dict[str, str]] = {
         "cut": "…（内容较长，完整内容请查看原文）",
         "image": "图片",
         "more_lines": "…（还有 {n} 行，共 {total:,} 个字符）",
-        "chosen": "你选择的是：",
+        "chosen": "好的，这是你选的这一节。",
         "original": "原文（中文）",
-        "commands": "原文中的命令",
         "vote_thanks": "感谢反馈！",
         "error": "抱歉，处理这条消息时出错了。请再试一次；如果还不行，请缩短粘贴的日志后重试。",
+        "contact_default": "联系技术支持",
+        "contact_none": "你们团队的技术支持渠道",
+        "era": "这一节写于 {era} 时代，新版本（PaddlePaddle 2.x / TensorFlow 2.x）的做法可能不同。",
+        "more_steps": "更多步骤",
+        "background": "问题与背景",
+        "no_english": "（这一节还没有英文摘要，下面是中文原文。）",
+        "may_not_apply": "可能不适用",
+        "tentative_reason": "知识库里没有和你的问题完全对应的内容，下面只是最接近的章节。",
+        "no_match_title": "知识库里没有和这个问题相近的内容。",
+        "covers": (
+            "这个助手能回答的是 PaddlePaddle 和 TensorFlow 的 GPU 训练问题：显存不足（OOM）、多卡 / NCCL 报错、"
+            "GPU 利用率低、指定 GPU 设备、多机数据并行训练，以及 TensorFlow 的显存管理和设备放置。"
+        ),
+        "ask_person": "想找人帮忙？请到 {contact}。",
+        "pointers": "最接近的章节（可能无关）",
+        "intent_thanks": "不客气！还有其他 GPU 训练问题，随时问我。",
+        "intent_greeting": "你好！描述你遇到的 GPU 训练问题，或直接粘贴报错日志，我会从知识库里找解决方法。",
+        "intent_small_talk": (
+            "我是 GPU 训练故障助手：回答 PaddlePaddle 和 TensorFlow 的 GPU 训练问题（显存不足、多卡 / NCCL、"
+            "GPU 利用率、设备选择、多机训练），每个回答都标明出处。描述问题或粘贴报错日志即可。"
+        ),
+        "intent_human": "可以在这里找人帮忙：{contact}。\n\n等待的时候，也可以把完整的报错日志贴给我，我先查一下知识库。",
+        "new_chat_done": "已开始新对话。",
     },
     "en": {
         "fix": "Fix",
@@ -55,8 +80,9 @@ TEXTS: dict[str, dict[str, str]] = {
         "open": "open source text",
         "detected": "Detected",
         "truncated": (
-            "Note: your input was too long: {total:,} characters, only the first {limit:,} were analysed. "
-            "Paste the start of the error and the last few dozen lines instead."
+            "Note: your input was too long: {total:,} characters, over the limit of {limit:,}. "
+            "I kept the first lines and the end of the log (where the error usually is) "
+            "and left out about {cut:,} characters in the middle."
         ),
         "empty": "Type a question or paste a full error log, for example “Loss becomes NaN after a few steps”.",
         "no_match": (
@@ -79,11 +105,41 @@ TEXTS: dict[str, dict[str, str]] = {
         "cut": "… (long section: open the source text for the rest)",
         "image": "image",
         "more_lines": "… ({n} more lines, {total:,} characters in all)",
-        "chosen": "You chose:",
+        "chosen": "Here is the section you picked.",
         "original": "Original section (Chinese)",
-        "commands": "Commands from the original section",
         "vote_thanks": "Thanks for the feedback!",
         "error": "Sorry, something went wrong while answering. Please try again, or paste a shorter part of the log.",
+        "contact_default": "Contact support",
+        "contact_none": "your team’s support channel",
+        "era": "Written for {era}; on newer releases (PaddlePaddle 2.x / TensorFlow 2.x) the fix may differ.",
+        "more_steps": "More steps",
+        "background": "Problem and background",
+        "no_english": "_(No English summary for this section yet; the original Chinese text follows.)_",
+        "may_not_apply": "May not apply",
+        "tentative_reason": "Nothing here matches your question exactly; these are only the closest sections.",
+        "no_match_title": "The knowledge base has nothing close to this question.",
+        "covers": (
+            "This assistant answers GPU training problems with PaddlePaddle and TensorFlow: out-of-memory errors, "
+            "multi-GPU / NCCL errors, low GPU utilisation, choosing GPU devices, multi-machine data-parallel "
+            "training, and TensorFlow GPU memory and device placement."
+        ),
+        "ask_person": "To ask a person, go to {contact}.",
+        "pointers": "Closest sections (probably unrelated)",
+        "intent_thanks": "You're welcome! Ask any time you hit another GPU training problem.",
+        "intent_greeting": (
+            "Hi! Describe the GPU training problem you hit, or paste the error log, and I'll look for the fix "
+            "in the knowledge base."
+        ),
+        "intent_small_talk": (
+            "I'm the GPU training troubleshooter: I answer PaddlePaddle and TensorFlow GPU training problems "
+            "(out of memory, multi-GPU / NCCL, GPU utilisation, device selection, multi-machine training) and cite "
+            "the source of every answer. Describe your problem or paste an error log."
+        ),
+        "intent_human": (
+            "You can reach a person here: {contact}.\n\nWhile you wait, paste the full error log and I'll check "
+            "the knowledge base."
+        ),
+        "new_chat_done": "Started a new chat.",
     },
 }
 

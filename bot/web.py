@@ -1,5 +1,5 @@
 """HTTP pieces of the app that do not need Gradio: web settings, security headers,
-public links, API history parsing and the source view.
+public links and API history parsing (the source view is bot/source_view.py).
 
 :class:`WebSettings` is built by ``app.py`` (the only place that reads the
 environment); everything here takes it as an argument.
@@ -7,21 +7,17 @@ environment); everything here takes it as an argument.
 
 from __future__ import annotations
 
-import html
 import ipaddress
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
-from urllib.parse import urlencode
 
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bot.settings import Settings
 
 MAX_BODY_BYTES = 8 * 1024 * 1024  # a JSON body above this is refused with 413 (the text limit is max_input_chars)
 MAX_HISTORY = 20
@@ -211,100 +207,4 @@ def history_messages(history: Any) -> list[str]:
     return out
 
 
-# ---------------------------------------------------------------- source view
-
-_SOURCE_CSS = """
-body { font: 15px/1.55 system-ui, -apple-system, "Segoe UI", "Noto Sans CJK SC", sans-serif; margin: 0; color: #1f2328; background: #fff; }
-header { position: sticky; top: 0; background: #f6f8fa; border-bottom: 1px solid #d0d7de; padding: 0.7rem 1rem; }
-h1 { font-size: 1.05rem; margin: 0 0 0.25rem; }
-.meta { color: #57606a; font-size: 0.88rem; }
-.meta code { background: #eaeef2; padding: 0 0.3em; border-radius: 4px; }
-nav { margin-top: 0.35rem; font-size: 0.88rem; }
-main { padding: 0.5rem 0; }
-.line { display: flex; white-space: pre-wrap; word-break: break-word; font: 13px/1.5 ui-monospace, "Noto Sans Mono CJK SC", monospace; }
-.line .n { flex: 0 0 3.5em; text-align: right; padding-right: 0.8em; color: #8c959f; user-select: none; }
-.line .t { flex: 1; padding-right: 1rem; }
-.line.in { background: #fff8c5; }
-.line { scroll-margin-top: 7.5rem; }
-.line:target .n { color: #0969da; font-weight: 600; }
-mark { background: #ffd33d; padding: 0 1px; border-radius: 2px; }
-.empty { padding: 2rem 1rem; }
-"""
-_SOURCE_TEXT = {
-    "zh": {"lines": "第 {a}–{b} 行", "terms": "匹配词", "whole": "显示整个文件", "section": "只显示本章节",
-           "missing": "找不到这个章节。它可能已被修改或删除，请重新提问。", "title": "原文"},
-    "en": {"lines": "lines {a}–{b}", "terms": "matched terms", "whole": "show the whole file",
-           "section": "show only this section",
-           "missing": "This section was not found. It may have changed or been removed; please ask again.",
-           "title": "Source"},
-}
-
-
-def _highlight(line: str, pattern: re.Pattern[str] | None) -> str:
-    if pattern is None:
-        return html.escape(line, quote=False)
-    out, last = [], 0
-    for match in pattern.finditer(line):
-        if match.start() == match.end():
-            continue
-        out.append(html.escape(line[last : match.start()], quote=False))
-        out.append(f"<mark>{html.escape(match.group(), quote=False)}</mark>")
-        last = match.end()
-    out.append(html.escape(line[last:], quote=False))
-    return "".join(out)
-
-
-def _terms_pattern(words: list[str]) -> re.Pattern[str] | None:
-    """Latin terms match whole words only ("met" must not light up "Method"); CJK terms match anywhere."""
-    parts = []
-    for word in words:
-        escaped = re.escape(word)
-        if re.fullmatch(r"[\w.\-+]+", word, re.ASCII):
-            escaped = rf"(?<![A-Za-z0-9_]){escaped}(?![A-Za-z0-9_])"
-        parts.append(escaped)
-    return re.compile("|".join(parts), re.IGNORECASE) if parts else None
-
-
-def render_source(engine: Any, settings: Settings, key: str, terms: str, language: str, whole: bool) -> tuple[int, str]:
-    """(status, HTML page) showing a cited section's lines with matched terms marked; everything escaped."""
-    t = _SOURCE_TEXT["zh" if language == "zh" else "en"]
-    section = engine.section(key) if key else None
-    head = (f'<!doctype html><html lang="{"zh" if language == "zh" else "en"}"><head><meta charset="utf-8">'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">')
-    if section is None:
-        return 404, (f"{head}<title>{t['title']}</title><style>{_SOURCE_CSS}</style></head>"
-                     f'<body><p class="empty">{html.escape(t["missing"])}</p></body></html>')
-    lines: list[str] | None = None
-    seeds = Path(settings.seeds_dir).resolve()
-    path = (seeds / section.source).resolve()
-    if path.is_relative_to(seeds) and path.is_file():
-        try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            lines = None
-    if lines is None or len(lines) < section.end_line:  # file gone or changed: show the indexed text
-        first = section.start_line
-        lines = [""] * (first - 1) + [section.heading] + section.text.splitlines()
-    words = sorted({w for w in re.split(r"\s+", terms or "") if 1 <= len(w) <= 60}, key=len, reverse=True)[:20]
-    pattern = _terms_pattern(words)
-    start, end = section.start_line, min(section.end_line, len(lines))
-    shown = range(1, len(lines) + 1) if whole else range(start, end + 1)
-    rows = []
-    for n in shown:
-        cls = "line in" if start <= n <= end else "line"
-        rows.append(f'<div class="{cls}" id="L{n}"><span class="n">{n}</span>'
-                    f'<span class="t">{_highlight(lines[n - 1], pattern) or " "}</span></div>')
-    toggle = urlencode({"key": key, "terms": terms or "", "lang": language, **({} if whole else {"whole": "1"})})
-    term_list = " ".join(f"<mark>{html.escape(w)}</mark>" for w in words)
-    page = (
-        f"{head}<title>{html.escape(section.heading)} — {t['title']}</title><style>{_SOURCE_CSS}</style></head><body>"
-        f"<header><h1>{html.escape(section.breadcrumb)}</h1>"
-        f'<div class="meta"><code>{html.escape(section.source)}</code> · '
-        f"{t['lines'].format(a=section.start_line, b=section.end_line)}"
-        + (f" · {t['terms']}: {term_list}" if words else "")
-        + f'</div><nav><a href="?{html.escape(toggle)}#L{start}">{t["section"] if whole else t["whole"]}</a></nav></header>'
-        f"<main>{''.join(rows)}</main></body></html>"
-    )
-    return 200, page
-
-
+# The source view moved to bot/source_view.py (HTML from bot/templates/source.html).

@@ -127,7 +127,10 @@ def test_no_confident_match_offers_three_suggestions(open_server, settings):
     data = ok(open_server, "how do I bake sourdough bread at home")
     assert data["answered"] is False and data["kind"] == "no_match"
     assert len(data["hits"]) == 3 and {h["role"] for h in data["hits"]} == {"suggestion"}
-    assert [o["value"] for o in data["options"]] == [h["key"] for h in data["hits"]]
+    if data["tier"] == "none":  # nothing close: pointers only (collapsed), no buttons; what the KB covers instead
+        assert data["options"] == [] and "NCCL" in data["reply"] and "TensorFlow" in data["reply"]
+    else:
+        assert [o["value"] for o in data["options"]] == [h["key"] for h in data["hits"]]
     assert "nvidia-smi" in data["reply"] and "cuDNN" in data["reply"]
     lines = [json.loads(x) for x in Path(settings.feedback_log).read_text(encoding="utf-8").splitlines()]
     logged = [x for x in lines if x["question"] == "how do I bake sourdough bread at home"]

@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -41,8 +42,27 @@ def test_faq_fields_and_question_answer_pairs_are_recognised():
     assert qa == (("问", "程序 hang 怎么办？"), ("答", "看日志。"), ("问", "NCCL?"), ("答", "NCCL_DEBUG=INFO"))
 
 
-def test_plain_heading_strips_markup():
-    assert plain_heading("`已审核`1.问题：[GPU](#x) **利用率** ##") == "已审核1.问题：GPU 利用率"
+def test_plain_heading_strips_markup_and_review_markers():
+    assert plain_heading("`已审核`1.问题：[GPU](#x) **利用率** ##") == "1.问题：GPU 利用率"
+
+
+def test_document_noise_is_cleaned_at_parse_time_and_anchors_stay_stable():
+    doc = "# Doc\n\n## `已审核`2.问题：多卡训练报错\n\nbody\n\n## 3. [3. FAQ](#3)\n\n- 问：a?\n- 答：b\n\n### 3.3 Sub\n\nx\n"
+    sections = parse_text(doc, "doc.md")
+    assert [s.heading for s in sections] == ["2.问题：多卡训练报错", "3. FAQ", "3.3 Sub"]
+    # anchors are made from the heading as written, so metadata keys and old links keep working
+    assert [s.anchor for s in sections] == ["已审核2-问题-多卡训练报错", "3-3-faq", "3-3-sub"]
+    assert sections[2].path == ("Doc", "3. FAQ", "3.3 Sub")
+
+
+def test_seed_headings_carry_no_review_markers_or_doubled_numbers():
+    sections, errors = parse_folder(SEEDS)
+    assert not errors
+    headings = [s.heading for s in sections] + [part for s in sections for part in s.path]
+    assert not [h for h in headings if "已审核" in h or "`" in h]
+    assert not [h for h in headings if re.match(r"^(\d+(?:\.\d+)*)[.、．]?\s+\1\b", h)]
+    by_anchor = {s.anchor: s.heading for s in sections if s.source.startswith("000_")}
+    assert by_anchor["已审核2-问题-使用fluid训练模型时-使用多卡训练报错"] == "2.问题：使用Fluid训练模型时，使用多卡训练报错"
 
 
 def test_line_ranges_round_trip_to_the_source_file(tmp_path: Path):

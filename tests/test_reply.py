@@ -15,6 +15,9 @@ from bot.meta import SectionMeta
 from bot.records import Answer, Hit, Section
 from bot.reply import (
     TEXTS,
+    Contact,
+    follow_up_options,
+    format_intent,
     code_block,
     code_span,
     doc_markdown,
@@ -107,57 +110,81 @@ def test_fixed_texts_exist_in_both_languages_and_differ():
     assert all(not re.search(r"[\u4e00-\u9fff]", v) for v in TEXTS["en"].values())
 
 
-def test_chinese_answer_puts_the_fix_first_and_cites_the_section():
+def test_chinese_answer_puts_the_fix_first_and_cites_the_section_once():
     reply = format_answer(answer(hit(section(1))), meta, BASE, limit=LIMIT)
     md = reply.markdown
-    assert md.startswith("### 问题1：显存不足怎么办？")
+    assert md.startswith("### 问题1：显存不足怎么办？")  # the one-line summary
     fix = md.index("减小 `batch_size`")
     assert fix < md.index("显存被模型占满")  # the fix comes before the analysis
     assert "```bash\nexport FLAGS_fraction_of_gpu_memory_to_use=0\n```" in md  # a copyable code block
     assert "<details><summary>问题描述与分析</summary>" in md  # the rest, collapsed
-    assert "**来源:** GPU FAQ › 问题1：显存不足怎么办？" in md
-    assert "`faq.md` 第 10–18 行" in md
-    assert "[查看原文](" + BASE + "/source?" in md
+    citation = [line for line in md.splitlines() if line.startswith("**来源:**")]
+    assert len(citation) == 1  # one citation line, no second list of sources
+    assert citation[0].startswith("**来源:** [GPU FAQ › 问题1：显存不足怎么办？ · 第 10–18 行](" + BASE + "/source?")
+    assert md.index("**来源:**") < md.index("<details>")  # citation before the collapsed details
+    assert md.count(BASE + "/source?") == 1
     assert "English summary: Out of GPU memory" in md  # Chinese questions may offer the English summary
-    for english in ("Source", "lines", "open source text", "Possibly related"):
+    for english in ("Source", "lines", "Possibly related"):
         assert english not in md
-    assert reply.answered and reply.kind == "answer" and reply.language == "zh"
+    assert reply.answered and reply.kind == "answer" and reply.language == "zh" and reply.tier == "answer"
 
 
-def test_english_answer_shows_english_title_and_summary_before_the_chinese_original():
-    reply = format_answer(answer(hit(section(1)), language="en"), meta, BASE, limit=LIMIT)
-    md = reply.markdown
-    assert md.startswith("### Out of GPU memory")
-    assert md.index("Fix: lower `batch_size`.") < md.index("<details><summary>Original section (Chinese): 问题1")
-    assert md.index("<details><summary>Original section (Chinese)") < md.index("显存被模型占满")
-    assert "**Source:** GPU FAQ › 问题1：显存不足怎么办？" in md
-    assert "`faq.md` lines 10–18" in md and "[open source text](" in md
-    assert "**Commands from the original section:**" in md
+def test_english_answer_is_title_steps_with_code_blocks_and_commands_said_once():
+    m = {"faq.md#q1": SectionMeta(
+        anchor="q1", heading="问题1：显存不足怎么办？", title_en="Out of GPU memory",
+        summary_en="Problem: OOM during training.\nFix: 1) try a smaller `batch_size`; 2) enable two options: "
+                   "`export FLAGS_a=0` (free early), `export FLAGS_b=1` (fast).\nSee the memory guide.")}
+    md = format_answer(answer(hit(section(1)), language="en"), m.get, BASE, limit=LIMIT).markdown
+    assert md.startswith("### Out of GPU memory\n\n**1.** Try a smaller `batch_size`\n\n**2.** Enable two options:")
+    assert "```bash\nexport FLAGS_a=0  # free early\nexport FLAGS_b=1  # fast\n```" in md
+    up_front = md.split("<details>")[0]
+    assert up_front.count("FLAGS_a") == 1  # the command once, in its code block
+    assert "See the memory guide." in up_front
+    assert md.index("**Source:** [GPU FAQ › Out of GPU memory · lines 10–18](") < md.index("<details>")
+    assert "<details><summary>Problem and background</summary>" in md and "OOM during training" in md.split("<details>")[1]
+    assert md.index("<details><summary>Original section (Chinese): 问题1") < md.index("显存被模型占满")
     for chinese in ("来源", "第 10–18 行", "查看原文", "解决方法："):
-        assert chinese not in md.split("<details>")[0], chinese
+        assert chinese not in up_front, chinese
 
 
 def test_english_answer_without_metadata_says_so_and_shows_the_original():
     s = section(2)
     md = format_answer(answer(hit(s), language="en"), meta, BASE, limit=LIMIT).markdown
     assert "No English summary for this section yet" in md
-    assert "减小 `batch_size`" in md and "**Fix:**" in md
+    assert "减小 `batch_size`" in md
 
 
-def test_related_sections_are_collapsed_at_most_two_and_all_cited():
+def test_fix_paragraphs_become_numbered_steps_with_their_code():
+    body = ("+ 解决方法：\n\n报错提示没有找到 libnccl.so，可以全局搜索。\n\n```bash\nfind / -name \"libnccl.so*\"\n```\n\n"
+            "然后将找到的路径添加到 LD_LIBRARY_PATH 中。\n")
+    md = format_answer(answer(hit(section(1, text=body))), lambda k: None, BASE, limit=LIMIT).markdown
+    assert "**1.** 报错提示没有找到 libnccl.so，可以全局搜索。\n\n```bash\nfind / -name \"libnccl.so*\"\n```\n\n**2.** 然后" in md
+
+
+def test_related_sections_are_one_collapsed_block_of_links():
     hits = [hit(section(n), score=1.0 / n) for n in range(1, 6)]
     reply = format_answer(answer(*hits), meta, BASE, limit=LIMIT)
     assert [s.role for s in reply.shown] == ["answer", "related", "related"]
-    assert reply.markdown.count("<details><summary>2. ") == 1 and reply.markdown.count("<details><summary>3. ") == 1
-    assert "<details><summary>4. " not in reply.markdown
-    sources = reply.markdown.split("**引用来源:**")[1]
-    for n in (1, 2, 3):
-        assert f"第 {10 * n}–{10 * n + 8} 行" in sources
+    assert reply.markdown.count("<details><summary>其他可能相关的内容 (2)</summary>") == 1
+    assert "引用来源" not in reply.markdown  # no second list of the same sources
     citations = reply.to_json()["hits"]
     assert [c["lines"] for c in citations] == [[10, 18], [20, 28], [30, 38]]
     for c in citations:
         assert {"source", "section", "heading_path", "lines", "score", "url", "role", "key"} <= c.keys()
-        assert c["url"] in reply.markdown  # the API returns exactly the links the UI shows
+        assert reply.markdown.count(c["url"]) == 1  # the API returns exactly the links the UI shows, once each
+
+
+def test_answer_from_an_old_release_says_so():
+    old = section(1, heading="3.问题：Fluid1.2支持使用cuDNN6吗？", text="+ 答复：支持。\n")
+    md = format_answer(answer(hit(old)), lambda k: None, BASE, limit=LIMIT).markdown
+    assert "Fluid 1.x" in md and "PaddlePaddle 2.x" in md
+    assert "Fluid" not in format_answer(answer(hit(section(2))), lambda k: None, BASE, limit=LIMIT).markdown
+
+
+def test_source_links_carry_only_the_terms_found_in_that_section():
+    s = section(1)
+    url = format_answer(answer(hit(s, terms=("显存", "gi", "00", "nccl", "batch_size"))), meta, BASE, limit=LIMIT).shown[0].url
+    assert parse_qs(urlsplit(url).query)["terms"] == ["batch_size 显存"]
 
 
 def test_source_url_points_into_the_app_with_key_terms_and_first_line():
@@ -267,19 +294,81 @@ def test_pasted_log_reply_starts_with_the_detected_signature_then_the_section():
     assert md.index("**Detected:**") < md.index("### Out of GPU memory")
 
 
-def test_no_match_says_so_offers_three_suggestions_and_asks_for_details():
+def test_tentative_marks_the_closest_sections_as_possibly_not_applying_with_the_reason():
     hits = [hit(section(n), score=0.1) for n in range(1, 5)]
-    for language, plain, versions in (("en", "Sorry, I found nothing", "nvidia-smi"), ("zh", "没有找到", "nvidia-smi")):
-        a = dataclasses.replace(answer(*hits, language=language), tier="tentative")
+    for language, marker in (("en", "May not apply:"), ("zh", "可能不适用:")):
+        reason = "No document here covers Jetson; the closest is about GPU memory" if language == "en" else "知识库里没有 Jetson 的内容"
+        a = dataclasses.replace(answer(*hits, language=language), tier="tentative", reason=reason)
         reply = format_no_match(a, meta, BASE, limit=LIMIT)
-        assert reply.kind == "no_match" and not reply.answered
-        assert reply.markdown.startswith(TEXTS[language]["no_match"]) and plain in reply.markdown
-        assert versions in reply.markdown and "CUDA" in reply.markdown and "cuDNN" in reply.markdown
+        assert reply.kind == "no_match" and reply.tier == "tentative" and not reply.answered
+        first = reply.markdown.split("\n\n")[0]
+        assert marker in first and reason in first  # the reason, in one line, first
+        assert "nvidia-smi" in reply.markdown and "CUDA" in reply.markdown and "cuDNN" in reply.markdown
         assert [o["value"] for o in reply.options] == ["faq.md#q1", "faq.md#q2", "faq.md#q3"]
         assert all(s.role == "suggestion" for s in reply.shown) and len(reply.shown) == 3
-        assert all(s.url in reply.markdown for s in reply.shown)  # suggestions are cited too
+        assert all(reply.markdown.count(s.url) == 1 for s in reply.shown)  # suggestions are cited, once
     en = format_no_match(dataclasses.replace(answer(*hits, language="en"), tier="tentative"), meta, BASE, limit=LIMIT)
     assert en.options[0]["label"] == "Out of GPU memory"  # English labels from the metadata
+    assert TEXTS["en"]["tentative_reason"] in en.markdown  # a reason even when the engine gave none
+
+
+def test_none_says_what_the_knowledge_base_covers_what_would_help_and_where_to_ask_a_person():
+    hits = [hit(section(n), score=0.01) for n in range(1, 3)]
+    contact = Contact("https://help.example.com/gpu", "GPU support")
+    for language in ("en", "zh"):
+        a = dataclasses.replace(answer(*hits, language=language), tier="none")
+        reply = format_no_match(a, meta, BASE, limit=LIMIT, contact=contact)
+        md = reply.markdown
+        assert reply.tier == "none" and reply.kind == "no_match" and reply.options == []
+        assert md.startswith("ℹ️ **" + TEXTS[language]["no_match_title"])
+        assert TEXTS[language]["covers"] in md and "NCCL" in md and "TensorFlow" in md
+        assert "nvidia-smi" in md
+        assert "[GPU support](https://help.example.com/gpu)" in md
+        assert md.index("[GPU support]") < md.index("<details>")  # pointers only collapsed, after the contact
+    plain = format_no_match(dataclasses.replace(answer(language="en"), tier="none"), meta, BASE, limit=LIMIT)
+    assert "your team’s support channel" in plain.markdown and "javascript" not in plain.markdown
+    bad = Contact("javascript:alert(1)", "x")
+    assert "javascript" not in format_intent("human", "en", bad).markdown
+
+
+def test_intents_are_answered_as_such_without_events():
+    from bot.intents import classify
+
+    contact = Contact("https://help.example.com/gpu", "GPU support")
+    for message, language in (("谢谢！", "zh"), ("thanks a lot", "en"), ("转人工", "zh"), ("I want to talk to a human", "en"),
+                              ("你好", "zh"), ("what can you do?", "en")):
+        label = classify(message)
+        assert label is not None, message
+        reply = format_intent(label, language, contact)
+        assert reply.kind == "intent" and reply.events == [] and reply.shown == [] and reply.markdown
+        if label == "human":
+            assert "https://help.example.com/gpu" in reply.markdown
+    for question in ("显存不足怎么办", "thanks, but NCCL still fails", "Human pose model runs out of GPU memory"):
+        assert classify(question) is None, question
+
+
+def test_follow_up_suggestions_are_the_cited_sections_neighbours():
+    from bot.parse import parse_folder
+    from conftest import SEEDS
+
+    sections, _ = parse_folder(SEEDS)
+    cited = next(s for s in sections if s.heading == "2.3 初始化分布式环境")
+    options = follow_up_options(cited, sections, lambda k: None, "zh")
+    labels = [o["label"] for o in options]
+    assert [label.split(" › ")[-1] for label in labels] == ["2.4 使用数据并行算子封装模型", "2.2 导入依赖", "2.5 验证多机多卡程序运行正确"]
+    assert all(o["value"].startswith(cited.source + "#") for o in options)
+    first = next(s for s in sections if s.source == cited.source and s.heading == "1. 简介")
+    assert len(follow_up_options(first, sections, lambda k: None, "zh", exclude=[options[0]["value"]])) == 3
+    assert follow_up_options(cited, sections, lambda k: None, "zh", limit=1) == options[:1]
+
+
+@pytest.mark.parametrize("module", ["bot.reply", "bot.intents", "bot.source_view", "bot.parse", "bot.ui"])
+def test_doctests(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.failed == 0 and result.attempted > 0
 
 
 def test_clarify_lists_options_with_citations():
@@ -386,11 +475,11 @@ def test_conversation_returns_unanswered_questions_as_events_for_the_edge(hash_s
     log = tmp_path / "logs" / "feedback.jsonl"
     talk = Conversation(engine, base_url=BASE)
     reply = talk.respond("how to bake bread")
-    assert reply.kind == "no_match" and len(reply.options) >= 1
+    assert reply.kind == "no_match" and reply.tier in ("tentative", "none") and len(reply.shown) >= 1
     assert not log.exists()  # the conversation itself writes nothing
     assert [e.kind for e in reply.events] == ["question"] and reply.events[0].tier != "answer"
     feedback.log_events(log, reply.events)
     line = json.loads(log.read_text(encoding="utf-8").splitlines()[0])
     assert line["event"] == "unanswered" and line["question"] == "how to bake bread"
     assert line["language"] == "en" and line["answered"] is False and line["vote"] is None
-    assert line["cited"] == [o["value"] for o in reply.options]
+    assert line["cited"] == [s.hit.section.key for s in reply.shown]

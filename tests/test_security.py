@@ -107,7 +107,7 @@ def test_gradio_client_is_refused_without_the_token_and_works_with_it(locked):
         Client(locked.url, verbose=False, download_files=False)
     assert "credentials" in str(refused.value).lower() or "401" in str(refused.value)
     client = Client(locked.url, headers={"Authorization": f"Bearer {TOKEN}"}, verbose=False, download_files=False)
-    box, chat = client.predict("显存不足怎么办", [], api_name="/add_user")[:2]
+    box, chat = client.predict("显存不足怎么办", api_name="/add_user")[:2]  # the session keeps the history
     assert box == "" and "显存不足" in json.dumps(chat, ensure_ascii=False)
 
 
