@@ -151,7 +151,7 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
 
         def run() -> dict:
             started = time.perf_counter()
-            talk = Conversation.replay(engine, prior, base_url=base)
+            talk = Conversation.replay(engine, prior, base_url=base, contact=contact)
             reply = talk.respond(question)
             latency = (time.perf_counter() - started) * 1000
             for event in reply.events:
@@ -178,7 +178,7 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     from bot.admin import mount_admin
     from bot.openai_api import openai_router
 
-    app.include_router(openai_router(engine, recorder, web, authorize))
+    app.include_router(openai_router(engine, recorder, web, authorize, contact=contact))
     mount_admin(app, store, engine, ops)
 
     @app.get("/source", response_class=HTMLResponse)

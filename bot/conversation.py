@@ -27,13 +27,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from bot.records import Answer, Event, Hit
+from bot.intents import classify
 from bot.reply import (
+    Contact,
     Reply,
     escape_inline,
     format_answer,
     format_clarify,
     format_empty,
     format_exhausted,
+    format_intent,
     format_no_match,
     text,
 )
@@ -171,6 +174,7 @@ class Conversation:
 
     engine: Engine
     base_url: str = ""
+    contact: Contact = field(default_factory=Contact)  # where to ask a person (BOT_CONTACT_URL)
     turns: list[Turn] = field(default_factory=list)
 
     @property
@@ -197,6 +201,9 @@ class Conversation:
             return self._chosen(stripped)
         if last is not None and last.search and last.kind != "empty" and is_not_helpful(stripped):
             return self._next_candidates(stripped, last)
+        intent = classify(stripped)
+        if intent is not None:  # thanks, greetings, "转人工": answered as such, not a search, nothing to log
+            return format_intent(intent, detect_language(stripped), self.contact)
         if last is not None and last.search and is_follow_up(stripped):
             return self._ask(message, follow_up_of=last)
         return self._ask(message, follow_up_of=None)
@@ -240,9 +247,10 @@ class Conversation:
     def _decide(self, answer: Answer, message: str, language: str, notes: list[str], *, allow_clarify: bool) -> Reply:
         limit = self._limit()
         if not answer.hits:
-            return format_exhausted(language, notes)
+            return format_exhausted(language, notes, contact=self.contact)
         if not answer.answered:
-            return format_no_match(answer, self._meta, self.base_url, limit=limit, language=language, notes=notes)
+            return format_no_match(answer, self._meta, self.base_url, limit=limit, language=language, notes=notes,
+                                   contact=self.contact)
         candidates = clarify_candidates(answer, message) if allow_clarify else []
         if candidates:
             return format_clarify(answer, candidates, self._meta, self.base_url, limit=limit, language=language, notes=notes)
@@ -259,13 +267,13 @@ class Conversation:
         answer = _replace(answer, hits=answer.hits[: answer.worth_showing], signature="", truncated_from=0)
         notes = [text(language, "not_helpful")]
         if not answer.hits:
-            reply = format_exhausted(language, [text(language, "sorry")])
+            reply = format_exhausted(language, [text(language, "sorry")], contact=self.contact)
         elif answer.answered:
             reply = format_answer(answer, self._meta, self.base_url, limit=self._limit(), language=language,
                                   notes=notes, ask_more=True)
         else:
             reply = format_no_match(answer, self._meta, self.base_url, limit=self._limit(), language=language,
-                                    notes=[text(language, "sorry")])
+                                    notes=[text(language, "sorry")], contact=self.contact)
         self._remember(message, language, last.search, reply, excluded, last.signature, question=last.question,
                        top_score=last.top_score, subjects=last.subjects)
         reply.events.append(event)

@@ -66,7 +66,8 @@ def parse_messages(messages: Any) -> tuple[str, list[str]]:
     return users[-1], history_messages(users[:-1])
 
 
-def openai_router(engine: Any, recorder: Any, web: Any, authorize: Callable[[Request], None]) -> APIRouter:
+def openai_router(engine: Any, recorder: Any, web: Any, authorize: Callable[[Request], None],
+                  contact: Any = None) -> APIRouter:
     """The /v1 routes over ``engine``; events go to ``recorder`` like the chat's."""
     router = APIRouter(prefix="/v1", dependencies=[Depends(authorize)])
 
@@ -96,7 +97,8 @@ def openai_router(engine: Any, recorder: Any, web: Any, authorize: Callable[[Req
 
         def run():
             started = time.perf_counter()
-            reply = Conversation.replay(engine, prior, base_url=base).respond(question)
+            extra = {"contact": contact} if contact is not None else {}
+            reply = Conversation.replay(engine, prior, base_url=base, **extra).respond(question)
             latency = (time.perf_counter() - started) * 1000
             for event in reply.events:
                 recorder.record(event, session=session, latency_ms=latency)

@@ -244,3 +244,15 @@ def test_every_real_case_names_its_thread_and_says_why_when_out_of_scope():
             assert row["url"].startswith("https://"), (path.name, n)
             if not row["expect"]:
                 assert row.get("note"), (path.name, n)
+
+
+def test_thanks_and_requests_for_a_person_are_answered_as_such_and_not_logged(hash_settings):
+    from bot.reply import Contact
+
+    build_index(hash_settings, HashEmbedder())
+    talk = Conversation(Engine.open(hash_settings, HashEmbedder()), contact=Contact("https://help.example.com", "GPU 支持群"))
+    for message in ("谢谢！", "转人工", "thank you"):
+        reply = talk.respond(message)
+        assert reply.events == [] and not reply.shown, message
+    assert "https://help.example.com" in talk.respond("转人工").markdown
+    assert talk.turns == []  # nothing to follow up on
