@@ -50,6 +50,7 @@ HEAD_SHARE = 0.2
 # question naming one the cited section does not cover is never a confident answer.
 HARD_CATEGORIES = ("framework", "hardware")
 MAJOR_CATEGORIES = ("framework", "hardware", "product")
+CARRIED_CATEGORIES = ("framework", "product", "os", "hardware", "tool")
 # A follow-up ("那多机呢？") is ranked by its own words plus the words joined with the previous question;
 # its own words count double, or the previous question (which already had its answer) drowns them.
 FOLLOW_UP_OWN_WEIGHT = 2.0
@@ -236,8 +237,12 @@ class Engine:
         subjects = self._main_subjects(self.subjects_of(text))
         if context.follow_up or context.retry:
             # The conversation's framework stays unless this message names another one.
-            carried = context.subjects if not self.frameworks(subjects) else context.subjects - self.frameworks(context.subjects)
-            subjects = subjects | carried
+            # What the conversation is *on* (framework, product, OS, device, tool) carries over; what the last
+            # question was *about* (NCCL, OOM) does not: "那多机呢？" asks about something else.
+            carried = {s for s in context.subjects if self.lexicon.category(s) in CARRIED_CATEGORIES}
+            if self.frameworks(subjects):
+                carried -= self.frameworks(carried)
+            subjects = subjects | frozenset(carried)
         cal = self.calibration
 
         scores = self._scores(search_text, use_meta)
