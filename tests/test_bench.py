@@ -23,6 +23,8 @@ TOP_LEVEL = ("query_p50_ms", "query_p99_ms", "embed_p50_ms", "e5_dense_only_p50_
              "incremental_build_s", "app_ready_s", "open_loop", "rss_100k_mb", "query_p50_100k_ms", "machine")
 # Sections measured for the product and the e5 dense-only baseline but not for MiniLM.
 WITHOUT_MINILM = ("query.synthetic.", "openloop.", "concurrency.")
+OURS_ONLY = ("startup.app_ready_s",)  # the web app; the baselines have no UI to start
+NONE_WHEN_NEVER_SLOW = ("openloop.p95_over_1s_at",)  # no rate reached p95 > 1 s
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +42,9 @@ def test_bench_smoke_reports_every_figure(smoke_report: dict) -> None:
     assert set(report["figures"]) == set(figures({}, PLANS["smoke"]))
     for key, fig in report["figures"].items():
         for side in ("ours", "baseline", "minilm"):
-            if fig[side] is None:
-                assert side == "minilm" and key.startswith(WITHOUT_MINILM), f"{key} has no {side} figure"
+            if fig[side] is None and key not in NONE_WHEN_NEVER_SLOW:
+                allowed = (side == "minilm" and key.startswith(WITHOUT_MINILM)) or (side != "ours" and key in OURS_ONLY)
+                assert allowed, f"{key} has no {side} figure"
         assert fig["status"] in ("", "pass", "MISS", "n/a")
     errors = {k: v for k, v in report["details"].items() if isinstance(v, dict) and "error" in v}
     assert not errors, errors
