@@ -28,7 +28,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import gradio as gr
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
@@ -36,12 +35,21 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Redirect
 from bot import feedback
 from bot.conversation import Conversation
 from bot.settings import Settings
-from bot.ui import CSS, SAMPLE_LOG, THEME, WIDGET_CSS, make_ui
 from bot.web import (
     MAX_BODY_BYTES, SecurityHeaders, WebSettings, history_messages, render_source, request_base,
 )
 
-__all__ = ["SAMPLE_LOG", "WebSettings", "build_app", "main", "open_engine"]
+__all__ = ["SAMPLE_LOG", "WebSettings", "build_api", "build_app", "main", "open_engine"]
+
+
+def __getattr__(name: str) -> Any:
+    # Gradio (imported by bot.ui) takes seconds to import; only the UI needs it, so it is
+    # imported when the UI is built, not when this module is.
+    if name == "SAMPLE_LOG":
+        from bot.ui import SAMPLE_LOG
+
+        return SAMPLE_LOG
+    raise AttributeError(f"module 'app' has no attribute {name!r}")
 
 
 # ---------------------------------------------------------------- the app
@@ -68,8 +76,38 @@ def open_engine(settings: Settings, *, progress: bool = True):
 
 def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = None, *, progress: bool = True) -> FastAPI:
     """UI + widget + source view + JSON API as one FastAPI app, not started."""
+    import gradio as gr
+
+    from bot.ui import CSS, THEME, WIDGET_CSS, make_ui
+
     web = web or WebSettings()
     engine = engine if engine is not None else open_engine(settings, progress=progress)
+    app = build_api(settings, engine, web)
+
+    @app.get("/gradio.js", include_in_schema=False)
+    def web_component_script() -> FileResponse:
+        """Gradio's <gradio-app> loader, served here so a portal needs no CDN (it imports /assets/* of this app)."""
+        return FileResponse(Path(gr.__file__).parent / "templates" / "frontend" / "gradio.js",
+                            media_type="text/javascript")
+
+    @app.get("/widget", include_in_schema=False)
+    def widget_slash() -> RedirectResponse:
+        return RedirectResponse(url=f"{web.root_path}/widget/", status_code=307)
+
+    widget = make_ui(engine, settings, web, compact=True)
+    full = make_ui(engine, settings, web, compact=False)
+    for blocks in (widget, full):
+        blocks.queue(default_concurrency_limit=4, max_size=64)
+    app = gr.mount_gradio_app(app, widget, path="/widget", css=WIDGET_CSS, footer_links=[],
+                              root_path=f"{web.root_path}/widget" if web.root_path else None,
+                              theme=THEME, show_error=False)
+    app = gr.mount_gradio_app(app, full, path="/", css=CSS, footer_links=[],
+                              root_path=web.root_path or None, theme=THEME, show_error=False)
+    return app
+
+
+def build_api(settings: Settings, engine: Any, web: WebSettings) -> FastAPI:
+    """The JSON API, source view and health check without the UI (no Gradio import): what a first answer needs."""
     app = FastAPI(title="GPU troubleshooting assistant", docs_url=None, redoc_url=None,
                   openapi_url="/api/openapi.json")
     # CORS: only the configured origins. Gradio leaves CORS to the parent app when it has this middleware,
@@ -160,25 +198,6 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     def healthz() -> dict:
         return {"ok": True, "sections": len(engine.sections)}
 
-    @app.get("/gradio.js", include_in_schema=False)
-    def web_component_script() -> FileResponse:
-        """Gradio's <gradio-app> loader, served here so a portal needs no CDN (it imports /assets/* of this app)."""
-        return FileResponse(Path(gr.__file__).parent / "templates" / "frontend" / "gradio.js",
-                            media_type="text/javascript")
-
-    @app.get("/widget", include_in_schema=False)
-    def widget_slash() -> RedirectResponse:
-        return RedirectResponse(url=f"{web.root_path}/widget/", status_code=307)
-
-    widget = make_ui(engine, settings, web, compact=True)
-    full = make_ui(engine, settings, web, compact=False)
-    for blocks in (widget, full):
-        blocks.queue(default_concurrency_limit=4, max_size=64)
-    app = gr.mount_gradio_app(app, widget, path="/widget", css=WIDGET_CSS, footer_links=[],
-                              root_path=f"{web.root_path}/widget" if web.root_path else None,
-                              theme=THEME, show_error=False)
-    app = gr.mount_gradio_app(app, full, path="/", css=CSS, footer_links=[],
-                              root_path=web.root_path or None, theme=THEME, show_error=False)
     return app
 
 
@@ -208,7 +227,12 @@ def main(argv: list[str] | None = None) -> int:
             os.environ, host=args.host, port=args.port, root_path=args.root_path, public_url=args.public_url,
             frame_ancestors=args.frame_ancestors, cors_origins=args.cors_origins, trusted_header=args.trusted_header,
         )
-        app = build_app(settings, web=web)
+        engine = open_engine(settings)
+        # The API answers as soon as the index is loaded; the UI (Gradio: seconds to import)
+        # is built meanwhile in a worker thread and takes over when started (bot/deferred.py).
+        from bot.deferred import DeferredApp
+
+        app = DeferredApp(build_api(settings, engine, web), lambda: build_app(settings, engine, web))
     except Exception as exc:  # one line with the fix, not a traceback
         from bot.embed import EmbedderUnavailable
         from bot.index import IndexProblem
@@ -222,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     shown_host = "localhost" if web.host in ("0.0.0.0", "127.0.0.1", "::") else web.host
     print(f"Serving on http://{shown_host}:{web.port}{web.root_path}/  (widget: {web.root_path}/widget/, "
           f"API: POST {web.root_path}/api/ask)", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=web.host, port=web.port, root_path=web.root_path, proxy_headers=True,
+    uvicorn.run(app, host=web.host, port=web.port, root_path=web.root_path, proxy_headers=True, lifespan="on",
                 forwarded_allow_ips=os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1"), log_level="warning")
     return 0
 
