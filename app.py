@@ -232,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
         # is built meanwhile in a worker thread and takes over when started (bot/deferred.py).
         from bot.deferred import DeferredApp
 
-        app = DeferredApp(build_api(settings, engine, web), lambda: build_app(settings, engine, web))
+        app = SecurityHeaders(DeferredApp(build_api(settings, engine, web), lambda: build_app(settings, engine, web)),
+                              frame_ancestors=web.frame_ancestors)
     except Exception as exc:  # one line with the fix, not a traceback
         from bot.embed import EmbedderUnavailable
         from bot.index import IndexProblem

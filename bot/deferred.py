@@ -6,16 +6,19 @@ not to the UI. :class:`DeferredApp` is the ASGI app the server runs: it answers
 with a light app (the API routes only) at once, builds the full app (UI
 included) in a worker thread, runs the full app's start-up (its lifespan, which
 starts Gradio's queue) and from then on hands every request to it. Until then a
-UI page gets ``503`` with ``Retry-After: 1`` and a page that reloads itself.
+UI page (and ``/healthz``) gets ``503`` with ``Retry-After: 1`` and a page that
+reloads itself.
 """
 
 from __future__ import annotations
 
 import asyncio
+import html
 import sys
 from typing import Any, Callable
 
-LIGHT_PATHS = ("/api/", "/healthz", "/source")
+# Served before the UI is up. /healthz is not: it means "everything is up", as it did before.
+LIGHT_PATHS = ("/api/", "/source")
 STARTING_PAGE = (
     b"<!doctype html><meta charset=utf-8><meta http-equiv=refresh content=1>"
     b"<title>Starting</title><p>The assistant is starting; this page reloads in a second. "
@@ -50,7 +53,8 @@ class DeferredApp:
 
     async def _starting(self, send: Callable) -> None:
         status = 500 if self.failed else 503
-        body = STARTING_PAGE if not self.failed else f"The web UI failed to start: {self.failed}".encode()
+        body = STARTING_PAGE if not self.failed else \
+            f"The web UI failed to start: {html.escape(str(self.failed))}. See the server log.".encode()
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"text/html; charset=utf-8"), (b"retry-after", b"1"),
                                 (b"cache-control", b"no-store"), (b"content-length", str(len(body)).encode())]})
