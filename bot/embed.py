@@ -239,7 +239,7 @@ class E5Embedder:
 def _onnx_installed() -> bool:
     import importlib.util
 
-    return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "onnx", "tokenizers"))
+    return all(importlib.util.find_spec(name) is not None for name in ("onnxruntime", "onnx"))
 
 
 class SentenceTransformerEmbedder:
