@@ -39,12 +39,12 @@ from bot.web import (
     MAX_BODY_BYTES, SecurityHeaders, WebSettings, history_messages, render_source, request_base,
 )
 
-__all__ = ["SAMPLE_LOG", "WebSettings", "build_api", "build_app", "main", "open_engine"]
+__all__ = ["SAMPLE_LOG", "WebSettings", "build_app", "main", "open_engine"]
 
 
 def __getattr__(name: str) -> Any:
-    # Gradio (imported by bot.ui) takes seconds to import; only the UI needs it, so it is
-    # imported when the UI is built, not when this module is.
+    # Gradio (imported by bot.ui) takes seconds to import and only the UI needs it:
+    # it is imported when the UI is built, not with this module.
     if name == "SAMPLE_LOG":
         from bot.ui import SAMPLE_LOG
 
@@ -74,40 +74,11 @@ def open_engine(settings: Settings, *, progress: bool = True):
     return engine
 
 
-def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = None, *, progress: bool = True) -> FastAPI:
-    """UI + widget + source view + JSON API as one FastAPI app, not started."""
-    import gradio as gr
-
-    from bot.ui import CSS, THEME, WIDGET_CSS, make_ui
-
+def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = None, *, progress: bool = True,
+              ui: bool = True) -> FastAPI:
+    """UI + widget + source view + JSON API as one FastAPI app, not started (``ui=False``: without the UI)."""
     web = web or WebSettings()
     engine = engine if engine is not None else open_engine(settings, progress=progress)
-    app = build_api(settings, engine, web)
-
-    @app.get("/gradio.js", include_in_schema=False)
-    def web_component_script() -> FileResponse:
-        """Gradio's <gradio-app> loader, served here so a portal needs no CDN (it imports /assets/* of this app)."""
-        return FileResponse(Path(gr.__file__).parent / "templates" / "frontend" / "gradio.js",
-                            media_type="text/javascript")
-
-    @app.get("/widget", include_in_schema=False)
-    def widget_slash() -> RedirectResponse:
-        return RedirectResponse(url=f"{web.root_path}/widget/", status_code=307)
-
-    widget = make_ui(engine, settings, web, compact=True)
-    full = make_ui(engine, settings, web, compact=False)
-    for blocks in (widget, full):
-        blocks.queue(default_concurrency_limit=4, max_size=64)
-    app = gr.mount_gradio_app(app, widget, path="/widget", css=WIDGET_CSS, footer_links=[],
-                              root_path=f"{web.root_path}/widget" if web.root_path else None,
-                              theme=THEME, show_error=False)
-    app = gr.mount_gradio_app(app, full, path="/", css=CSS, footer_links=[],
-                              root_path=web.root_path or None, theme=THEME, show_error=False)
-    return app
-
-
-def build_api(settings: Settings, engine: Any, web: WebSettings) -> FastAPI:
-    """The JSON API, source view and health check without the UI (no Gradio import): what a first answer needs."""
     app = FastAPI(title="GPU troubleshooting assistant", docs_url=None, redoc_url=None,
                   openapi_url="/api/openapi.json")
     # CORS: only the configured origins. Gradio leaves CORS to the parent app when it has this middleware,
@@ -198,6 +169,31 @@ def build_api(settings: Settings, engine: Any, web: WebSettings) -> FastAPI:
     def healthz() -> dict:
         return {"ok": True, "sections": len(engine.sections)}
 
+    if not ui:
+        return app  # what a first answer needs; no Gradio import
+    import gradio as gr
+
+    from bot.ui import CSS, THEME, WIDGET_CSS, make_ui
+
+    @app.get("/gradio.js", include_in_schema=False)
+    def web_component_script() -> FileResponse:
+        """Gradio's <gradio-app> loader, served here so a portal needs no CDN (it imports /assets/* of this app)."""
+        return FileResponse(Path(gr.__file__).parent / "templates" / "frontend" / "gradio.js",
+                            media_type="text/javascript")
+
+    @app.get("/widget", include_in_schema=False)
+    def widget_slash() -> RedirectResponse:
+        return RedirectResponse(url=f"{web.root_path}/widget/", status_code=307)
+
+    widget = make_ui(engine, settings, web, compact=True)
+    full = make_ui(engine, settings, web, compact=False)
+    for blocks in (widget, full):
+        blocks.queue(default_concurrency_limit=4, max_size=64)
+    app = gr.mount_gradio_app(app, widget, path="/widget", css=WIDGET_CSS, footer_links=[],
+                              root_path=f"{web.root_path}/widget" if web.root_path else None,
+                              theme=THEME, show_error=False)
+    app = gr.mount_gradio_app(app, full, path="/", css=CSS, footer_links=[],
+                              root_path=web.root_path or None, theme=THEME, show_error=False)
     return app
 
 
@@ -229,10 +225,11 @@ def main(argv: list[str] | None = None) -> int:
         )
         engine = open_engine(settings)
         # The API answers as soon as the index is loaded; the UI (Gradio: seconds to import)
-        # is built meanwhile in a worker thread and takes over when started (bot/deferred.py).
+        # is built meanwhile in a worker thread and takes over once started (bot/deferred.py).
         from bot.deferred import DeferredApp
 
-        app = SecurityHeaders(DeferredApp(build_api(settings, engine, web), lambda: build_app(settings, engine, web)),
+        app = SecurityHeaders(DeferredApp(build_app(settings, engine, web, ui=False),
+                                          lambda: build_app(settings, engine, web)),
                               frame_ancestors=web.frame_ancestors)
     except Exception as exc:  # one line with the fix, not a traceback
         from bot.embed import EmbedderUnavailable
