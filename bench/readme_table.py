@@ -93,13 +93,21 @@ def table(report: dict, runtimes: dict | None = None) -> str:
                 f"{runtimes['loadavg_end'][0]}; tokens per text: {runtimes['tokens']}):", "",
                 "| runtime | short question | pasted log | 64 passages | cosine to engine (min / median) |",
                 "|---|---|---|---|---|"]
+        bursts: list[str] = []
         for name, r in runtimes["runtimes"].items():
             med, sp = r["median_ms"], r["speedup_vs_engine"]
             cos = r.get("cosine_to_engine")
             cos_text = f"{cos['min']} / {cos['median']} ({cos['texts']} texts)" if cos else "reference"
+            burst = r.get("eight_concurrent_questions")
+            if burst:
+                bursts.append(f"{name}: {burst['one_call_each_ms']} ms one call each, "
+                              f"{burst['shared_calls_ms']} ms sharing calls")
             out.append(f"| {name} | {_fmt(med['short_query'], 'ms')} ({sp['short_query']}x) | "
                        f"{_fmt(med['pasted_log'], 'ms')} ({sp['pasted_log']}x) | "
                        f"{_fmt(med['batch64_passages'], 'ms')} ({sp['batch64_passages']}x) | {cos_text} |")
+        if bursts:
+            out += ["", "Eight questions arriving at once (median wall time until all are embedded): "
+                    + "; ".join(bursts) + "."]
     return "\n".join(out)
 
 

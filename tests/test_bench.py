@@ -101,3 +101,21 @@ def test_bench_rejects_bad_duration() -> None:
                           capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 2 and "--duration" in proc.stderr
+
+
+def test_readme_table_is_generated_from_the_report(smoke_report: dict, tmp_path: Path) -> None:
+    from bench.readme_table import END, START, main, table
+
+    text = table(smoke_report)
+    assert smoke_report["machine"]["cpu_model"] in text
+    for rate in PLANS["smoke"].openloop_rates:
+        assert f"open loop {rate:g} req/s" in text
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps(smoke_report), encoding="utf-8")
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\n{START}\nold table\n{END}\n\nafter\n", encoding="utf-8")
+    assert main([str(report), "--write", str(readme)]) == 0
+    written = readme.read_text(encoding="utf-8")
+    assert "old table" not in written and text in written and written.endswith("\n\nafter\n")
+    readme.write_text("no markers here\n", encoding="utf-8")
+    assert main([str(report), "--write", str(readme)]) == 2
