@@ -61,14 +61,15 @@ class Plan:
     max_requests: int
     openloop_rates: tuple[float, ...] = (5.0, 10.0, 20.0)
     openloop_seconds: float = 60.0
+    build_reps: int = 1  # full builds from scratch per system; the figure is the median
 
 
 PLANS = {
-    "full": Plan("full", None, None, None, 4, 100_000, 2, 50_000, 3, 50, 20.0, 4000),
+    "full": Plan("full", None, None, None, 4, 100_000, 2, 50_000, 3, 50, 20.0, 4000, build_reps=3),
     # Same models, smaller everything: 2 of the seed documents, 30k synthetic chunks, 8 s of load, 15 s per rate.
     "quick": Plan("quick", None, None, 2, 2, 30_000, 1, 20_000, 1, 50, 8.0, 1500, openloop_seconds=15.0),
     # Tiny and model-free (hash embedder everywhere): checks that every figure is produced.
-    "smoke": Plan("smoke", "hash", "hash:128", 2, 1, 3_000, 1, 1_000, 1, 5, 2.0, 60, (5.0, 10.0), 1.5),
+    "smoke": Plan("smoke", "hash", "hash:128", 2, 1, 3_000, 1, 1_000, 1, 5, 2.0, 60, (5.0, 10.0), 1.5, build_reps=2),
 }
 SIDES = ("ours", "baseline", "minilm")
 
@@ -130,11 +131,11 @@ def _guard(details: dict, name: str, fn):
 def bench_build(plan: Plan, work: Path, specs: dict) -> dict:
     seeds = str(REPO / "seeds")
     ours = run_worker("build_ours", {"seeds": seeds, "work": str(work / "ours"), "embedder": specs["ours"],
-                                     "files": plan.seed_files})
+                                     "files": plan.seed_files, "reps": plan.build_reps})
     out = {"ours": ours}
     for side in ("baseline", "minilm"):
-        out[side] = run_worker("build_baseline", {"seeds": seeds, "work": str(work / side),
-                                                  "embedder": specs[side], "files": plan.seed_files})
+        out[side] = run_worker("build_baseline", {"seeds": seeds, "work": str(work / side), "embedder": specs[side],
+                                                  "files": plan.seed_files, "reps": plan.build_reps})
     return out
 
 
