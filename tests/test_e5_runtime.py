@@ -120,3 +120,35 @@ def test_converted_graph_is_cached_and_a_damaged_cache_is_rebuilt(tmp_path):
     assert cached.stat().st_size > 1_000_000  # converted again and rewritten
     a, b = first.encode(["显存不足"], "query: "), again.encode(["显存不足"], "query: ")
     assert float(a[0] @ b[0]) > 0.99999
+
+
+def test_coalescer_without_sharing_runs_callers_one_by_one_in_order():
+    calls: list[list[str]] = []
+    gate = threading.Event()
+    first_started = threading.Event()
+
+    def run(texts, role):
+        first_started.set()
+        gate.wait(5)
+        return _fake_run(calls)(texts, role)
+
+    co = Coalescer(run, coalesce=lambda: False)
+    results: dict[int, np.ndarray] = {}
+
+    def ask(n: int) -> None:
+        results[n] = co.embed(["x" * n], "query")
+
+    threads = [threading.Thread(target=ask, args=(0,))]
+    threads[0].start()
+    first_started.wait(5)
+    for n in range(1, 5):
+        threads.append(threading.Thread(target=ask, args=(n,)))
+        threads[-1].start()
+        deadline = time.monotonic() + 5
+        while len(co._pending) < n and time.monotonic() < deadline:
+            time.sleep(0.01)
+    gate.set()
+    for t in threads:
+        t.join(5)
+    assert calls == [["x" * n] for n in range(5)]  # one call per caller, oldest first
+    assert all(results[n].tolist() == [[n, 1.0]] for n in range(5)) and co.coalesced == 0
