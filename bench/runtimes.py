@@ -91,7 +91,7 @@ class TorchE5:
         self.helper = E.OnnxE5.__new__(E.OnnxE5)  # only its tokenizer and embedding lookup are used
         self.helper.tokenizer = E.Tokenizer(f)
         self.helper.dim, self.helper.max_content = f.H, f.MAXP - 2
-        self.helper._word_scales, self.helper._word_qs = E._q4_blocks(f, "emb.word", f.H)
+        self.helper._word = E._q4_rows(f, "emb.word", f.H)
         self.helper._pos = E._f32(f, "emb.pos").reshape(-1, f.H)
         self.helper._type = E._f32(f, "emb.type").reshape(-1, f.H)[0]
 
