@@ -33,7 +33,6 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import gradio as gr
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
@@ -44,14 +43,23 @@ from bot.conversation import Conversation
 from bot.records import Event
 from bot.security import SecurityMiddleware
 from bot.settings import Settings
-from bot.source_view import render_source
 from bot.reply import Contact
-from bot.ui import CSS, SAMPLE_LOG, THEME, WIDGET_CSS, make_ui
+from bot.source_view import render_source
 from bot.web import (
     MAX_BODY_BYTES, SecurityHeaders, WebSettings, history_messages, request_base,
 )
 
 __all__ = ["SAMPLE_LOG", "WebSettings", "build_app", "main", "open_engine"]
+
+
+def __getattr__(name: str) -> Any:
+    # Gradio (imported by bot.ui) takes seconds to import and only the UI needs it:
+    # it is imported when the UI is built, not with this module.
+    if name == "SAMPLE_LOG":
+        from bot.ui import SAMPLE_LOG
+
+        return SAMPLE_LOG
+    raise AttributeError(f"module 'app' has no attribute {name!r}")
 
 
 # ---------------------------------------------------------------- the app
@@ -77,8 +85,9 @@ def open_engine(settings: Settings, *, progress: bool = True):
 
 
 def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = None, *, progress: bool = True,
-              store: Any = None, ops: Any = None, contact: Contact | None = None) -> FastAPI:
-    """UI + widget + source view + JSON API as one FastAPI app, not started.
+              store: Any = None, ops: Any = None, contact: Contact | None = None, ui: bool = True) -> FastAPI:
+    """UI + widget + source view + JSON API as one FastAPI app, not started (``ui=False``: without the UI,
+    so without importing Gradio: what a first answer needs).
 
     ``store`` (a :class:`bot.store.Store`) records questions and votes and feeds ``/admin``; without
     one, events go to the JSON-lines log. ``ops`` is the :class:`bot.store.StoreSettings` (admin
@@ -191,6 +200,12 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     def healthz() -> dict:
         return {"ok": True, "sections": len(engine.sections)}
 
+    if not ui:
+        return app  # what a first answer needs; no Gradio import
+    import gradio as gr
+
+    from bot.ui import CSS, THEME, WIDGET_CSS, make_ui
+
     @app.get("/gradio.js", include_in_schema=False)
     def web_component_script() -> FileResponse:
         """Gradio's <gradio-app> loader, served here so a portal needs no CDN (it imports /assets/* of this app)."""
@@ -246,7 +261,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Store: {store.describe()}", file=sys.stderr, flush=True)
         # Where "talk to a person" leads (a chat channel, a ticket form, a mailto: link).
         contact = Contact(url=os.environ.get("BOT_CONTACT_URL", ""), label=os.environ.get("BOT_CONTACT_LABEL", ""))
-        app = build_app(settings, web=web, store=store, ops=ops, contact=contact)
+        engine = open_engine(settings)
+        # The API answers as soon as the index is loaded; the UI (Gradio: seconds to import)
+        # is built meanwhile in a worker thread and takes over once started (bot/deferred.py).
+        from bot.deferred import DeferredApp
+
+        parts = dict(store=store, ops=ops, contact=contact)
+        app = SecurityHeaders(DeferredApp(build_app(settings, engine, web, ui=False, **parts),
+                                          lambda: build_app(settings, engine, web, **parts)),
+                              frame_ancestors=web.frame_ancestors)
     except Exception as exc:  # one line with the fix, not a traceback
         from bot.embed import EmbedderUnavailable
         from bot.index import IndexProblem
@@ -262,7 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Serving on http://{shown_host}:{web.port}{web.root_path}/  (widget: {web.root_path}/widget/, "
           f"API: POST {web.root_path}/api/ask)", file=sys.stderr, flush=True)
     # X-Forwarded-* are handled in bot.security, from web.trusted_proxies only (BOT_TRUSTED_PROXIES).
-    uvicorn.run(app, host=web.host, port=web.port, root_path=web.root_path, proxy_headers=False, log_level="warning")
+    uvicorn.run(app, host=web.host, port=web.port, root_path=web.root_path, proxy_headers=False, lifespan="on",
+                log_level="warning")
     store.close()  # write what is still queued before the process ends
     return 0
 
