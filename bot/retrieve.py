@@ -237,11 +237,14 @@ class Engine:
         subjects = self._main_subjects(self.subjects_of(text))
         if context.follow_up or context.retry:
             # The conversation's framework stays unless this message names another one.
-            # What the conversation is *on* (framework, product, OS, device, tool) carries over; what the last
-            # question was *about* (NCCL, OOM) does not: "那多机呢？" asks about something else.
-            carried = {s for s in context.subjects if self.lexicon.category(s) in CARRIED_CATEGORIES}
-            if self.frameworks(subjects):
-                carried -= self.frameworks(carried)
+            # A follow-up changes one thing. Naming another framework, product, OS or device ("what about
+            # TensorFlow?") keeps the topic (OOM, NCCL) and drops the old frameworks; otherwise ("那多机呢？")
+            # the setting carries over and the topic is the follow-up's own.
+            setting = {s for s in context.subjects if self.lexicon.category(s) in CARRIED_CATEGORIES}
+            if any(self.lexicon.category(s) in CARRIED_CATEGORIES for s in subjects):
+                carried = (set(context.subjects) - setting) | (setting - self.frameworks(setting))
+            else:
+                carried = setting
             subjects = subjects | frozenset(carried)
         cal = self.calibration
 
