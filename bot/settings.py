@@ -39,8 +39,6 @@ class Settings:
     use_meta: bool = True
     # Server-side cap on user input; longer pastes are cut with a visible notice.
     max_input_chars: int = 100_000
-    # Abstain when the calibrated confidence is below this.
-    min_confidence: float = 0.5
     feedback_log: Path = Path("logs/feedback.jsonl")
 
     @classmethod
@@ -74,7 +72,6 @@ class _SettingsModel(BaseModel):
     hnsw_ef_search: Annotated[int, Field(ge=1, le=100_000)] | None = None
     use_meta: bool | None = None
     max_input_chars: Annotated[int, Field(ge=1, le=8_000_000)] | None = None
-    min_confidence: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
     feedback_log: Path | None = None
 
     @model_validator(mode="after")
@@ -91,7 +88,7 @@ ALLOWED = {
     "chunk_size": "an integer from 50 to 20,000", "chunk_overlap": "an integer from 0 to 10,000, below chunk_size",
     "hnsw_threshold": "an integer of at least 1", "hnsw_ef_search": "an integer from 1 to 100,000",
     "use_meta": "1 or 0 (true/false, yes/no, on/off)", "max_input_chars": "an integer from 1 to 8,000,000",
-    "min_confidence": "a number from 0 to 1", "port": "an integer from 1 to 65535",
+    "port": "an integer from 1 to 65535",
 }
 
 

@@ -43,7 +43,7 @@ def tiny_seeds(tmp_path: Path) -> Path:
 @pytest.fixture
 def hash_settings(tiny_seeds: Path, tmp_path: Path) -> Settings:
     """Settings over ``tiny_seeds`` with the dependency-free test embedder."""
-    return Settings(seeds_dir=tiny_seeds, index_dir=tmp_path / "index", embedder="hash", min_confidence=0.0)
+    return Settings(seeds_dir=tiny_seeds, index_dir=tmp_path / "index", embedder="hash")
 
 
 def copy_calibration(index_dir: Path) -> None:

@@ -311,7 +311,7 @@ def test_python_app_py_builds_a_missing_index_and_serves_ui_and_api(tiny_seeds, 
     port = free_port()
     index = tmp_path / "fresh-index"
     process = start_app(port, {"BOT_EMBEDDER": "hash", "BOT_SEEDS_DIR": str(tiny_seeds), "BOT_INDEX_DIR": str(index),
-                               "BOT_FEEDBACK_LOG": str(tmp_path / "fb.jsonl"), "BOT_MIN_CONFIDENCE": "0",
+                               "BOT_FEEDBACK_LOG": str(tmp_path / "fb.jsonl"),
                                "BOT_FRAME_ANCESTORS": "'self' https://intranet.example"})
     try:
         wait_ready(f"http://127.0.0.1:{port}/healthz", process, timeout=120)

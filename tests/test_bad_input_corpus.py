@@ -55,7 +55,7 @@ def _kb(root: Path) -> Settings:
     seeds = root / "seeds"
     seeds.mkdir(parents=True)
     (seeds / "gpu.md").write_text("# GPU\n\n## 显存不足怎么办\n\n+ 解决方法：减小 `batch_size`。\n", encoding="utf-8")
-    return Settings(seeds_dir=seeds, index_dir=root / "index", embedder="hash", min_confidence=0.0,
+    return Settings(seeds_dir=seeds, index_dir=root / "index", embedder="hash",
                     feedback_log=root / "feedback.jsonl")
 
 
@@ -132,7 +132,7 @@ def settings_env(tally: Tally) -> None:
     from bot.web import WebSettings
 
     cases = [({"BOT_MAX_INPUT_CHARS": v}, "BOT_MAX_INPUT_CHARS") for v in ("-1", "0", "abc", "1e9", "99999999")]
-    cases += [({"BOT_MIN_CONFIDENCE": v}, "BOT_MIN_CONFIDENCE") for v in ("nan", "inf", "-0.1", "2", "x")]
+    cases += [({"BOT_HNSW_EF_SEARCH": v}, "BOT_HNSW_EF_SEARCH") for v in ("nan", "inf", "-1", "0", "x")]
     cases += [({"BOT_CHUNK_SIZE": "10"}, "BOT_CHUNK_SIZE"), ({"BOT_USE_META": "maybe"}, "BOT_USE_META"),
               ({"BOT_HNSW_THRESHOLD": "-5"}, "BOT_HNSW_THRESHOLD"), ({"BOT_CHUNK_OVERLAP": "900"}, "chunk_overlap")]
     for env, name in cases:

@@ -17,7 +17,7 @@ def _kb(tmp_path: Path) -> Settings:
     seeds = tmp_path / "seeds"
     seeds.mkdir()
     (seeds / "gpu.md").write_text("# GPU\n\n## 显存不足\n\n减小 batch_size。\n", encoding="utf-8")
-    return Settings(seeds_dir=seeds, index_dir=tmp_path / "index", embedder="hash", min_confidence=0.0)
+    return Settings(seeds_dir=seeds, index_dir=tmp_path / "index", embedder="hash")
 
 
 # ---------------------------------------------------------------- seeds: links and special files
@@ -109,8 +109,8 @@ def test_manifest_with_wrong_typed_fields_reads_as_corrupt_and_auto_build_repair
 
 @pytest.mark.parametrize("env,words", [
     ({"BOT_MAX_INPUT_CHARS": "-1"}, ["BOT_MAX_INPUT_CHARS='-1'", "from 1 to 8,000,000", "default: 100,000"]),
-    ({"BOT_MIN_CONFIDENCE": "nan"}, ["BOT_MIN_CONFIDENCE='nan'", "from 0 to 1"]),
-    ({"BOT_MIN_CONFIDENCE": "2"}, ["BOT_MIN_CONFIDENCE='2'", "from 0 to 1"]),
+    ({"BOT_HNSW_EF_SEARCH": "nan"}, ["BOT_HNSW_EF_SEARCH='nan'", "from 1 to 100,000"]),
+    ({"BOT_HNSW_EF_SEARCH": "0"}, ["BOT_HNSW_EF_SEARCH='0'", "from 1 to 100,000"]),
     ({"BOT_HNSW_THRESHOLD": "0"}, ["BOT_HNSW_THRESHOLD='0'", "at least 1"]),
     ({"BOT_USE_META": "maybe"}, ["BOT_USE_META='maybe'", "1 or 0"]),
     ({"BOT_CHUNK_OVERLAP": "400"}, ["chunk_overlap (400) must be smaller than chunk_size (400)"]),

@@ -56,7 +56,7 @@ def test_two_app_processes_share_one_postgresql_and_follow_the_index(postgres, h
     url = postgres.url(postgres.new_database())
     ports = [free_port(), free_port()]
     env = {"BOT_EMBEDDER": "hash", "BOT_SEEDS_DIR": str(hash_settings.seeds_dir),
-           "BOT_INDEX_DIR": str(hash_settings.index_dir), "BOT_MIN_CONFIDENCE": "0", "BOT_DATABASE_URL": url,
+           "BOT_INDEX_DIR": str(hash_settings.index_dir), "BOT_DATABASE_URL": url,
            "BOT_ADMIN_TOKEN": ADMIN, "BOT_INDEX_POLL_SECONDS": "0.5", "BOT_FEEDBACK_LOG": str(tmp_path / "none.jsonl")}
     processes = [start_app(port, env) for port in ports]
     try:

@@ -52,7 +52,7 @@ def engine(tmp_path_factory) -> Engine:
     (root / "seeds").mkdir()
     (root / "seeds" / "gpu.md").write_text("# GPU\n\n## 显存不足怎么办\n\n+ 解决方法：减小 `batch_size`。\n",
                                            encoding="utf-8")
-    settings = Settings(seeds_dir=root / "seeds", index_dir=root / "index", embedder="hash", min_confidence=0.0,
+    settings = Settings(seeds_dir=root / "seeds", index_dir=root / "index", embedder="hash",
                         feedback_log=root / "feedback.jsonl")
     build_index(settings, make_embedder("hash"))
     return Engine.open(settings, make_embedder("hash"))
