@@ -41,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
 
     ask = add("ask", "answer one question or pasted log ('-' reads stdin)")
     ask.add_argument("question")
-    ask.add_argument("-k", type=int, default=3, help="number of sections (default 3)")
+    ask.add_argument("-k", type=_section_count, default=3, help="number of sections, 1 to 50 (default 3)")
     ask.add_argument("--json", action="store_true")
 
     ev = add("eval", "retrieval and confidence figures on JSON-lines sets, beside dense-only, BM25-only, no-meta")
@@ -68,6 +68,16 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--top", type=int, default=10, help="with --log: how many questions per list")
     report.add_argument("--json", action="store_true")
     return parser
+
+
+def _section_count(value: str) -> int:
+    try:
+        k = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"-k {value!r} is not a number; give 1 to 50") from None
+    if not 1 <= k <= 50:
+        raise argparse.ArgumentTypeError(f"-k {k} is out of range; give 1 to 50")
+    return k
 
 
 def _settings(args: argparse.Namespace) -> Settings:

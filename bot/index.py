@@ -141,7 +141,8 @@ def source_hashes(seeds_dir: Path) -> dict[str, str]:
     meta_dir = seeds_dir / META_DIR
     if meta_dir.is_dir():
         for p in sorted(meta_dir.rglob("*.toml")):
-            hashes[p.relative_to(seeds_dir).as_posix()] = _sha256(p.read_bytes())
+            if p.is_file() and not p.is_symlink():  # links are skipped by load_meta too
+                hashes[p.relative_to(seeds_dir).as_posix()] = _sha256(p.read_bytes())
     return hashes
 
 

@@ -92,6 +92,11 @@ def load_meta(seeds_dir: Path, sections: Iterable[Section]) -> tuple[dict[str, S
     for source, doc_sections in by_source.items():
         path = meta_path(seeds_dir, source)
         shown = path.relative_to(seeds_dir).as_posix() if path.is_relative_to(seeds_dir) else str(path)
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            # Like documents: a link could make any file on the machine "metadata" (see bot.parse._walk).
+            problems.append(MetaProblem(shown, "", "is a symbolic link or not a regular file; skipped "
+                                        "(copy the file into seeds/meta/ instead)"))
+            continue
         if not path.exists():
             problems.append(MetaProblem(
                 shown, "", f"no metadata for {source}; it is searched by cross-lingual embedding only",

@@ -222,6 +222,10 @@ def _lines(section: Section, seeds_dir: Path) -> list[str]:
     return lines
 
 
+WHOLE_CONTEXT = 400  # lines shown before and after the section in the "whole file" view
+MAX_SECTION_LINES = 2_000  # lines of one section shown at most
+
+
 def render_source(engine: Any, settings: Any, key: str, terms: str, language: str, whole: bool) -> tuple[int, str]:
     """(status, HTML page) showing a cited section's lines with its own matched terms marked."""
     lang = "zh" if language == "zh" else "en"
@@ -234,7 +238,10 @@ def render_source(engine: Any, settings: Any, key: str, terms: str, language: st
     own_text = "\n".join(lines[start - 1 : end])
     words = section_terms(re.split(r"\s+", terms or ""), own_text)
     pattern = terms_pattern(words)
-    shown = range(1, len(lines) + 1) if whole else range(start, end + 1)
+    # "Whole file" is a window around the section: a multi-megabyte document must not become a page of it.
+    last = min(end, start + MAX_SECTION_LINES - 1)  # a runaway section (a pasted dump) is cut too
+    shown = range(max(1, start - WHOLE_CONTEXT), min(len(lines), last + WHOLE_CONTEXT) + 1) if whole \
+        else range(start, last + 1)
     rows = [Row(n, start <= n <= end, highlight(lines[n - 1], pattern)) for n in shown]
     toggle = urlencode({"key": key, "terms": terms or "", "lang": lang, **({} if whole else {"whole": "1"})})
     era = old_release(section)

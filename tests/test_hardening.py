@@ -191,3 +191,53 @@ def test_report_on_a_folder_says_so(tmp_path, capsys):
     assert cli_main(["report", "--log", str(tmp_path)]) == 2  # before: IsADirectoryError traceback
     err = capsys.readouterr().err
     assert "is a folder, not a feedback log" in err and "feedback.jsonl" in err
+
+
+# ---------------------------------------------------------------- leftovers of the first pass
+
+def test_symlinked_metadata_is_skipped_and_named(tmp_path):
+    from bot.index import source_hashes
+    from bot.meta import load_meta
+    from bot.parse import parse_folder
+
+    seeds = tmp_path / "seeds"
+    (seeds / "meta").mkdir(parents=True)
+    (seeds / "faq.md").write_text("# FAQ\n\n## 显存不足\n\n减小 batch_size\n", encoding="utf-8")
+    outside = tmp_path / "elsewhere.toml"
+    outside.write_text('source = "faq.md"\n[sections."显存不足"]\nheading = "显存不足"\ntitle_en = "SECRET"\n',
+                       encoding="utf-8")
+    (seeds / "meta" / "faq.toml").symlink_to(outside)
+    sections, _ = parse_folder(seeds)
+    meta, problems = load_meta(seeds, sections)
+    assert meta == {} and any("symbolic link" in str(p) for p in problems)
+    assert "meta/faq.toml" not in source_hashes(seeds)
+
+
+def test_whole_file_source_view_of_a_huge_document_is_a_window(tmp_path):
+    from bot.embed import HashEmbedder
+    from bot.retrieve import Engine
+    from bot.source_view import MAX_SECTION_LINES, WHOLE_CONTEXT, render_source
+
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    parts = [f"## 问题 {n}\n\n" + "\n".join(f"第 {n}.{i} 行 " + "x" * 60 for i in range(40)) for n in range(2_000)]
+    parts.append("## 超长章节\n\n" + "\n".join("y" * 70 for _ in range(20_000)))
+    (seeds / "big.md").write_text("# Big\n\n" + "\n\n".join(parts) + "\n", encoding="utf-8")  # ~7 MB
+    settings = Settings(seeds_dir=seeds, index_dir=tmp_path / "index", embedder="hash")
+    build_index(settings, HashEmbedder())
+    engine = Engine.open(settings, HashEmbedder())
+    middle = next(s for s in engine.sections if s.heading == "问题 1000")
+    status, page = render_source(engine, settings, middle.key, "", "zh", whole=True)
+    assert status == 200 and page.count('id="L') <= 2 * WHOLE_CONTEXT + 60 and len(page) < 1_000_000
+    huge = next(s for s in engine.sections if s.heading == "超长章节")
+    status, page = render_source(engine, settings, huge.key, "", "zh", whole=False)
+    assert status == 200 and page.count('id="L') <= MAX_SECTION_LINES + 1
+
+
+def test_cli_refuses_a_negative_section_count(tmp_path):
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "bot", "ask", "显存不足", "-k", "-5"], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1], timeout=60)
+    assert out.returncode == 2 and "-k -5 is out of range; give 1 to 50" in out.stderr
