@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import sys
@@ -231,6 +232,9 @@ class E5Embedder:
                 return
             self._onnx_started = True
         threading.Thread(target=self._load_onnx, name="e5-onnx-load", daemon=True).start()
+        # A short command (bot ask/eval) can end while the runtime is still loading in C++; finalising the
+        # interpreter under that thread aborts the process ("terminate called without an active exception").
+        atexit.register(self._onnx_done.wait, 60)
 
     @property
     def runtime(self) -> str:

