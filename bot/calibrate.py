@@ -27,8 +27,8 @@ from bot.evaluate import Case, hit_matches, read_cases
 from bot.retrieve import Engine
 
 LEXICAL_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
-SUBJECT_GRID = (0.0, 0.25, 0.5, 1.0, 1.5)
-TITLE_GRID = (0.0, 0.5, 1.0)
+SUBJECT_GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
+TITLE_GRID = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
 FOLDS = 5
 
 
