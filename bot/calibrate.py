@@ -24,7 +24,7 @@ import numpy as np
 
 from bot.calibration import FEATURES, Calibration, calibration_path
 from bot.evaluate import Case, hit_matches, read_cases
-from bot.retrieve import Engine
+from bot.retrieve import Engine, _zscore
 
 LEXICAL_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
 SUBJECT_GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
@@ -56,11 +56,6 @@ class _Row:
         return bool(self.case.expect)
 
 
-def _z(values: np.ndarray) -> np.ndarray:
-    spread = float(values.std())
-    return np.zeros_like(values) if spread < 1e-9 else (values - values.mean()) / spread
-
-
 def collect(engine: Engine, cases: list[Case], groups: list[str]) -> list[_Row]:
     """The evidence for every case, computed once (ranking variants reuse it)."""
     from bot.retrieve import _title, sanitize
@@ -71,12 +66,12 @@ def collect(engine: Engine, cases: list[Case], groups: list[str]) -> list[_Row]:
         _, search_text = engine._search_text(text)
         scores = engine._scores(search_text)
         subjects = engine._main_subjects(engine.subjects_of(text))
-        row = _Row(case, group, _z(scores.dense), _z(scores.lexical), engine.subject_share(subjects),
+        row = _Row(case, group, _zscore(scores.dense), _zscore(scores.lexical), engine.subject_share(subjects),
                    scores, subjects, text)
         title = _title(text)
         if title:
             title_scores = engine._scores(title)
-            row.title_dense_z, row.title_lexical_z = _z(title_scores.dense), _z(title_scores.lexical)
+            row.title_dense_z, row.title_lexical_z = _zscore(title_scores.dense), _zscore(title_scores.lexical)
         rows.append(row)
     return rows
 

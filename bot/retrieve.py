@@ -39,7 +39,7 @@ from bot.reasons import reason
 from bot.records import Answer, Hit, Section
 from bot.settings import Settings
 from bot.signature import extract_signature, looks_like_log
-from bot.subjects import Lexicon, document_frameworks, section_coverage
+from bot.subjects import Lexicon, document_frameworks
 from bot.tokenize import detect_language, tokenize, warm_up
 
 DENSE_CANDIDATES = 400  # nearest keys looked at per query
@@ -182,16 +182,20 @@ class Engine:
         return self.index.meta.get(key)
 
     @cached_property
-    def coverage(self) -> list[frozenset[str]]:
-        """Per section, the subjects it covers (its own text, not curated phrasings)."""
-        return section_coverage(self.lexicon, [(s.source, " ".join(s.path) + "\n" + s.text) for s in self.sections])
+    def _named(self) -> list[set[str]]:
+        """Per section, the subjects its own text names (heading path and body, not curated phrasings)."""
+        return [self.lexicon.find(" ".join(s.path) + "\n" + s.text) for s in self.sections]
 
     @cached_property
     def main_frameworks(self) -> list[frozenset[str]]:
         """Per section, the main framework(s) of its document (a Paddle FAQ that mentions TensorFlow once is Paddle)."""
-        found = [self.lexicon.find(" ".join(s.path) + "\n" + s.text) for s in self.sections]
-        per_doc = document_frameworks(self.lexicon, [s.source for s in self.sections], found)
+        per_doc = document_frameworks(self.lexicon, [s.source for s in self.sections], self._named)
         return [per_doc.get(s.source, frozenset()) for s in self.sections]
+
+    @cached_property
+    def coverage(self) -> list[frozenset[str]]:
+        """Per section, the subjects it covers: its own mentions plus its document's main frameworks."""
+        return [frozenset(named | main) for named, main in zip(self._named, self.main_frameworks)]
 
     @cached_property
     def covered_anywhere(self) -> frozenset[str]:
@@ -326,7 +330,7 @@ class Engine:
             return _zscore(scores.lexical)
         if mode != "hybrid":
             raise ValueError(f"mode must be 'hybrid', 'dense' or 'bm25', not {mode!r}")
-        fused = _zscore(scores.dense) + cal.lexical_weight * _zscore(scores.lexical)
+        fused = self._fuse(scores.dense, scores.lexical, cal.lexical_weight)
         return fused + cal.subject_weight * self.subject_share(subjects) if subject else fused
 
     def subject_share(self, subjects: Iterable[str]) -> np.ndarray:

@@ -110,25 +110,19 @@ def _load(path: Path) -> Lexicon:
     return Lexicon(subjects)
 
 
-def section_coverage(lexicon: Lexicon, documents: list[tuple[str, str]]) -> list[frozenset[str]]:
-    """Per section, the subjects it covers: its own mentions plus the main framework(s) of its document.
-
-    ``documents`` is one (source, text) pair per section, in section order: the section's own
-    text and heading path, not curated phrasings (those may name other frameworks to contrast).
-    A document's frameworks are those named by most of its sections (a passing "TensorFlow
-    needs CUDA 9" in a Paddle FAQ does not make the FAQ about TensorFlow).
-
-    >>> cover = section_coverage(Lexicon.load(), [("a.md", "TensorFlow GPU"), ("a.md", "allow_growth"), ("b.md", "显存不足")])
-    >>> [sorted(c) for c in cover]
-    [['TensorFlow'], ['TensorFlow'], ['GPU out of memory']]
-    """
-    own = [lexicon.find(text) for _, text in documents]
-    frameworks = document_frameworks(lexicon, [source for source, _ in documents], own)
-    return [frozenset(found | frameworks.get(source, frozenset())) for (source, _), found in zip(documents, own)]
-
-
 def document_frameworks(lexicon: Lexicon, sources: list[str], found: list[set[str]]) -> dict[str, frozenset[str]]:
-    """Per document, the framework(s) most of its sections name (its main framework)."""
+    """Per document, the framework(s) most of its sections name (its main framework).
+
+    ``found`` is, per section in ``sources`` order, the subjects its own text names (not curated
+    phrasings, which may name other frameworks to contrast). A passing "TensorFlow needs CUDA 9"
+    in a Paddle FAQ does not make the FAQ about TensorFlow.
+
+    >>> lex = Lexicon.load()
+    >>> texts = [("a.md", "TensorFlow GPU"), ("a.md", "allow_growth"), ("b.md", "paddle 显存"), ("b.md", "paddle, not tf")]
+    >>> document_frameworks(lex, [s for s, _ in texts], [lex.find(t) for _, t in texts]) == {
+    ...     "a.md": {"TensorFlow"}, "b.md": {"PaddlePaddle"}}
+    True
+    """
     counts: dict[str, dict[str, int]] = {}
     for source, names in zip(sources, found):
         per_doc = counts.setdefault(source, {})

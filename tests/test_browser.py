@@ -19,12 +19,12 @@ import time
 from pathlib import Path
 
 import pytest
-from browser_helpers import (
+from browser_helpers import (  # noqa: F401 (browser is a fixture)
     CHROMIUM,
     REPO,
+    browser,
     chromium_missing_reason,
     free_port,
-    launch,
     start_app,
     stop,
     wait_ready,
@@ -128,16 +128,6 @@ def site(hash_index, tmp_path_factory):
         for portal in portals:
             portal.shutdown()
         stop(process)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
 
 
 def new_page(browser, width: int = 1280, height: int = 900):

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from browser_helpers import REPO, chromium_missing_reason, free_port, launch, start_app, stop, wait_ready
+from browser_helpers import REPO, browser, chromium_missing_reason, free_port, start_app, stop, wait_ready  # noqa: F401
 
 _missing = chromium_missing_reason()
 pytestmark = [pytest.mark.browser, pytest.mark.model, pytest.mark.skipif(_missing is not None, reason=_missing or "")]
@@ -38,16 +38,6 @@ def app_url(tmp_path_factory):
         yield url
     finally:
         stop(process)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(params=list(SIZES))
