@@ -15,8 +15,8 @@ Routes (all under ``--root-path`` when served behind a reverse proxy):
 
 Only this file reads the environment: ``BOT_*`` variables of :class:`bot.settings.Settings`
 (index, seeds, embedder, feedback log, input limit), the web settings of
-:class:`bot.web.WebSettings` (host, port, frame ancestors, CORS origins, API token, ...) and the
-store settings of :class:`bot.store.StoreSettings` (database, data dir, retention, admin token);
+:class:`bot.web.http.WebSettings` (host, port, frame ancestors, CORS origins, API token, ...) and the
+store settings of :class:`bot.store.database.StoreSettings` (database, data dir, retention, admin token);
 command-line flags override both. :func:`build_app` builds everything without
 starting a server, for tests and for other ASGI servers.
 """
@@ -37,15 +37,15 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
 
-from bot import feedback
-from bot.api_models import AskRequest, FeedbackRequest
-from bot.conversation import Conversation
+from bot.store import feedback
+from bot.web.api_models import AskRequest, FeedbackRequest
+from bot.answer.conversation import Conversation
 from bot.records import Event
-from bot.security import SecurityMiddleware
+from bot.web.security import SecurityMiddleware
 from bot.settings import Settings
-from bot.reply import Contact
-from bot.source_view import render_source
-from bot.web import (
+from bot.answer.reply import Contact
+from bot.answer.source_view import render_source
+from bot.web.http import (
     MAX_BODY_BYTES, SecurityHeaders, WebSettings, history_messages, request_base,
 )
 
@@ -53,10 +53,10 @@ __all__ = ["SAMPLE_LOG", "WebSettings", "build_app", "main", "open_engine"]
 
 
 def __getattr__(name: str) -> Any:
-    # Gradio (imported by bot.ui) takes seconds to import and only the UI needs it:
+    # Gradio (imported by bot.web.ui) takes seconds to import and only the UI needs it:
     # it is imported when the UI is built, not with this module.
     if name == "SAMPLE_LOG":
-        from bot.ui import SAMPLE_LOG
+        from bot.web.ui import SAMPLE_LOG
 
         return SAMPLE_LOG
     raise AttributeError(f"module 'app' has no attribute {name!r}")
@@ -66,9 +66,9 @@ def __getattr__(name: str) -> Any:
 
 def open_engine(settings: Settings, *, progress: bool = True):
     """Load the index, building it first when it is missing, stale or broken."""
-    from bot.embed import make_embedder
-    from bot.index import IndexProblem
-    from bot.retrieve import Engine
+    from bot.kb.embed import make_embedder
+    from bot.kb.index import IndexProblem
+    from bot.engine.retrieve import Engine
 
     if progress:
         print(f"Opening the index in {settings.index_dir} …", file=sys.stderr, flush=True)
@@ -89,18 +89,18 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     """UI + widget + source view + JSON API as one FastAPI app, not started (``ui=False``: without the UI,
     so without importing Gradio: what a first answer needs).
 
-    ``store`` (a :class:`bot.store.Store`) records questions and votes and feeds ``/admin``; without
-    one, events go to the JSON-lines log. ``ops`` is the :class:`bot.store.StoreSettings` (admin
+    ``store`` (a :class:`bot.store.database.Store`) records questions and votes and feeds ``/admin``; without
+    one, events go to the JSON-lines log. ``ops`` is the :class:`bot.store.database.StoreSettings` (admin
     token, index polling). ``contact`` is where "talk to a person" leads.
     """
-    from bot.store import StoreSettings
+    from bot.store.database import StoreSettings
 
     web = web or WebSettings()
     ops = ops or (store.settings if store is not None else StoreSettings())
     contact = contact or Contact()
     engine = engine if engine is not None else open_engine(settings, progress=progress)
     # ---- store, live index (issue 12): one recorder for every edge; the engine follows index/CURRENT
-    from bot.live import watch_index
+    from bot.engine.live import watch_index
 
     recorder = store if store is not None else feedback.JsonlRecorder(settings.feedback_log)
     engine = watch_index(engine, ops.index_poll_seconds)
@@ -184,8 +184,8 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
         return JSONResponse({"ok": True})
 
     # ---- OpenAI-compatible API and /admin (issue 12); `authorize` is the one check for /api/* and /v1/*
-    from bot.admin import mount_admin
-    from bot.openai_api import openai_router
+    from bot.web.admin import mount_admin
+    from bot.web.openai_api import openai_router
 
     app.include_router(openai_router(engine, recorder, web, authorize, contact=contact))
     mount_admin(app, store, engine, ops)
@@ -204,7 +204,7 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
         return app  # what a first answer needs; no Gradio import
     import gradio as gr
 
-    from bot.ui import CSS, THEME, WIDGET_CSS, make_ui
+    from bot.web.ui import CSS, THEME, WIDGET_CSS, make_ui
 
     @app.get("/gradio.js", include_in_schema=False)
     def web_component_script() -> FileResponse:
@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
             os.environ, host=args.host, port=args.port, root_path=args.root_path, public_url=args.public_url,
             frame_ancestors=args.frame_ancestors, cors_origins=args.cors_origins, trusted_header=args.trusted_header,
         )
-        from bot.store import StoreSettings, open_store
+        from bot.store.database import StoreSettings, open_store
 
         ops = StoreSettings.from_env(os.environ)
         store = open_store(ops, legacy_log=settings.feedback_log)  # before the index: a bad database fails fast
@@ -263,17 +263,17 @@ def main(argv: list[str] | None = None) -> int:
         contact = Contact(url=os.environ.get("BOT_CONTACT_URL", ""), label=os.environ.get("BOT_CONTACT_LABEL", ""))
         engine = open_engine(settings)
         # The API answers as soon as the index is loaded; the UI (Gradio: seconds to import)
-        # is built meanwhile in a worker thread and takes over once started (bot/deferred.py).
-        from bot.deferred import DeferredApp
+        # is built meanwhile in a worker thread and takes over once started (bot/web/deferred.py).
+        from bot.web.deferred import DeferredApp
 
         parts = dict(store=store, ops=ops, contact=contact)
         app = SecurityHeaders(DeferredApp(build_app(settings, engine, web, ui=False, **parts),
                                           lambda: build_app(settings, engine, web, **parts)),
                               frame_ancestors=web.frame_ancestors)
     except Exception as exc:  # one line with the fix, not a traceback
-        from bot.embed import EmbedderUnavailable
-        from bot.index import IndexProblem
-        from bot.store import StoreError
+        from bot.kb.embed import EmbedderUnavailable
+        from bot.kb.index import IndexProblem
+        from bot.store.database import StoreError
 
         if isinstance(exc, (IndexProblem, EmbedderUnavailable, ValueError, FileNotFoundError, StoreError)):
             print(f"error: {exc}", file=sys.stderr)
@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     shown_host = "localhost" if web.host in ("0.0.0.0", "127.0.0.1", "::") else web.host
     print(f"Serving on http://{shown_host}:{web.port}{web.root_path}/  (widget: {web.root_path}/widget/, "
           f"API: POST {web.root_path}/api/ask)", file=sys.stderr, flush=True)
-    # X-Forwarded-* are handled in bot.security, from web.trusted_proxies only (BOT_TRUSTED_PROXIES).
+    # X-Forwarded-* are handled in bot.web.security, from web.trusted_proxies only (BOT_TRUSTED_PROXIES).
     uvicorn.run(app, host=web.host, port=web.port, root_path=web.root_path, proxy_headers=False, lifespan="on",
                 log_level="warning")
     store.close()  # write what is still queued before the process ends

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bot.chunk import chunk_section
-from bot.parse import parse_folder
+from bot.kb.chunk import chunk_section
+from bot.kb.parse import parse_folder
 
 CHUNK_SIZE = 400
 CHUNK_OVERLAP = 80
@@ -46,7 +46,7 @@ class BaselineBuild:
     seconds: float
 
 
-HNSW_M = 32  # the product's HNSW parameters (bot.index, bot.settings), so 100k compares like with like
+HNSW_M = 32  # the product's HNSW parameters (bot.kb.index, bot.settings), so 100k compares like with like
 HNSW_EF_CONSTRUCTION = 80
 HNSW_EF_SEARCH = 128
 

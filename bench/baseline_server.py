@@ -51,7 +51,7 @@ def make_handler(retriever):
 
 def main(argv: list[str] | None = None) -> int:
     from bench.baseline import BaselineRetriever
-    from bot.embed import make_embedder
+    from bot.kb.embed import make_embedder
 
     parser = argparse.ArgumentParser(prog="python -m bench.baseline_server")
     parser.add_argument("--index", type=Path, required=True)

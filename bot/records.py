@@ -79,7 +79,7 @@ TIERS = ("answer", "tentative", "none")
 class Answer:
     """What the engine says about one question.
 
-    ``tier`` is how sure the engine is (decided in :mod:`bot.retrieve`, phrased in :mod:`bot.reply`):
+    ``tier`` is how sure the engine is (decided in :mod:`bot.engine.retrieve`, phrased in :mod:`bot.answer.reply`):
 
     - ``answer``: the first hit answers the question;
     - ``tentative``: the hits are the closest material but may not apply; ``reason`` says why in one line;

@@ -6,7 +6,7 @@
 The adversarial paste is the one that made the old library pattern quadratic per line
 (``a-a-a-…``: every ``-`` is a word boundary where ``\\b[\\w-]+\\.dll`` restarted); the benign
 paste has the same size and line lengths, so the ratio between them is the regression signal,
-independent of how fast the machine is. tests/test_signature.py calls :func:`measure`.
+independent of how fast the machine is. tests/kb/test_signature.py calls :func:`measure`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot.signature import extract_signature, looks_like_log  # noqa: E402
+from bot.kb.signature import extract_signature, looks_like_log  # noqa: E402
 
 # The library pattern before issue 11, kept only to show what the fix is measured against.
 OLD_LIBRARY = re.compile(r"\blib[\w+\-]+\.so(?:\.\d+)*|\b[\w\-]+\.dll\b|\blib[\w+\-]+\.dylib\b")

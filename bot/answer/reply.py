@@ -1,0 +1,693 @@
+"""Answer -> chat reply in markdown, in the language of the question, shaped for a small widget.
+
+Everything here is a pure function of its arguments (no engine, no I/O), so the
+chat UI and the JSON API format replies the same way and tests need no model.
+
+The shape of an answer (the first screen of a 400×640 widget holds the first two)::
+
+    ### one-line summary                 (English title, or the cleaned Chinese heading)
+    **1.** first step … ```code```      (the fix as steps, code in blocks, commands once)
+    **2.** …
+    **Source:** [Doc › Section · lines a–b](source view)     (one citation line)
+    <details> problem and analysis / original text / related sections </details>
+
+Confidence is shown in words: an answer is plain; a *tentative* reply starts with
+"May not apply: <reason>" and lists the closest sections; *none* says what the
+knowledge base covers, which details would help and where to ask a person.
+
+Safety: user text is always escaped or put in code, and document text goes
+through :func:`bot.answer.safe_markdown.doc_markdown`, so nothing typed by a user or
+written in a document runs in the chat (which renders HTML).
+
+    >>> escape_text('<img src=x onerror="alert(1)">')
+    '&lt;img src=x onerror="alert(1)"&gt;'
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from urllib.parse import urlencode
+
+from bot.kb.meta import SectionMeta
+from bot.kb.parse import FIX_FIELDS
+from bot.records import Answer, Event, Hit, Section
+from bot.answer.safe_markdown import _blocks, code_block, code_span, doc_markdown, escape_inline, escape_text
+from bot.answer.source_view import old_release, section_terms
+from bot.answer.texts import TEXTS, text
+
+__all__ = [  # the escaping and text helpers are part of this module's interface too
+    "TEXTS", "code_block", "code_span", "doc_markdown", "escape_inline", "escape_text", "text",
+]
+
+MetaLookup = Callable[[str], "SectionMeta | None"]
+
+FIX_CHARS = 1_800  # fix text shown up front
+FULL_CHARS = 4_000  # rest of a section shown in a collapsed block
+MAX_STEPS = 5  # steps shown up front; the rest of the fix goes into the collapsed details
+USER_ECHO_LINES = 40  # lines of a pasted log echoed back in the user's bubble
+USER_ECHO_CHARS = 4_000
+MAX_TERMS = 20
+MAX_FOLLOW_UPS = 3
+
+
+@dataclass(frozen=True)
+class Contact:
+    """Where a user can ask a person; configured by the operator (``BOT_CONTACT_URL``, ``BOT_CONTACT_LABEL``)."""
+
+    url: str = ""
+    label: str = ""
+
+    def link(self, language: str) -> str:
+        """Markdown for the contact, or a generic hint when none is configured.
+
+        >>> Contact("https://help.example.com/gpu", "GPU 支持群").link("zh")
+        '[GPU 支持群](https://help.example.com/gpu)'
+        >>> Contact().link("en")
+        'your team’s support channel'
+        """
+        url = self.url.strip()
+        if url and re.match(r"^(?:https?://|mailto:)[^\s<>\"'`]+$", url):
+            label = escape_inline(self.label.strip() or text(language, "contact_default"))
+            return f"[{label}]({url})"
+        return text(language, "contact_none")
+
+
+# ---------------------------------------------------------------- citations
+
+@dataclass(frozen=True)
+class Shown:
+    """One section as shown in a reply: the citation the UI displays and the API returns."""
+
+    hit: Hit
+    role: str  # "answer" | "related" | "suggestion" | "option"
+    url: str
+
+    def citation(self) -> dict:
+        data = self.hit.citation()
+        data.update(
+            title=self.hit.section.title,
+            key=self.hit.section.key,
+            role=self.role,
+            url=self.url,
+            matched_terms=list(self.hit.matched_terms[:MAX_TERMS]),
+        )
+        return data
+
+
+def source_url(base: str, section: Section, terms: Sequence[str] = (), language: str = "zh") -> str:
+    """The in-app source view of a section, with the terms to highlight.
+
+    >>> s = Section("a b.md", "H", ("Doc", "H"), 3, 9, "h", "x", "Doc")
+    >>> source_url("http://host/bot", s, ["显存", "oom"], "en")
+    'http://host/bot/source?key=a+b.md%23h&terms=%E6%98%BE%E5%AD%98+oom&lang=en#L3'
+    """
+    terms = [t for t in dict.fromkeys(terms) if t and len(t) <= 60][:MAX_TERMS]
+    query = {"key": section.key}
+    if terms:
+        query["terms"] = " ".join(terms)
+    query["lang"] = "zh" if language == "zh" else "en"
+    return f"{base.rstrip('/')}/source?{urlencode(query)}#L{section.start_line}"
+
+
+def section_url(base: str, section: Section, terms: Sequence[str], language: str) -> str:
+    """:func:`source_url` with only the terms that occur in that section and are not noise."""
+    own = section_terms(terms, "\n".join([section.heading, section.text]))
+    return source_url(base, section, own, language)
+
+
+def clean_heading(heading: str) -> str:
+    """A heading without the FAQ's review mark and number ("已审核2.问题：…" -> "问题：…").
+
+    >>> clean_heading("`已审核`2.问题：使用Fluid训练模型时，使用多卡训练报错"), clean_heading("2.1 准备多机多卡环境")
+    ('问题：使用Fluid训练模型时，使用多卡训练报错', '2.1 准备多机多卡环境')
+    """
+    label = heading.replace("`", "").strip()
+    label = re.sub(r"^已审核\s*(?:\d+\s*[.、．]\s*)?", "", label)
+    label = re.sub(r"^\d+\s*[.、．]\s*(?=问题)", "", label)
+    return label.strip() or heading
+
+
+def short_title(section: Section, meta: SectionMeta | None, language: str, limit: int = 80) -> str:
+    """A short plain label for a section: English title for English, heading without numbering for Chinese.
+
+    >>> s = Section("a.md", "`已审核`2.问题：使用Fluid训练模型时，使用多卡训练报错", ("D",), 1, 2, "x", "y", "D")
+    >>> short_title(s, None, "zh")
+    '使用Fluid训练模型时，使用多卡训练报错'
+    >>> short_title(Section("a.md", "3. FAQ", ("Multi-GPU", "3. FAQ"), 1, 2, "x", "y", "Multi-GPU"), None, "zh")
+    'Multi-GPU › 3. FAQ'
+    """
+    label = ""
+    if language != "zh" and meta is not None and meta.title_en.strip():
+        label = meta.title_en.strip()
+    if not label:
+        label = clean_heading(section.heading)
+        label = re.sub(r"^问题\s*[:：]\s*", "", label).strip() or label
+        if len(label) < 10 and section.title and section.title != label:  # "3. FAQ" alone says little
+            label = f"{section.title} › {label}"
+    label = " ".join(label.split())
+    return label if len(label) <= limit else label[: limit - 1] + "…"
+
+
+def citation_label(section: Section, meta: SectionMeta | None, language: str) -> str:
+    """``Doc › Section · lines a–b`` (plain text) for the one citation line.
+
+    >>> s = Section("f.md", "`已审核`2.问题：多卡训练报错", ("Paddle GPU", "2.问题：多卡训练报错"), 18, 59, "x", "y", "Paddle GPU")
+    >>> citation_label(s, None, "zh")
+    'Paddle GPU › 多卡训练报错 · 第 18–59 行'
+    """
+    title = short_title(section, meta, language, limit=70)
+    where = text(language, "lines", start=section.start_line, end=section.end_line)
+    if section.title and not title.startswith(section.title) and section.title != title:
+        title = f"{section.title} › {title}"
+    return f"{title} · {where}"
+
+
+def citation_line(section: Section, url: str, language: str, meta: SectionMeta | None = None) -> str:
+    """``**Source:** [Doc › Section · lines a–b](url "file")``: one line, the link opens the source view."""
+    label = escape_inline(citation_label(section, meta, language))
+    title = section.source.replace('"', "'")
+    return f'**{text(language, "source")}:** [{label}]({url} "{escape_text(title)}")'
+
+
+def signature_line(signature: str, language: str) -> str:
+    """``**Detected:** `EnforceNotMet: ...` ``"""
+    return f"**{text(language, 'detected')}:** {code_span(signature)}" if signature else ""
+
+
+def truncation_notice(truncated_from: int, limit: int, language: str) -> str:
+    """The visible notice for an input that was cut to the server-side limit (empty when it was not).
+
+    The head line(s) and the tail of a log (where the error is) are kept; the notice says so.
+
+    >>> truncation_notice(150_000, 100_000, "en").split(". ")[0]
+    'Note: your input was too long: 150,000 characters, over the limit of 100,000'
+    """
+    if not truncated_from:
+        return ""
+    return text(language, "truncated", total=truncated_from, limit=limit, cut=max(0, truncated_from - limit))
+
+
+def era_line(section: Section, language: str) -> str:
+    """A short warning when the section was written for an old release ("" otherwise)."""
+    era = old_release(section)
+    return f"_{text(language, 'era', era=era)}_" if era else ""
+
+
+def user_echo(value: str, is_log: bool | None = None) -> str:
+    """The user's message as shown in their chat bubble: inert, and short even for a huge paste."""
+    value = value.rstrip()
+    lines = value.splitlines()
+    multi = len(lines) > 1
+    if is_log or multi:
+        shown = "\n".join(line[:300] for line in lines[:USER_ECHO_LINES])[:USER_ECHO_CHARS]
+        more = ""
+        if len(shown) < len(value):
+            rest = max(0, len(lines) - len(shown.splitlines()))
+            more = "\n\n" + (f"… (+{rest} lines, {len(value):,} chars)" if rest else f"… ({len(value):,} chars)")
+        return code_block(shown) + more
+    shown = value[:USER_ECHO_CHARS]
+    more = f" … ({len(value):,} chars)" if len(shown) < len(value) else ""
+    return escape_inline(shown) + more
+
+
+# ---------------------------------------------------------------- the fix as steps
+
+_STEP_MARK = re.compile(r"^\s*(?:\d{1,2}\s*[.、．)）]|[（(]\d{1,2}[)）]|第[一二三四五六七八九十]步[:：，,]?)\s*")
+_LIST_ITEM = re.compile(r"^\s*\d{1,2}\s*[.、．)）]\s+", re.MULTILINE)
+_REFERENCE = re.compile(r"^(?:详细|详情|更多|此外|另外|参考|具体请|see |for (?:more|details)|more (?:on|about)|also )",
+                        re.IGNORECASE)
+_COMMAND = re.compile(
+    r"^(?:export|unset|pip3?|python3?|conda|apt(?:-get)?|sudo|find|nvidia-smi|nvcc|ldconfig|ls|cat|echo|source|"
+    r"docker|cd|mkdir|wget|curl|which|git|ln|chmod|kill|ps|top|watch)(?=\s|$)|^[A-Z][A-Z0-9_]{2,}=\S"
+)
+
+
+@dataclass
+class Step:
+    text: str  # markdown prose (may be empty when a step is only code)
+    code: list[str] = field(default_factory=list)  # fenced code blocks
+
+
+def fix_steps(markdown: str) -> tuple[str, list[Step], list[str]]:
+    """Split inert fix markdown into (lead line, steps, trailing notes).
+
+    Each paragraph is a step, numbered list items too; code blocks belong to the step before them;
+    a short first paragraph ending in a colon is the lead ("可以尝试按如下方法解决："); closing
+    "see the docs" paragraphs are notes.
+
+    >>> lead, steps, notes = fix_steps("可以尝试：\\n\\n1. 减小 batch_size；\\n\\n2. 开启选项：\\n\\n```bash\\nexport A=1\\n```\\n\\n详细请参考文档。")
+    >>> lead, [(s.text, len(s.code)) for s in steps], notes
+    ('可以尝试：', [('减小 batch_size；', 0), ('开启选项：', 1)], ['详细请参考文档。'])
+    """
+    lead = ""
+    steps: list[Step] = []
+    notes: list[str] = []
+    blocks = _blocks(markdown)
+    for n, (kind, block) in enumerate(blocks):
+        if kind == "code":
+            if notes and steps:  # code after a note belongs to that note's text: keep the order readable
+                steps.append(Step(notes.pop(), []))
+            if not steps:
+                steps.append(Step("", []))
+            steps[-1].code.append(block)
+            continue
+        stripped = block.strip()
+        if n == 0 and len(blocks) > 1 and re.search(r"[:：]$", stripped) and len(stripped) <= 80 \
+                and not _STEP_MARK.match(stripped):
+            lead = stripped
+            continue
+        if steps and _REFERENCE.match(stripped):
+            notes.append(stripped)
+            continue
+        items = _LIST_ITEM.split(stripped)
+        if len(items) > 2 and not items[0].strip():  # "1. a\n2. b" in one paragraph: one step each
+            steps.extend(Step(item.strip(), []) for item in items[1:] if item.strip())
+            continue
+        steps.append(Step(_STEP_MARK.sub("", stripped, count=1), []))
+    return lead, steps, notes
+
+
+def render_steps(lead: str, steps: Sequence[Step], notes: Sequence[str]) -> str:
+    """Steps as markdown: ``**1.** text`` then its code; a single step is not numbered."""
+    parts = [lead] if lead else []
+    numbered = len(steps) > 1
+    for n, step in enumerate(steps, 1):
+        body = step.text
+        if numbered:
+            body = f"**{n}.** {body}".rstrip()
+        if body:
+            parts.append(body)
+        parts.extend(step.code)
+    parts.extend(notes)
+    return "\n\n".join(parts)
+
+
+def _english_steps(fix: str) -> list[Step]:
+    """English fix text -> steps; inline commands become code blocks (said once, with their explanation as a comment).
+
+    >>> steps = _english_steps("1) try a smaller `batch_size`; 2) enable: `export A=0` (free early), `export B=1` (fast).")
+    >>> [(s.text, s.code) for s in steps]
+    [('Try a smaller `batch_size`', []), ('Enable:', ['```bash\\nexport A=0  # free early\\nexport B=1  # fast\\n```'])]
+    >>> [(s.text, s.code) for s in _english_steps('search with `find / -name "libnccl.so*"`, then add it to `LD_LIBRARY_PATH`.')]
+    [('Search with:', ['```bash\\nfind / -name "libnccl.so*"\\n```']), ('Add it to `LD_LIBRARY_PATH`.', [])]
+    """
+    fix = " ".join(fix.split())
+    if re.search(r"(?:^|\s)\d\)\s", fix):
+        pieces = [p for p in re.split(r"(?:^|\s)\d\)\s*", fix) if p.strip()]
+    else:
+        pieces = [p for p in re.split(r";\s+(?:then\s+)?|,\s+then\s+|\.\s+then\s+", fix, flags=re.IGNORECASE) if p.strip()]
+    steps: list[Step] = []
+    for piece in pieces[:MAX_STEPS + 2]:
+        piece = piece.strip().rstrip(";,").strip()
+        commands: list[str] = []
+
+        def take(match: re.Match[str]) -> str:
+            body, comment = match.group(2).strip(), (match.group(3) or "").strip()
+            if not _COMMAND.match(body):
+                return match.group(0)
+            commands.append(f"{body}  # {comment}" if comment else body)
+            return ""
+
+        rest = re.sub(r"(`+)(.+?)\1(?:\s*\(([^()]{1,120})\))?", take, piece)
+        if commands:
+            rest = " ".join(rest.split())
+            for _ in range(3):  # the commas and "and" that joined the commands are left over
+                rest = re.sub(r"\s*[,;]\s*(?=[,;.:]|$)|\s+(?=[,;.:])|\s*\b(?:and|or)\s*(?=[,;.:]|$)", "", rest)
+            rest = rest.strip(" ,;.")
+            rest = rest + ("" if rest.endswith((":", "：")) else ":")
+            steps.append(Step(rest if rest != ":" else "", [code_block("\n".join(commands), "bash")]))
+        else:
+            steps.append(Step(piece if piece.endswith((".", "?", "!")) or "`" in piece[-2:] else piece, []))
+    for step in steps:
+        step.text = step.text[:1].upper() + step.text[1:]
+    return [s for s in steps if s.text or s.code]
+
+
+def _summary_parts(summary: str) -> dict[str, str]:
+    """English metadata summary -> {"problem", "fix", "background", "other"} by its "Problem:/Fix:" labels."""
+    parts: dict[str, str] = {}
+    current = "other"
+    for line in summary.strip().splitlines():
+        match = re.match(r"^\s*(Problem|Question|Fix|Answer|Background|Note|Cause)\s*:\s*(.*)$", line, re.IGNORECASE)
+        if match:
+            name = match.group(1).lower()
+            current = {"question": "problem", "answer": "fix", "cause": "problem", "note": "background"}.get(name, name)
+            line = match.group(2)
+        elif line.strip():
+            current = "other"  # an unlabelled line after "Fix: …" is a remark ("See the guide …"), not a step
+        parts[current] = (parts.get(current, "") + " " + line).strip()
+    return parts
+
+
+# ---------------------------------------------------------------- section bodies
+
+def _fix_field(section: Section, terms: Sequence[str]) -> tuple[str, str] | None:
+    """(field name, text) holding the fix; for Q&A lists the pair that best matches ``terms``."""
+    questions = [value for name, value in section.fields if name == "问"]
+    if len(questions) > 1:  # a list of Q&A pairs: pick the pair the question matched
+        pairs: list[tuple[str, str]] = []
+        pending = ""
+        for name, value in section.fields:
+            if name == "问":
+                pending = value
+            elif name == "答" and pending:
+                pairs.append((pending, value))
+                pending = ""
+        if pairs:
+            lowered = [t.lower() for t in terms]
+            best = max(pairs, key=lambda p: sum(t in (p[0] + p[1]).lower() for t in lowered))
+            return "问", f"**问：** {best[0]}\n\n**答：** {best[1]}"
+    for wanted in FIX_FIELDS:
+        value = section.field(wanted)
+        if value.strip():
+            return wanted, value
+    return None
+
+
+def _other_fields(section: Section, fix_name: str) -> str:
+    parts = []
+    for name, value in section.fields:
+        if name in (fix_name, "版本号", "标签", "关键字") or not value.strip():
+            continue
+        parts.append(f"**{name}：**\n\n{value}")
+    return "\n\n".join(parts)
+
+
+def _details(summary: str, body: str) -> str:
+    """A collapsed block; ``summary`` is plain text (escaped here), ``body`` markdown."""
+    return f"<details><summary>{html.escape(summary, quote=False)}</summary>\n\n{body}\n\n</details>"
+
+
+def _steps_or_text(markdown: str) -> tuple[str, str]:
+    """(up-front steps, the rest for the details) of inert fix markdown."""
+    lead, steps, notes = fix_steps(markdown)
+    if not steps:
+        return markdown, ""
+    shown, rest = steps[:MAX_STEPS], steps[MAX_STEPS:]
+    more = render_steps("", rest, ()) if rest else ""
+    return render_steps(lead, shown, notes if not rest else ()), "\n\n".join(p for p in (more, *notes) if p and rest)
+
+
+def section_body(hit: Hit, meta: SectionMeta | None, language: str, limit: int = FIX_CHARS) -> tuple[str, list[str]]:
+    """(the fix as steps, collapsed details) of one section in the reply language."""
+    section = hit.section
+    fix = _fix_field(section, hit.matched_terms)
+    details: list[str] = []
+    if language != "zh" and meta is not None and meta.summary_en.strip():
+        parts = _summary_parts(meta.summary_en)
+        steps = _english_steps(parts.get("fix") or parts.get("other") or meta.summary_en)
+        remark = parts.get("other", "") if parts.get("fix") else ""
+        body = render_steps("", steps[:MAX_STEPS], [remark] if remark else ())
+        body, _ = doc_markdown(body, limit, "en")
+        context = " ".join(parts[k] for k in ("problem", "background") if parts.get(k))
+        if context:
+            context_md, _ = doc_markdown(context, FULL_CHARS, "en")
+            details.append(_details(text(language, "background"), context_md))
+        original, cut = doc_markdown(section.text, FULL_CHARS, "zh")
+        if cut:
+            original += "\n\n" + text(language, "cut")
+        details.append(_details(f"{text(language, 'original')}: {clean_heading(section.heading)}", original))
+        return body, details
+
+    if fix:
+        name, value = fix
+        fix_md, cut = doc_markdown(value, limit, language)
+        body, rest = (fix_md, "") if name == "问" else _steps_or_text(fix_md)
+        if cut:
+            body += "\n\n" + text(language, "cut")
+        if rest:
+            details.append(_details(text(language, "more_steps"), rest))
+        other = _other_fields(section, name) if name != "问" else section.text
+        if other:
+            other_md, other_cut = doc_markdown(other, FULL_CHARS, language)
+            if other_cut:
+                other_md += "\n\n" + text(language, "cut")
+            details.append(_details(text(language, "details" if name != "问" else "rest"), other_md))
+    else:
+        text_md, cut = doc_markdown(section.text, limit, language)
+        body, rest = _steps_or_text(text_md)
+        if cut:
+            body += "\n\n" + text(language, "cut")
+        if rest:
+            details.append(_details(text(language, "more_steps"), rest))
+    if language == "zh" and meta is not None and meta.summary_en.strip():
+        summary, _ = doc_markdown(meta.summary_en, FULL_CHARS, "en")
+        details.append(_details(f"{text('en', 'en_summary')}: {meta.title_en}", summary))
+    if language != "zh" and meta is None:
+        body = text(language, "no_english") + "\n\n" + body
+    return body, details
+
+
+def section_title(section: Section, meta: SectionMeta | None, language: str) -> str:
+    """The one-line summary: the English title for English, the cleaned heading for Chinese."""
+    if language != "zh" and meta is not None and meta.title_en.strip():
+        return meta.title_en.strip()
+    return clean_heading(section.heading)
+
+
+# ---------------------------------------------------------------- whole replies
+
+@dataclass
+class Reply:
+    """What the assistant says for one turn: markdown, clickable options and the citations behind it."""
+
+    kind: str  # "answer" | "no_match" | "clarify" | "empty" | "exhausted" | "section" | "intent"
+    language: str
+    markdown: str
+    shown: list[Shown] = field(default_factory=list)
+    options: list[dict] = field(default_factory=list)  # [{"label": str, "value": section key}]
+    answered: bool = False
+    signature: str = ""
+    truncated_from: int = 0
+    confidence: float = 0.0
+    tier: str = "none"  # "answer" | "tentative" | "none", as decided by the engine (see bot.records.Answer)
+    reason: str = ""  # one line in the reply language; empty for a plain answer
+    events: list[Event] = field(default_factory=list)  # what the edge should record for this turn
+
+    def citations(self) -> list[dict]:
+        return [s.citation() for s in self.shown]
+
+    def to_json(self) -> dict:
+        return {
+            "kind": self.kind,
+            "tier": self.tier,
+            "answered": self.answered,
+            "reason": self.reason,
+            "language": self.language,
+            "reply": self.markdown,
+            "signature": self.signature or None,
+            "truncated_from": self.truncated_from or None,
+            "confidence": round(self.confidence, 4),
+            "options": self.options,
+            "hits": self.citations(),
+        }
+
+
+def _preamble(answer: Answer | None, language: str, limit: int, notes: Iterable[str] = ()) -> list[str]:
+    parts = [n for n in notes if n]
+    if answer is not None:
+        parts.append(truncation_notice(answer.truncated_from, limit, language))
+        parts.append(signature_line(answer.signature, language))
+    return [p for p in parts if p]
+
+
+def _related_block(shown: Sequence[Shown], meta: MetaLookup, language: str) -> str:
+    """Other possibly related sections: one collapsed block, one citation link each (no second source list)."""
+    lines = []
+    for item in shown:
+        s = item.hit.section
+        label = escape_inline(citation_label(s, meta(s.key), language))
+        lines.append(f"- [{label}]({item.url})")
+    return _details(f"{text(language, 'related')} ({len(shown)})", "\n".join(lines))
+
+
+def format_answer(
+    answer: Answer,
+    meta: MetaLookup,
+    base: str,
+    *,
+    limit: int,
+    language: str | None = None,
+    related: int = 2,
+    notes: Iterable[str] = (),
+    hits: Sequence[Hit] | None = None,
+    kind: str = "answer",
+    ask_more: bool = False,
+) -> Reply:
+    """Summary line, the fix as steps, one citation line; details and related sections collapsed."""
+    language = language or answer.language
+    hits = list(hits if hits is not None else answer.hits)[: 1 + related]
+    parts = _preamble(answer, language, limit, notes)
+    shown: list[Shown] = []
+    details: list[str] = []
+    for n, hit in enumerate(hits):
+        s = hit.section
+        url = section_url(base, s, hit.matched_terms, language)
+        shown.append(Shown(hit, "answer" if n == 0 else "related", url))
+        if n == 0:
+            m = meta(s.key)
+            parts.append(f"### {escape_inline(section_title(s, m, language))}")
+            era = era_line(s, language)
+            body, details = section_body(hit, m, language)
+            parts.append(body)
+            parts.append(citation_line(s, url, language, m))
+            if era:
+                parts.append(era)
+    parts.extend(details)
+    if len(shown) > 1:
+        parts.append(_related_block(shown[1:], meta, language))
+    if ask_more:
+        parts.append(text(language, "ask_more"))
+    return Reply(
+        kind=kind,
+        language=language,
+        markdown="\n\n".join(parts),
+        shown=shown,
+        answered=True,
+        signature=answer.signature,
+        truncated_from=answer.truncated_from,
+        confidence=answer.confidence,
+        tier="answer",
+    )
+
+
+def _option_list(hits: Sequence[Hit], meta: MetaLookup, base: str, language: str, role: str) -> tuple[list[Shown], list[dict], str]:
+    shown, options, lines = [], [], []
+    for n, hit in enumerate(hits, 1):
+        s = hit.section
+        url = section_url(base, s, hit.matched_terms, language)
+        shown.append(Shown(hit, role, url))
+        m = meta(s.key)
+        label = short_title(s, m, language)
+        options.append({"label": label, "value": s.key})
+        where = escape_inline(citation_label(s, m, language).rsplit(" · ", 1)[-1])
+        lines.append(f"{n}. **{escape_inline(label)}** · [{where}]({url})")
+    return shown, options, "\n".join(lines)
+
+
+def format_tentative(answer: Answer, meta: MetaLookup, base: str, *, limit: int, language: str | None = None,
+                     notes: Iterable[str] = (), suggestions: int = 3) -> Reply:
+    """The closest sections, clearly marked as possibly not applying, with the reason in one line."""
+    language = language or answer.language
+    reason = " ".join((answer.reason or "").split()) or text(language, "tentative_reason")
+    parts = [f"⚠️ **{text(language, 'may_not_apply')}:** {escape_inline(reason)}"]  # how sure, first
+    parts.extend(_preamble(answer, language, limit, notes))
+    shown, options, listing = _option_list(answer.hits[:suggestions], meta, base, language, "suggestion")
+    if listing:
+        parts.append(text(language, "nearest") + "\n\n" + listing)
+    parts.append(text(language, "ask_more"))
+    return Reply(
+        kind="no_match", language=language, markdown="\n\n".join(parts), shown=shown, options=options,
+        answered=False, signature=answer.signature, truncated_from=answer.truncated_from,
+        confidence=answer.confidence, tier="tentative", reason=reason,
+    )
+
+
+def format_none(answer: Answer, meta: MetaLookup, base: str, *, limit: int, language: str | None = None,
+                notes: Iterable[str] = (), contact: Contact | None = None, suggestions: int = 3) -> Reply:
+    """Nothing close: what the knowledge base covers, which details would help, where to ask a person."""
+    language = language or answer.language
+    parts = [f"ℹ️ **{text(language, 'no_match_title')}**"]
+    parts.extend(_preamble(answer, language, limit, notes))
+    if answer.reason and answer.uncovered:  # a specific reason ("No document here covers Jetson"), not a generic one
+        parts.append(escape_inline(" ".join(answer.reason.split())))
+    parts.append(text(language, "covers"))
+    parts.append(text(language, "ask_more"))
+    parts.append(text(language, "ask_person", contact=(contact or Contact()).link(language)))
+    shown, _, listing = _option_list(answer.hits[:suggestions], meta, base, language, "suggestion")
+    if listing:
+        parts.append(_details(text(language, "pointers"), listing))
+    return Reply(
+        kind="no_match", language=language, markdown="\n\n".join(parts), shown=shown, options=[],
+        answered=False, signature=answer.signature, truncated_from=answer.truncated_from,
+        confidence=answer.confidence, tier="none", reason=answer.reason,
+    )
+
+
+def format_no_match(answer: Answer, meta: MetaLookup, base: str, *, limit: int, language: str | None = None,
+                    notes: Iterable[str] = (), suggestions: int = 3, contact: Contact | None = None) -> Reply:
+    """A reply for a question without a confident answer: tentative or none, by the engine's tier."""
+    if answer.tier == "none" or not answer.hits:
+        return format_none(answer, meta, base, limit=limit, language=language, notes=notes, contact=contact,
+                           suggestions=suggestions)
+    return format_tentative(answer, meta, base, limit=limit, language=language, notes=notes, suggestions=suggestions)
+
+
+def format_clarify(answer: Answer, hits: Sequence[Hit], meta: MetaLookup, base: str, *, limit: int,
+                   language: str | None = None, notes: Iterable[str] = ()) -> Reply:
+    """Ask which of several different problems the user means; the options are clickable."""
+    language = language or answer.language
+    parts = _preamble(answer, language, limit, notes)
+    shown, options, listing = _option_list(hits, meta, base, language, "option")
+    parts.append(text(language, "clarify") + "\n\n" + listing)
+    return Reply(
+        kind="clarify", language=language, markdown="\n\n".join(parts), shown=shown, options=options,
+        answered=True, signature=answer.signature, truncated_from=answer.truncated_from,
+        confidence=answer.confidence, tier="answer",
+    )
+
+
+def format_exhausted(language: str, notes: Iterable[str] = (), contact: Contact | None = None) -> Reply:
+    parts = [n for n in notes if n] + [
+        text(language, "exhausted"), text(language, "ask_more"),
+        text(language, "ask_person", contact=(contact or Contact()).link(language)),
+    ]
+    return Reply(kind="exhausted", language=language, markdown="\n\n".join(parts))
+
+
+def format_empty(language: str) -> Reply:
+    return Reply(kind="empty", language=language, markdown=text(language, "empty"))
+
+
+def format_intent(label: str, language: str, contact: Contact | None = None) -> Reply:
+    """The answer to thanks, a greeting, small talk or a request for a person (see :mod:`bot.engine.intents`).
+
+    Not a search: no citations, no events (nothing to log as unanswered).
+
+    >>> format_intent("human", "en", Contact("https://help.example.com", "GPU support")).markdown.split("\\n")[0]
+    'You can reach a person here: [GPU support](https://help.example.com).'
+    >>> format_intent("thanks", "zh").kind, format_intent("thanks", "zh").events
+    ('intent', [])
+    """
+    key = {"thanks": "intent_thanks", "greeting": "intent_greeting", "small_talk": "intent_small_talk",
+           "human": "intent_human"}.get(label, "intent_small_talk")
+    markdown = text(language, key, contact=(contact or Contact()).link(language))
+    return Reply(kind="intent", language=language, markdown=markdown, tier="none")
+
+
+# ---------------------------------------------------------------- suggested follow-ups
+
+def follow_up_options(cited: Section, sections: Sequence[Section], meta: MetaLookup, language: str,
+                      exclude: Iterable[str] = (), limit: int = MAX_FOLLOW_UPS) -> list[dict]:
+    """Up to ``limit`` suggested next questions: the cited section's neighbours in its document.
+
+    ``sections`` is in document order (``engine.sections``); the next section comes first, then the
+    one before, then further ones. Document introductions (the text above the first heading) and
+    sections in ``exclude`` are skipped.
+
+    >>> doc = [Section("d.md", h, ("D", h), n, n, h, "x", "D") for n, h in enumerate(["D", "a", "b", "c", "d"], 1)]
+    >>> [o["label"] for o in follow_up_options(doc[2], doc, lambda k: None, "zh")]
+    ['D › c', 'D › a', 'D › d']
+    """
+    same = [s for s in sections if s.source == cited.source]
+    keys = [s.key for s in same]
+    if cited.key not in keys:
+        return []
+    at = keys.index(cited.key)
+    skip = set(exclude) | {cited.key}
+    order: list[Section] = []
+    for distance in range(1, len(same)):
+        for index in (at + distance, at - distance):
+            if 0 <= index < len(same):
+                order.append(same[index])
+    out = []
+    for s in order:
+        if s.key in skip or (s.heading == s.title and s.path == (s.title,)):
+            continue
+        out.append({"label": short_title(s, meta(s.key), language, limit=60), "value": s.key})
+        if len(out) >= limit:
+            break
+    return out

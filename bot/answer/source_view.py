@@ -1,0 +1,251 @@
+"""The source view: a cited section's lines, its own matched terms highlighted, as an HTML page.
+
+HTML comes from a Jinja2 template (``bot/answer/templates/source.html``, autoescaped); this
+module only decides what to show:
+
+- which terms to highlight: a term is marked only when it occurs in *that* section
+  (a query's matched terms span several sections) and is not noise ("gi", "b", "00");
+- whether the section was written for an old release (Fluid 1.x, CUDA 7.5, the
+  PaddlePaddle v1/v2 API, TensorFlow 1.x sessions), which the page and the chat say.
+
+    >>> section_terms(["显存", "gi", "b", "00", "batch_size", "NCCL"], "减小 batch_size 以降低显存占用")
+    ['batch_size', '显存']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from bot.records import Section
+
+MAX_TERMS = 20
+TEMPLATES = Path(__file__).with_name("templates")
+
+# Short Latin terms that do mean something in this domain (others of two letters or fewer are noise).
+_SHORT_KEEP = {"tf", "nn", "op", "io", "ps", "dp", "mp", "cpu", "gpu", "oom", "nan", "so", "xpu", "npu"}
+_STOP = {
+    "the", "and", "for", "how", "what", "why", "with", "when", "this", "that", "does", "can", "not", "are", "was",
+    "you", "use", "using", "from", "into", "after", "before", "about", "have", "has", "get", "got", "but",
+    # everyday words of error messages: they say nothing about which lines matter
+    "open", "find", "cannot", "shared", "object", "file", "failed", "fail", "such", "directory", "error", "found",
+    "please", "set", "issue", "command", "instance", "line", "call", "last", "most", "recent", "traceback",
+}
+
+
+def is_noise(term: str) -> bool:
+    """A matched term not worth highlighting: numbers, one or two stray letters, stop words, one CJK character.
+
+    >>> [is_noise(t) for t in ("gi", "b", "00", "1.2", "the", "显", "tf", "显存", "CUDA_VISIBLE_DEVICES")]
+    [True, True, True, True, True, True, False, False, False]
+    """
+    word = term.strip()
+    if not word or len(word) > 60:
+        return True
+    if re.fullmatch(r"[\d\W_]+", word):
+        return True
+    if re.fullmatch(r"[A-Za-z]+", word):
+        lowered = word.lower()
+        return lowered in _STOP or (len(word) <= 2 and lowered not in _SHORT_KEEP)
+    if re.fullmatch(r"[\u4e00-\u9fff]", word):
+        return True
+    return False
+
+
+def _term_pattern(term: str) -> str:
+    """Latin terms match whole words only ("met" must not light up "Method"); CJK terms match anywhere."""
+    escaped = re.escape(term)
+    if re.fullmatch(r"[\w.\-+]+", term, re.ASCII):
+        escaped = rf"(?<![A-Za-z0-9_]){escaped}(?![A-Za-z0-9_])"
+    return escaped
+
+
+def terms_pattern(terms: Sequence[str]) -> re.Pattern[str] | None:
+    """One case-insensitive pattern for ``terms``, longest first (so "libnccl.so" wins over "nccl")."""
+    ordered = sorted(dict.fromkeys(terms), key=len, reverse=True)
+    return re.compile("|".join(_term_pattern(t) for t in ordered), re.IGNORECASE) if ordered else None
+
+
+def section_terms(terms: Iterable[str], text: str, limit: int = MAX_TERMS) -> list[str]:
+    """The terms worth highlighting in ``text``: not noise, and occurring in it. Longest first.
+
+    >>> section_terms(["nccl", "libnccl.so", "met"], "Method: install libnccl.so, then set NCCL_DEBUG")
+    ['libnccl.so']
+    """
+    out = []
+    for term in sorted(dict.fromkeys(t.strip() for t in terms if t), key=len, reverse=True):
+        if is_noise(term):
+            continue
+        if re.search(_term_pattern(term), text, re.IGNORECASE):
+            out.append(term)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def highlight(line: str, pattern: re.Pattern[str] | None) -> list[tuple[str, bool]]:
+    """A line as (text, marked) pieces for the template (which escapes them).
+
+    >>> highlight("set NCCL_DEBUG=INFO", terms_pattern(["NCCL_DEBUG"]))
+    [('set ', False), ('NCCL_DEBUG', True), ('=INFO', False)]
+    """
+    if pattern is None:
+        return [(line, False)] if line else []
+    pieces: list[tuple[str, bool]] = []
+    last = 0
+    for match in pattern.finditer(line):
+        if match.start() == match.end():
+            continue
+        if match.start() > last:
+            pieces.append((line[last : match.start()], False))
+        pieces.append((match.group(), True))
+        last = match.end()
+    if last < len(line):
+        pieces.append((line[last:], False))
+    return pieces
+
+
+# ---------------------------------------------------------------- old releases
+
+_A = r"(?<![A-Za-z0-9_])"  # ASCII word edges: CJK text around a term is not part of it
+_Z = r"(?![A-Za-z0-9_])"
+_ERAS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("Fluid 1.x", re.compile(_A + r"fluid(?![A-Za-z_])|版本号\s*[:：]\s*`?[01]\.\d+", re.IGNORECASE)),
+    ("PaddlePaddle v1/v2", re.compile(r"paddle\.v2" + _Z + "|" + _A + r"paddle(?:paddle)?\s*v[12]" + _Z + "|" + _A + r"v2\s*api",
+                                      re.IGNORECASE)),
+    ("CUDA 7.5 / 8.0", re.compile(_A + r"cuda\s*(?:7\.\d|8\.0)(?![\d.])|" + _A + r"cudnn\s*v?[4-6](?![\d])", re.IGNORECASE)),
+    ("TensorFlow 1.x", re.compile(r"tf\.Session" + _Z + "|" + _A + r"ConfigProto" + _Z + r"|tf\.placeholder" + _Z + "|"
+                                  + _A + r"tensorflow\s*1\.\d+", re.IGNORECASE)),
+)
+
+
+def old_release(section: Section) -> str:
+    """The old release a section was written for ("" when nothing says so).
+
+    >>> old_release(Section("a.md", "3.问题：Fluid1.2支持使用cuDNN6吗？", ("D",), 1, 2, "x", "可以。", "D"))
+    'Fluid 1.x'
+    >>> old_release(Section("a.md", "管理GPU RAM", ("D",), 1, 2, "x", "sess = tf.Session(config=config)", "D"))
+    'TensorFlow 1.x'
+    >>> old_release(Section("a.md", "显存不足", ("D",), 1, 2, "x", "减小 batch_size", "D"))
+    ''
+    """
+    text = "\n".join([*section.path, section.heading, section.text[:20_000]])
+    for label, pattern in _ERAS:
+        if pattern.search(text):
+            return label
+    return ""
+
+
+ERA_NOTE = {
+    "zh": "注意：这一节是为 {era} 时代的版本写的；如果你用的是 PaddlePaddle 2.x 或 TensorFlow 2.x，命令和 API 可能已经不同。",
+    "en": "Note: this section was written for {era}; on PaddlePaddle 2.x or TensorFlow 2.x the commands and API may differ.",
+}
+
+
+def era_note(section: Section, language: str) -> str:
+    """One line warning that a section targets an old release ("" when it does not)."""
+    era = old_release(section)
+    return ERA_NOTE["zh" if language == "zh" else "en"].format(era=era) if era else ""
+
+
+# ---------------------------------------------------------------- the page
+
+CSS = """
+body { font: 15px/1.55 system-ui, -apple-system, "Segoe UI", "Noto Sans CJK SC", sans-serif; margin: 0; color: #1f2328; background: #fff; }
+header { position: sticky; top: 0; background: #f6f8fa; border-bottom: 1px solid #d0d7de; padding: 0.7rem 1rem; }
+h1 { font-size: 1.05rem; margin: 0 0 0.25rem; }
+.meta { color: #57606a; font-size: 0.88rem; }
+.meta code { background: #eaeef2; padding: 0 0.3em; border-radius: 4px; }
+.era { margin: 0.4rem 0 0; padding: 0.3rem 0.6rem; background: #fff1e5; border-left: 3px solid #bc4c00; font-size: 0.88rem; }
+nav { margin-top: 0.35rem; font-size: 0.88rem; }
+main { padding: 0.5rem 0; }
+.line { display: flex; white-space: pre-wrap; word-break: break-word; font: 13px/1.5 ui-monospace, "Noto Sans Mono CJK SC", monospace; }
+.line .n { flex: 0 0 3.5em; text-align: right; padding-right: 0.8em; color: #8c959f; user-select: none; }
+.line .t { flex: 1; padding-right: 1rem; }
+.line.in { background: #fff8c5; }
+.line { scroll-margin-top: 9rem; }
+.line:target .n { color: #0969da; font-weight: 600; }
+mark { background: #ffd33d; padding: 0 1px; border-radius: 2px; }
+.empty { padding: 2rem 1rem; }
+@media (prefers-color-scheme: dark) {
+  body { color: #e6edf3; background: #0d1117; } header { background: #161b22; border-color: #30363d; }
+  .meta { color: #9da7b3; } .meta code { background: #30363d; } .line.in { background: #2d2a12; }
+  .era { background: #3a2410; } mark { background: #9e6a03; color: #fff; }
+}
+"""
+TEXT = {
+    "zh": {"lines": "第 {a}–{b} 行", "terms": "匹配词", "whole": "显示整个文件", "section": "只显示本章节",
+           "missing": "找不到这个章节。它可能已被修改或删除，请重新提问。", "title": "原文"},
+    "en": {"lines": "lines {a}–{b}", "terms": "matched terms", "whole": "show the whole file",
+           "section": "show only this section",
+           "missing": "This section was not found. It may have changed or been removed; please ask again.",
+           "title": "Source"},
+}
+
+
+@lru_cache(maxsize=1)
+def _environment() -> Environment:
+    return Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html"]),
+                       trim_blocks=True, lstrip_blocks=True)
+
+
+def template(name: str):
+    return _environment().get_template(name)
+
+
+@dataclass(frozen=True)
+class Row:
+    n: int
+    inside: bool
+    pieces: list[tuple[str, bool]]
+
+
+def _lines(section: Section, seeds_dir: Path) -> list[str]:
+    """The document's lines from disk, or the indexed text when the file is gone or changed."""
+    seeds = Path(seeds_dir).resolve()
+    path = (seeds / section.source).resolve()
+    lines: list[str] | None = None
+    if path.is_relative_to(seeds) and path.is_file():
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            lines = None
+    if lines is None or len(lines) < section.end_line:
+        lines = [""] * (section.start_line - 1) + [section.heading] + section.text.splitlines()
+    return lines
+
+
+WHOLE_CONTEXT = 400  # lines shown before and after the section in the "whole file" view
+MAX_SECTION_LINES = 2_000  # lines of one section shown at most
+
+
+def render_source(engine: Any, settings: Any, key: str, terms: str, language: str, whole: bool) -> tuple[int, str]:
+    """(status, HTML page) showing a cited section's lines with its own matched terms marked."""
+    lang = "zh" if language == "zh" else "en"
+    page = template("source.html")
+    section = engine.section(key) if key else None
+    if section is None:
+        return 404, page.render(lang=lang, t=TEXT[lang], css=CSS, section=None)
+    lines = _lines(section, settings.seeds_dir)
+    start, end = section.start_line, min(section.end_line, len(lines))
+    own_text = "\n".join(lines[start - 1 : end])
+    words = section_terms(re.split(r"\s+", terms or ""), own_text)
+    pattern = terms_pattern(words)
+    # "Whole file" is a window around the section: a multi-megabyte document must not become a page of it.
+    last = min(end, start + MAX_SECTION_LINES - 1)  # a runaway section (a pasted dump) is cut too
+    shown = range(max(1, start - WHOLE_CONTEXT), min(len(lines), last + WHOLE_CONTEXT) + 1) if whole \
+        else range(start, last + 1)
+    rows = [Row(n, start <= n <= end, highlight(lines[n - 1], pattern)) for n in shown]
+    toggle = urlencode({"key": key, "terms": terms or "", "lang": lang, **({} if whole else {"whole": "1"})})
+    era = old_release(section)
+    return 200, page.render(
+        lang=lang, t=TEXT[lang], css=CSS, section=section, terms=words, rows=rows, whole=whole, toggle=toggle,
+        era=ERA_NOTE[lang].format(era=era) if era else "",
+    )

@@ -1,0 +1,97 @@
+"""A replica follows the index: when ``index/CURRENT`` names a new generation, load it and swap it in.
+
+Replicas share one index folder (a shared volume, or the same artifact shipped to each). One of
+them (or a CI job) runs ``python -m bot build``, which writes a new generation and then replaces
+``CURRENT`` atomically; every replica polls that one small file and, when it changes, opens the new
+generation with the embedder it already has loaded (no second copy of the model) and swaps it in
+with one reference assignment. A question in flight finishes on the engine it started with; the
+next one sees the new index. A generation that does not load (stale against this replica's seeds,
+half copied) is logged and the old engine keeps answering.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+from bot.kb.index import CURRENT
+
+log = logging.getLogger("bot.engine.live")
+
+
+def _pointer(index_dir: Path) -> str:
+    try:
+        return (Path(index_dir) / CURRENT).read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return ""
+
+
+class LiveEngine:
+    """Stands in for :class:`bot.engine.retrieve.Engine` (every attribute is the current engine's) and reloads it."""
+
+    def __init__(self, engine: Any, poll_seconds: float = 5.0) -> None:
+        self._engine = engine
+        self._poll = poll_seconds
+        path = getattr(getattr(engine, "index", None), "path", None)
+        self.generation = Path(path).name if path else _pointer(engine.settings.index_dir)
+        self._failed = ""  # a generation that would not load: not retried until CURRENT changes again
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.reloads = 0
+
+    def __getattr__(self, name: str) -> Any:  # only called for what LiveEngine itself does not define
+        return getattr(self._engine, name)
+
+    @property
+    def current(self) -> Any:
+        return self._engine
+
+    def check(self) -> bool:
+        """Load and swap in the generation ``CURRENT`` names, if it is new; True when swapped."""
+        from bot.kb.index import IndexProblem
+        from bot.engine.retrieve import Engine
+
+        with self._lock:  # one reload at a time, whoever calls
+            name = _pointer(self._engine.settings.index_dir)
+            if not name or name == self.generation or name == self._failed:
+                return False
+            try:
+                fresh = Engine.open(self._engine.settings, self._engine.embedder)
+            except (IndexProblem, OSError, ValueError) as exc:
+                self._failed = name
+                log.warning("index: new generation %s not loaded, still answering from %s: %s", name, self.generation, exc)
+                return False
+            self._engine = fresh  # one assignment: requests see the old engine or the new one, never a mix
+            self.generation = Path(fresh.index.path).name
+            self._failed = ""
+            self.reloads += 1
+            log.warning("index: now answering from generation %s (%d sections)", self.generation, len(fresh.sections))
+            return True
+
+    def start(self) -> LiveEngine:
+        if self._poll > 0 and self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="bot-index-watch", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._poll):
+            try:
+                self.check()
+            except Exception:  # the watcher must outlive any surprise; answers go on from the old engine
+                log.exception("index: reload failed")
+
+
+def watch_index(engine: Any, poll_seconds: float) -> Any:
+    """Wrap a loaded :class:`bot.engine.retrieve.Engine` so it follows ``index/CURRENT``; anything else is returned as is."""
+    from bot.engine.retrieve import Engine
+
+    if isinstance(engine, LiveEngine) or not isinstance(engine, Engine) or poll_seconds <= 0:
+        return engine
+    return LiveEngine(engine, poll_seconds).start()

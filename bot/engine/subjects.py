@@ -1,0 +1,133 @@
+"""What a question is specifically about, and whether a section covers it.
+
+A question about PyTorch, a Jetson board or PaddleOCR can be *worded* like a
+knowledge-base section (same error words, same "out of memory") and still not be
+answered by it. The subjects a question names — frameworks, products, operating
+systems, hardware, tools, error identifiers — come from a reviewed lexicon
+(``bot/data/subjects.toml``); a section covers a subject when its own text names it.
+
+    >>> lex = Lexicon.load()
+    >>> sorted(lex.find("PaddleOCR 在 Jetson Nano 上推理很慢"))
+    ['Jetson', 'PaddleOCR', 'PaddlePaddle']
+    >>> sorted(lex.find("RuntimeError: CUDA out of memory. File \\"/site-packages/torch/nn/functional.py\\""))
+    ['GPU out of memory', 'PyTorch']
+    >>> lex.find("timestamp 10:00, paddlex") == {"PaddleX", "PaddlePaddle"}
+    True
+
+Matching is linear in the text: the text is cut into lowercase latin words and
+Chinese runs once, then every alias is a set lookup of a word n-gram or (Chinese)
+a substring test.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+LEXICON_FILE = Path(__file__).parents[1] / "data" / "subjects.toml"
+MAX_NGRAM = 4
+# Subjects whose absence from the cited section makes an answer doubtful on its own:
+# a fix for another framework, product, OS or device rarely carries over.
+FOREIGN_CATEGORIES = ("framework", "product", "os", "hardware", "tool", "feature")
+
+_WORD = re.compile(r"[a-z0-9]+")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+@dataclass(frozen=True)
+class Subject:
+    name: str
+    category: str
+    aliases: tuple[str, ...]
+    implies: tuple[str, ...] = ()
+
+
+def _pieces(text: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(text.lower()))
+
+
+class Lexicon:
+    """Subjects and their aliases; :meth:`find` lists the subjects a text names."""
+
+    def __init__(self, subjects: Iterable[Subject]) -> None:
+        self.subjects = {s.name: s for s in subjects}
+        self._latin: dict[tuple[str, ...], set[str]] = {}
+        self._cjk: list[tuple[str, str]] = []
+        for subject in self.subjects.values():
+            for alias in subject.aliases:
+                if _CJK.search(alias):
+                    self._cjk.append((alias, subject.name))
+                else:
+                    key = _pieces(alias)
+                    if key and len(key) <= MAX_NGRAM:
+                        self._latin.setdefault(key, set()).add(subject.name)
+        self._lengths = sorted({len(k) for k in self._latin})
+
+    @classmethod
+    def load(cls, path: Path = LEXICON_FILE) -> "Lexicon":
+        return _load(path)
+
+    def category(self, name: str) -> str:
+        subject = self.subjects.get(name)
+        return subject.category if subject else ""
+
+    def find(self, text: str) -> set[str]:
+        """Names of the subjects ``text`` mentions, with what they imply."""
+        found: set[str] = set()
+        words = _pieces(text)
+        for n in self._lengths:
+            for i in range(len(words) - n + 1):
+                names = self._latin.get(words[i : i + n])
+                if names:
+                    found |= names
+        if _CJK.search(text):
+            for alias, name in self._cjk:
+                if alias in text:
+                    found.add(name)
+        for name in list(found):
+            found.update(self.subjects[name].implies)
+        return found
+
+
+@lru_cache(maxsize=4)
+def _load(path: Path) -> Lexicon:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        subjects = [
+            Subject(str(row["name"]), str(row["category"]), tuple(str(a).lower() for a in row["aliases"]),
+                    tuple(str(i) for i in row.get("implies", ())))
+            for row in data.get("subject", [])
+        ]
+    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: not a subject lexicon ({exc}); each [[subject]] needs name, category, aliases") from None
+    unknown = {i for s in subjects for i in s.implies} - {s.name for s in subjects}
+    if unknown:
+        raise ValueError(f"{path}: 'implies' names unknown subjects {sorted(unknown)}; add them or fix the spelling")
+    return Lexicon(subjects)
+
+
+def document_frameworks(lexicon: Lexicon, sources: list[str], found: list[set[str]]) -> dict[str, frozenset[str]]:
+    """Per document, the framework(s) most of its sections name (its main framework).
+
+    ``found`` is, per section in ``sources`` order, the subjects its own text names (not curated
+    phrasings, which may name other frameworks to contrast). A passing "TensorFlow needs CUDA 9"
+    in a Paddle FAQ does not make the FAQ about TensorFlow.
+
+    >>> lex = Lexicon.load()
+    >>> texts = [("a.md", "TensorFlow GPU"), ("a.md", "allow_growth"), ("b.md", "paddle 显存"), ("b.md", "paddle, not tf")]
+    >>> document_frameworks(lex, [s for s, _ in texts], [lex.find(t) for _, t in texts]) == {
+    ...     "a.md": {"TensorFlow"}, "b.md": {"PaddlePaddle"}}
+    True
+    """
+    counts: dict[str, dict[str, int]] = {}
+    for source, names in zip(sources, found):
+        per_doc = counts.setdefault(source, {})
+        for name in names:
+            if lexicon.category(name) == "framework":
+                per_doc[name] = per_doc.get(name, 0) + 1
+    return {source: frozenset(n for n, c in per_doc.items() if c == max(per_doc.values()))
+            for source, per_doc in counts.items() if per_doc}

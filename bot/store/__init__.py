@@ -1,0 +1,9 @@
+"""The store: questions, tiers and votes, kept for the operator.
+
+Holds the SQLAlchemy store with its writer queue and schema migrations (``database``) and the
+older JSON-lines log with its summary (``feedback``). Import the module you need: importing
+this package loads no database driver.
+
+May import: ``bot.engine`` (text sanitising), ``bot.kb``, ``bot.records``, ``bot.settings``;
+never ``answer`` or ``web``.
+"""

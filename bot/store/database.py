@@ -1,0 +1,551 @@
+"""The store: questions, votes and "didn't help" events in a database, written off the answer path.
+
+    store = Store.open(StoreSettings.from_env(os.environ))   # SQLite in BOT_DATA_DIR, or BOT_DATABASE_URL
+    store.record(event, session="…", latency_ms=12.5)        # returns at once; a thread writes
+    rows = store.rows(since)                                 # for /admin and `python -m bot report`
+
+Embedded SQLite by default (``<data dir>/bot.sqlite3``); any SQLAlchemy URL through
+``BOT_DATABASE_URL`` (``postgresql+psycopg://user:password@host:5432/bot``) when several
+replicas share one database. The schema is versioned in the table ``bot_meta`` and upgraded
+by the app at start-up (:data:`MIGRATIONS`), under a PostgreSQL advisory lock so replicas
+starting together do not race.
+
+Writes never block or fail an answer: :meth:`Store.record` puts a row on a bounded queue
+and returns; a writer thread writes batches. A database that goes away is logged once and
+retried with back-off; while it is away rows wait in the queue, and when the queue is full
+new rows are dropped and counted (the answer matters more than its statistics).
+
+Privacy: ``BOT_STORE_QUESTION_TEXT=0`` keeps no question text (nor the error signature
+cut from a pasted log); session ids are only ever stored as salted hashes; rows older than
+``BOT_RETENTION_DAYS`` are deleted (hourly and at start-up).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import queue
+import secrets
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from sqlalchemy import exc as sa_exc
+
+from bot.records import Event
+
+log = logging.getLogger("bot.store.database")
+
+MAX_QUESTION_CHARS = 2_000  # a pasted log is kept cut; its signature says what it was about
+SQLITE_FILE = "bot.sqlite3"
+VOTE_REASONS = ("wrong_section", "outdated", "not_my_framework", "other")
+KINDS = ("question", "not_helpful", "vote")
+
+
+class StoreError(RuntimeError):
+    """The store cannot start; the message names the setting and the fix."""
+
+
+# ---------------------------------------------------------------- settings
+
+
+def default_data_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_STATE_HOME/gpu-troubleshooter`` (or ``~/.local/state/…``): never the working directory."""
+    environ = os.environ if environ is None else environ
+    base = environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "gpu-troubleshooter"
+
+
+class StoreSettings(BaseModel):
+    """Settings of the store, /admin and the index watcher; built from ``BOT_*`` variables in app.py / cli.py only."""
+
+    model_config = ConfigDict(frozen=True)
+
+    database_url: str = ""  # BOT_DATABASE_URL; empty -> SQLite in data_dir
+    data_dir: Path = Field(default_factory=default_data_dir)  # BOT_DATA_DIR
+    retention_days: int = Field(180, ge=0)  # BOT_RETENTION_DAYS; 0 keeps everything
+    store_question_text: bool = True  # BOT_STORE_QUESTION_TEXT=0: keep no question text
+    admin_token: str = ""  # BOT_ADMIN_TOKEN: operator credential for /admin; empty -> /admin refuses everyone
+    index_poll_seconds: float = Field(5.0, ge=0)  # BOT_INDEX_POLL_SECONDS: how often replicas look at index/CURRENT; 0 = never
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str], **overrides: object) -> StoreSettings:
+        """From ``BOT_DATABASE_URL``, ``BOT_DATA_DIR``, …; a bad value raises ValueError naming the variable.
+
+        >>> StoreSettings.from_env({"BOT_RETENTION_DAYS": "30", "BOT_STORE_QUESTION_TEXT": "0"}).retention_days
+        30
+        """
+        values: dict[str, object] = {}
+        for name in cls.model_fields:
+            raw = environ.get("BOT_" + name.upper())
+            if raw is not None and raw.strip() != "":
+                values[name] = raw.strip()
+        if "data_dir" not in values:
+            values["data_dir"] = default_data_dir(environ)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            name = str(first["loc"][0]) if first.get("loc") else "?"
+            raise ValueError(
+                f"BOT_{name.upper()}={values.get(name)!r} is not valid ({first['msg']}); "
+                + _SETTING_HELP.get(name, "see README")
+            ) from None
+
+
+_SETTING_HELP = {
+    "retention_days": "give a whole number of days, or 0 to keep everything",
+    "store_question_text": "use 1 to keep question text or 0 to keep none",
+    "index_poll_seconds": "give seconds between checks of index/CURRENT, or 0 to turn the watcher off",
+    "data_dir": "give a writable folder",
+}
+
+
+# ---------------------------------------------------------------- schema
+
+metadata = sa.MetaData()
+
+# Version 1. A later version adds a migration to MIGRATIONS instead of editing these tables in place.
+meta_table = sa.Table(
+    "bot_meta", metadata,
+    sa.Column("key", sa.String(200), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)
+events_table = sa.Table(
+    "bot_events", metadata,
+    sa.Column("id", sa.BigInteger().with_variant(sa.Integer, "sqlite"), primary_key=True, autoincrement=True),
+    sa.Column("at", sa.DateTime, nullable=False, index=True),  # UTC, naive: the same on SQLite and PostgreSQL
+    sa.Column("kind", sa.String(16), nullable=False, index=True),  # question | not_helpful | vote
+    sa.Column("session", sa.String(32), nullable=False, default=""),  # salted hash, never the raw id
+    sa.Column("question", sa.Text),  # NULL when BOT_STORE_QUESTION_TEXT=0
+    sa.Column("language", sa.String(8), nullable=False, default=""),
+    sa.Column("tier", sa.String(16), nullable=False, default=""),  # answer | tentative | none
+    sa.Column("confidence", sa.Float),
+    sa.Column("cited", sa.JSON, nullable=False, default=list),  # section keys, the answer first
+    sa.Column("signature", sa.Text),
+    sa.Column("vote", sa.String(8)),  # up | down (votes only)
+    sa.Column("reason", sa.String(32)),  # wrong_section | outdated | not_my_framework | other
+    sa.Column("answer_id", sa.String(80), unique=True),  # votes only: one row per answer, the last vote wins
+    sa.Column("latency_ms", sa.Float),
+    sa.Column("origin", sa.String(16), nullable=False, default="app"),  # app | import
+)
+
+
+def _v1(conn: sa.Connection) -> None:
+    metadata.create_all(conn, checkfirst=True)
+    conn.execute(meta_table.insert().values(key="session_salt", value=secrets.token_hex(16)))
+
+
+MIGRATIONS = [_v1]  # MIGRATIONS[n] upgrades version n to n + 1
+SCHEMA_VERSION = len(MIGRATIONS)
+_ADVISORY_LOCK = 0x6275_6773  # any constant shared by all replicas
+
+
+def upgrade(engine: sa.Engine) -> int:
+    """Create or upgrade the schema to :data:`SCHEMA_VERSION`; returns the version found before."""
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":  # replicas starting together: one upgrades, the others wait
+            conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _ADVISORY_LOCK})
+        found = 0
+        if sa.inspect(conn).has_table(meta_table.name):
+            value = conn.execute(sa.select(meta_table.c.value).where(meta_table.c.key == "schema_version")).scalar()
+            found = int(value or 0)
+        if found > SCHEMA_VERSION:
+            raise StoreError(
+                f"the database has schema version {found}, newer than this app's {SCHEMA_VERSION}: "
+                "run the newer app version, or point BOT_DATABASE_URL at another database"
+            )
+        for version in range(found, SCHEMA_VERSION):
+            MIGRATIONS[version](conn)
+        if found < SCHEMA_VERSION:
+            stmt = meta_table.delete().where(meta_table.c.key == "schema_version")
+            conn.execute(stmt)
+            conn.execute(meta_table.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
+    return found
+
+
+# ---------------------------------------------------------------- opening
+
+
+def _shown(url: sa.URL | str) -> str:
+    return url.render_as_string(hide_password=True) if isinstance(url, sa.URL) else str(url)
+
+
+def resolve_url(settings: StoreSettings) -> sa.URL:
+    """The database URL: BOT_DATABASE_URL parsed, or SQLite in a writable BOT_DATA_DIR."""
+    if settings.database_url:
+        try:
+            url = sa.make_url(settings.database_url)
+        except sa_exc.ArgumentError:
+            raise StoreError(
+                f"BOT_DATABASE_URL={settings.database_url!r} is not a database URL. Use e.g. "
+                "postgresql+psycopg://user:password@host:5432/bot, or unset it for SQLite in BOT_DATA_DIR"
+            ) from None
+        if url.drivername in ("postgresql", "postgres"):  # the bare scheme means psycopg2 to SQLAlchemy; we ship psycopg 3
+            url = url.set(drivername="postgresql+psycopg")
+        try:
+            url.get_dialect()
+        except sa_exc.NoSuchModuleError:
+            raise StoreError(
+                f"BOT_DATABASE_URL={_shown(url)!r} names the database kind {url.drivername!r}, which SQLAlchemy does "
+                "not know here. Use postgresql+psycopg://… or sqlite:///path/to/file"
+            ) from None
+        return url
+    folder = Path(settings.data_dir).expanduser()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".write-test-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        probe.write_bytes(b"ok")
+        probe.unlink()
+    except OSError as exc:
+        raise StoreError(
+            f"BOT_DATA_DIR={str(folder)!r} is not writable ({exc.strerror or exc}); the SQLite store lives there. "
+            "Make the folder writable, choose another with BOT_DATA_DIR, or set BOT_DATABASE_URL"
+        ) from None
+    return sa.URL.create("sqlite", database=str(folder / SQLITE_FILE))
+
+
+def make_engine(url: sa.URL, *, busy_timeout: float = 5.0, connect_timeout: int = 5) -> sa.Engine:
+    if url.get_backend_name() == "sqlite":
+        engine = sa.create_engine(url, connect_args={"timeout": busy_timeout, "check_same_thread": False})
+
+        @sa.event.listens_for(engine, "connect")
+        def _pragmas(dbapi_connection, _record) -> None:  # readers (admin) never wait for the writer
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.close()
+
+        return engine
+    args: dict[str, Any] = {}
+    if url.get_backend_name() == "postgresql":
+        args["connect_timeout"] = connect_timeout  # an unreachable server fails start-up in seconds, not minutes
+    return sa.create_engine(url, pool_pre_ping=True, connect_args=args, pool_size=3, max_overflow=2)
+
+
+# ---------------------------------------------------------------- the store
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+_TRANSIENT = (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.DisconnectionError, sa_exc.TimeoutError)
+
+
+class Store:
+    """The recorder the edges call, backed by a database; see the module docstring."""
+
+    def __init__(self, engine: sa.Engine, settings: StoreSettings, *, queue_size: int = 10_000,
+                 retry_seconds: float = 1.0, max_retry_seconds: float = 30.0) -> None:
+        self.engine = engine
+        self.settings = settings
+        self.keep_text = settings.store_question_text
+        self._queue: queue.Queue[dict] = queue.Queue(maxsize=queue_size)
+        self._retry = retry_seconds
+        self._max_retry = max_retry_seconds
+        self._stop = threading.Event()
+        self._down = False  # logged once per outage
+        self.dropped = 0  # rows lost because the queue was full while the database was away
+        self.written = 0
+        self._last_purge = 0.0
+        with engine.connect() as conn:
+            salt = conn.execute(sa.select(meta_table.c.value).where(meta_table.c.key == "session_salt")).scalar()
+        self._salt = (salt or "").encode()
+        self._thread = threading.Thread(target=self._run, name="bot-store-writer", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------ opening
+
+    @classmethod
+    def open(cls, settings: StoreSettings, **kwargs: Any) -> Store:
+        """Check the URL, reach the database, create or upgrade the schema, apply retention; StoreError says what to fix."""
+        url = resolve_url(settings)
+        setting = "BOT_DATABASE_URL" if settings.database_url else "BOT_DATA_DIR"
+        try:
+            engine = make_engine(url, busy_timeout=kwargs.pop("busy_timeout", 5.0))
+        except ImportError as exc:
+            raise StoreError(
+                f"BOT_DATABASE_URL={_shown(url)!r} needs the Python driver {exc.name or exc}, which is not installed: "
+                "pip install it, or use postgresql+psycopg://… (installed with requirements.txt)"
+            ) from None
+        try:
+            upgrade(engine)
+        except StoreError:
+            engine.dispose()
+            raise
+        except sa_exc.SQLAlchemyError as exc:
+            engine.dispose()
+            reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0][:300]
+            raise StoreError(
+                f"cannot use the database {setting}={_shown(url) if settings.database_url else str(settings.data_dir)!r}: "
+                f"{reason}. Check that the server is running and reachable and that the URL's user, password and "
+                f"database are right (or unset BOT_DATABASE_URL for SQLite in BOT_DATA_DIR)"
+            ) from None
+        store = cls(engine, settings, **kwargs)
+        store.purge()
+        return store
+
+    def describe(self) -> str:
+        url = self.engine.url
+        return f"SQLite {url.database}" if url.get_backend_name() == "sqlite" else _shown(url)
+
+    # ------------------------------------------------------------ recording (the edges call this)
+
+    def record(self, event: Event, *, session: str = "", latency_ms: float | None = None) -> None:
+        """Queue one event; never raises, never waits."""
+        try:
+            row = self._row(event, session, latency_ms)
+        except Exception:  # a malformed event must not cost the user the answer
+            log.exception("store: could not record an event of kind %r", getattr(event, "kind", "?"))
+            return
+        try:
+            self._queue.put_nowait(row)
+        except queue.Full:
+            self.dropped += 1
+
+    def _row(self, event: Event, session: str, latency_ms: float | None, at: datetime | None = None) -> dict:
+        if event.kind not in KINDS:
+            raise ValueError(f"unknown event kind {event.kind!r}; expected one of {', '.join(KINDS)}")
+        from bot.engine.retrieve import sanitize  # lone surrogates and control characters from pasted logs
+
+        question = sanitize(event.question or "", MAX_QUESTION_CHARS)[0] if self.keep_text else None
+        signature = sanitize(event.signature, MAX_QUESTION_CHARS)[0] if (self.keep_text and event.signature) else None
+        answer_id = None
+        if event.kind == "vote":
+            if event.vote not in ("up", "down"):
+                raise ValueError(f"vote must be 'up' or 'down', not {event.vote!r}")
+            answer_id = (event.answer_id or f"anon-{uuid.uuid4().hex}")[:80]
+        return {
+            "at": at or _now(),
+            "kind": event.kind,
+            "session": self.hash_session(session),
+            "question": question,
+            "language": (event.language or "")[:8],
+            "tier": (event.tier or "")[:16],
+            "confidence": float(event.confidence) if event.kind == "question" else None,
+            "cited": [str(c)[:300] for c in event.cited][:10],
+            "signature": signature,
+            "vote": event.vote if event.kind == "vote" else None,
+            "reason": (event.reason if event.reason in VOTE_REASONS else ("other" if event.reason else None))
+            if event.kind == "vote" else None,
+            "answer_id": answer_id,
+            "latency_ms": float(latency_ms) if latency_ms is not None else None,
+            "origin": "app",
+        }
+
+    def hash_session(self, session: str) -> str:
+        if not session:
+            return ""
+        return hashlib.sha256(self._salt + session.encode("utf-8", "replace")).hexdigest()[:32]
+
+    # ------------------------------------------------------------ the writer thread
+
+    def _run(self) -> None:
+        batch: list[dict] = []
+        delay = self._retry
+        while True:
+            if not batch:
+                try:
+                    batch.append(self._queue.get(timeout=0.5))
+                except queue.Empty:
+                    if self._stop.is_set():
+                        return
+                    self._maybe_purge()
+                    continue
+                while len(batch) < 500:
+                    try:
+                        batch.append(self._queue.get_nowait())
+                    except queue.Empty:
+                        break
+            try:
+                self._write(batch)
+            except _TRANSIENT as exc:
+                if not self._down:
+                    log.warning("store: the database %s is unavailable (%s); answers go on, %d event(s) wait and "
+                                "are retried", self.describe(), str(getattr(exc, "orig", exc)).strip()[:200], len(batch))
+                    self._down = True
+                if self._stop.wait(delay):
+                    return  # closing while down: what is queued is lost, as announced
+                delay = min(delay * 2, self._max_retry)
+                continue
+            except Exception:  # a row the database refuses: write the others one by one, drop the bad one
+                log.exception("store: a batch of %d event(s) was refused; retrying row by row", len(batch))
+                for row in batch:
+                    try:
+                        self._write([row])
+                    except Exception:
+                        log.exception("store: dropped one %s event the database refused", row.get("kind"))
+                        self.dropped += 1
+            if self._down:
+                log.warning("store: the database %s is back; %d event(s) were dropped meanwhile", self.describe(),
+                            self.dropped)
+                self._down = False
+            for _ in batch:
+                self._queue.task_done()
+            self.written += len(batch)
+            batch = []
+            delay = self._retry
+
+    def _write(self, rows: list[dict]) -> None:
+        with self.engine.begin() as conn:
+            plain = [r for r in rows if r["kind"] != "vote"]
+            if plain:
+                conn.execute(events_table.insert(), plain)
+            for row in (r for r in rows if r["kind"] == "vote"):
+                self._upsert_vote(conn, row)
+
+    @staticmethod
+    def _upsert_vote(conn: sa.Connection, row: dict) -> None:
+        """One row per answer: a changed vote replaces the earlier one (also when two replicas race)."""
+        values = {k: v for k, v in row.items() if k != "answer_id"}
+        for _ in range(2):
+            done = conn.execute(events_table.update().where(events_table.c.answer_id == row["answer_id"]).values(values))
+            if done.rowcount:
+                return
+            try:
+                with conn.begin_nested():
+                    conn.execute(events_table.insert(), [row])
+                return
+            except sa_exc.IntegrityError:  # another replica inserted it between our update and insert
+                continue
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until everything queued so far is written (tests, shutdown); False on timeout."""
+        deadline = time.monotonic() + timeout
+        with self._queue.all_tasks_done:
+            while self._queue.unfinished_tasks:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._queue.all_tasks_done.wait(left)
+        return True
+
+    def close(self, timeout: float = 5.0) -> None:
+        self.flush(timeout)
+        self._stop.set()
+        self._thread.join(timeout)
+        self.engine.dispose()
+
+    @property
+    def healthy(self) -> bool:
+        return not self._down
+
+    # ------------------------------------------------------------ retention
+
+    def _maybe_purge(self) -> None:
+        if time.monotonic() - self._last_purge > 3600:
+            try:
+                self.purge()
+            except _TRANSIENT:
+                pass  # the writer logs outages; try again next hour
+
+    def purge(self, now: datetime | None = None) -> int:
+        """Delete rows older than BOT_RETENTION_DAYS (0 keeps everything); returns how many."""
+        self._last_purge = time.monotonic()
+        if not self.settings.retention_days:
+            return 0
+        cutoff = (now or _now()) - timedelta(days=self.settings.retention_days)
+        with self.engine.begin() as conn:
+            return conn.execute(events_table.delete().where(events_table.c.at < cutoff)).rowcount or 0
+
+    # ------------------------------------------------------------ reading
+
+    def rows(self, since: datetime | None = None, kinds: Iterable[str] = KINDS) -> list[dict]:
+        """Events since ``since`` (UTC, naive), oldest first."""
+        query = sa.select(events_table).where(events_table.c.kind.in_(list(kinds))).order_by(events_table.c.at, events_table.c.id)
+        if since is not None:
+            query = query.where(events_table.c.at >= since)
+        with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(query)]
+
+    # ------------------------------------------------------------ the old JSON-lines log
+
+    def import_jsonl(self, path: Path | None) -> int:
+        """Import ``logs/feedback.jsonl`` (the format of :mod:`bot.store.feedback`) once; returns rows imported.
+
+        A log is known by its first line (every replica had a log of its own, so the path says
+        nothing); ``bot_meta`` remembers how many bytes of it were imported, in the same
+        transaction as the rows. A restart imports nothing again; lines appended since (an old
+        replica still writing during a rolling upgrade) are imported once; a log whose start
+        changed is a new log.
+        """
+        if path is None or not Path(path).is_file():
+            return 0
+        data = Path(path).read_bytes()
+        end = data.rfind(b"\n") + 1  # whole lines only: a writer may be half-way through the last one
+        if end == 0:
+            return 0
+        first = data.split(b"\n", 1)[0]
+        marker = f"import:jsonl:{hashlib.sha256(first).hexdigest()[:40]}"
+        try:
+            with self.engine.begin() as conn:
+                found = conn.execute(sa.select(meta_table.c.value).where(meta_table.c.key == marker)
+                                     .with_for_update()).scalar()
+                start = 0
+                if found:
+                    done, _, digest = found.partition(" ")
+                    if not done.isdigit() or int(done) > end or hashlib.sha256(data[:int(done)]).hexdigest() != digest:
+                        log.warning("store: %s starts like a log imported before but differs from it; not imported "
+                                    "again (delete the key %s from bot_meta to force it)", path, marker)
+                        return 0
+                    start = int(done)
+                if start >= end:
+                    return 0
+                rows = self._jsonl_rows(data, start, end, marker)
+                value = f"{end} {hashlib.sha256(data[:end]).hexdigest()}"
+                if found:
+                    conn.execute(meta_table.update().where(meta_table.c.key == marker).values(value=value))
+                else:
+                    conn.execute(meta_table.insert().values(key=marker, value=value))
+                if rows:
+                    conn.execute(events_table.insert(), rows)
+        except sa_exc.IntegrityError:  # another replica imported the same log at the same moment
+            return 0
+        log.warning("store: imported %d event(s) from %s into %s", len(rows), path, self.describe())
+        return len(rows)
+
+    def _jsonl_rows(self, data: bytes, start: int, end: int, marker: str) -> list[dict]:
+        rows: list[dict] = []
+        offset = start
+        for raw in data[start:end].split(b"\n"):
+            at_offset, offset = offset, offset + len(raw) + 1
+            try:
+                line = json.loads(raw.decode("utf-8"))
+                if not isinstance(line, dict):
+                    continue
+                at = datetime.fromisoformat(str(line.get("time"))).astimezone(UTC).replace(tzinfo=None)
+            except (ValueError, UnicodeDecodeError, TypeError):
+                continue  # unreadable lines were skipped by `bot report` too
+            kind = {"unanswered": "question", "vote": "vote", "not_helpful": "not_helpful"}.get(line.get("event"))
+            if kind is None or (kind == "vote" and line.get("vote") not in ("up", "down")):
+                continue
+            answered = bool(line.get("answered"))
+            event = Event(
+                kind, str(line.get("question", "")), str(line.get("language", "")),
+                tier="answer" if answered else "none", cited=tuple(str(c) for c in line.get("cited") or []),
+                signature=str(line.get("signature") or ""), vote=line.get("vote") if kind == "vote" else None,
+                answer_id=f"import-{marker[-12:]}-{at_offset}" if kind == "vote" else "",
+            )
+            row = self._row(event, "", None, at=at)
+            row["origin"] = "import"
+            rows.append(row)
+        return rows
+
+
+def open_store(settings: StoreSettings, legacy_log: Path | None = None, **kwargs: Any) -> Store:
+    """Open the store and import the old JSON-lines feedback log once."""
+    store = Store.open(settings, **kwargs)
+    try:
+        store.import_jsonl(legacy_log)
+    except OSError as exc:
+        log.warning("store: could not read %s for the one-time import (%s); set BOT_FEEDBACK_LOG to the old log", legacy_log, exc)
+    return store

