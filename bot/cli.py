@@ -44,7 +44,8 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("-k", type=_section_count, default=3, help="number of sections, 1 to 50 (default 3)")
     ask.add_argument("--json", action="store_true")
 
-    ev = add("eval", "retrieval and confidence figures on JSON-lines sets, beside dense-only, BM25-only, no-meta")
+    ev = add("eval", "retrieval and confidence figures on JSON-lines sets (questions beside dense-only, BM25-only, "
+                     "no-meta; conversations per turn)")
     ev.add_argument("file", type=Path, nargs="+")
     ev.add_argument("--json", action="store_true")
     ev.add_argument("--no-baselines", action="store_true", help="only the product's figures (faster)")
@@ -52,10 +53,12 @@ def _parser() -> argparse.ArgumentParser:
     cal = add("calibrate", "fit ranking weights, confidence model and tier thresholds from labelled sets")
     cal.add_argument("files", type=Path, nargs="*",
                      help="labelled JSON-lines sets with url per case (default: eval/*.jsonl)")
-    cal.add_argument("--max-near-confident", type=float, default=0.10,
-                     help="policy: share of out-of-scope questions allowed a confident answer (default 0.10)")
+    cal.add_argument("--max-near-confident", type=float, default=0.08,
+                     help="policy: share of out-of-scope questions allowed a confident answer (default 0.08)")
     cal.add_argument("--max-inscope-none", type=float, default=0.02,
                      help="policy: share of in-scope questions allowed to be shown as 'none' (default 0.02)")
+    cal.add_argument("--max-follow-wrong", type=float, default=0.05,
+                     help="policy: share of follow-up turns allowed a confident wrong answer (default 0.05)")
     cal.add_argument("--json", action="store_true")
 
     meta = add("meta", "bilingual metadata tools: check (what is missing or out of date), list (anchors)")
@@ -112,14 +115,19 @@ def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_ask(settings: Settings, args: argparse.Namespace) -> int:
     question = sys.stdin.read() if args.question == "-" else args.question
-    answer = _engine(settings).ask(question, k=args.k)
+    from bot.answer.reasons import reason_text
+
+    engine = _engine(settings)
+    answer = engine.ask(question, k=args.k)
+    reason = reason_text(answer, engine.meta, answer.language)
     if args.json:
-        print(json.dumps(answer.to_json(), ensure_ascii=False, indent=1))
+        print(json.dumps({**answer.to_json(), "reason": reason, "reason_code": answer.reason.code if answer.reason else ""},
+                         ensure_ascii=False, indent=1))
         return 0
     if answer.signature:
         print(f"detected error: {answer.signature}")
     heading = {"answer": "answer", "tentative": "may not apply", "none": "no close match; nearest sections"}[answer.tier]
-    print(f"{heading} (confidence {answer.confidence:.2f})" + (f": {answer.reason}" if answer.reason else ":"))
+    print(f"{heading} (confidence {answer.confidence:.2f})" + (f": {reason}" if reason else ":"))
     for n, hit in enumerate(answer.hits, 1):
         s = hit.section
         print(f"  {n}. {s.breadcrumb}\n     {s.source}:{s.start_line}-{s.end_line}  score {hit.score:.3f}")
@@ -127,11 +135,17 @@ def cmd_ask(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.answer.evaluate_turns import (evaluate_conversations, format_conversation_table, is_conversation_file,
+                                           read_conversations)
     from bot.engine.evaluate import evaluate, evaluate_with_baselines, format_table, read_cases
 
     engine = _engine(settings)
-    cases = [case for path in args.file for case in read_cases(path)]
+    conversation_files = [path for path in args.file if is_conversation_file(path)]
+    cases = [case for path in args.file if path not in conversation_files for case in read_cases(path)]
     report = evaluate(engine, cases) if args.no_baselines else evaluate_with_baselines(engine, cases)
+    if conversation_files:
+        report["conversations"] = evaluate_conversations(
+            engine, [c for path in conversation_files for c in read_conversations(path)])
     cal = engine.calibration
     report["calibration"] = {"calibrated": cal.calibrated, "embedder": cal.embedder,
                              "fitted_on": sorted(cal.fitted_on)}
@@ -145,7 +159,12 @@ def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
                      "`python -m bot calibrate` prints the cross-validated figures")
     for note in notes:
         print(note, file=sys.stderr)
-    print(json.dumps(report, ensure_ascii=False) if args.json else format_table(report))
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False))
+    else:
+        print(format_table(report) if cases else "")
+        if conversation_files:
+            print(format_conversation_table(report["conversations"]))
     return 0
 
 
@@ -155,11 +174,12 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
     files = list(args.files) or sorted(Path("eval").glob("*.jsonl"))
     if not files:
         raise FileNotFoundError("no labelled sets given and none in eval/*.jsonl; pass files: python -m bot calibrate FILE...")
-    for name, value in (("--max-near-confident", args.max_near_confident), ("--max-inscope-none", args.max_inscope_none)):
+    for name, value in (("--max-near-confident", args.max_near_confident), ("--max-inscope-none", args.max_inscope_none),
+                        ("--max-follow-wrong", args.max_follow_wrong)):
         if not 0.0 <= value <= 1.0:
             raise ValueError(f"{name}={value} must be between 0 and 1")
     cal = calibrate(_engine(settings), files, max_near_confident=args.max_near_confident,
-                    max_inscope_none=args.max_inscope_none)
+                    max_inscope_none=args.max_inscope_none, max_follow_wrong=args.max_follow_wrong)
     from bot.engine.calibration import calibration_path
 
     print(json.dumps(cal.figures, ensure_ascii=False) if args.json else format_figures(cal))

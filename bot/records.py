@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,55 @@ class Hit:
 
 
 TIERS = ("answer", "tentative", "none")
+Tier = Literal["answer", "tentative", "none"]
+Move = Literal["new", "follow_up", "retry", "switch"]
+ReasonCode = Literal["uncovered", "uncovered_top", "weak", "nothing", "empty", "retry_none", "old_release",
+                     "setting_conflict"]
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a tier is not a plain answer, as a code and keys; :mod:`bot.answer.reasons` writes the words.
+
+    ``subjects``: what the knowledge base or the closest section does not cover (or contradicts);
+    ``closest``: the key of the closest section; ``release``/``era``: the newer release the user
+    named and the old one the section was written for.
+    """
+
+    code: ReasonCode
+    subjects: tuple[str, ...] = ()
+    closest: str = ""
+    release: str = ""
+    era: str = ""
+
+
+@dataclass(frozen=True)
+class Case:
+    """What a conversation is about so far (see :mod:`bot.engine.case`); empty before the first question.
+
+    ``search``: what the case is searched by (the first question's search text and the follow-ups'
+    own words); ``problem``/``setting``: subjects (error kinds, tasks / frameworks, products, OS,
+    devices, tools); ``shown``: section keys shown for this case, oldest first; ``best``: the
+    section last given as the answer; ``tried``: the user's own words about what they tried.
+    """
+
+    search: str = ""
+    problem: frozenset[str] = frozenset()
+    setting: frozenset[str] = frozenset()
+    shown: tuple[str, ...] = ()
+    best: str = ""
+    tried: tuple[str, ...] = ()
+    language: str = ""
+    signature: str = ""
+    turns: int = 0
+
+    @property
+    def is_open(self) -> bool:
+        return bool(self.search)
+
+    @property
+    def subjects(self) -> frozenset[str]:
+        return self.problem | self.setting
 
 
 @dataclass(frozen=True)
@@ -94,10 +144,12 @@ class Answer:
     search_text: str = ""  # what was actually searched (the signature for logs)
     truncated_from: int = 0  # original length in characters when the input was cut, else 0
     confidence: float = 0.0  # calibrated 0..1 probability that the first hit answers the question
-    reason: str = ""  # one line in ``language`` saying why the tier is not "answer" (empty for an answer)
+    reason: Reason | None = None  # why the tier is not "answer" (None for an answer); words in bot.answer.reasons
     subjects: tuple[str, ...] = ()  # what the question is specifically about (frameworks, products, ...)
     uncovered: tuple[str, ...] = ()  # those subjects the first hit does not cover
     worth_showing: int = 1  # leading hits close enough to the first to show beside it (decided by the engine)
+    move: Move = "new"  # how the message moved the conversation's case (bot.engine.case)
+    case: Case = field(default_factory=Case)  # the case after this turn, its shown sections included
 
     @property
     def answered(self) -> bool:
@@ -107,7 +159,7 @@ class Answer:
         return {
             "tier": self.tier,
             "answered": self.answered,
-            "reason": self.reason,
+            "reason": self.reason.code if self.reason else "",
             "language": self.language,
             "signature": self.signature or None,
             "confidence": round(self.confidence, 4),

@@ -35,6 +35,7 @@ from bot.kb.meta import SectionMeta
 from bot.kb.parse import FIX_FIELDS
 from bot.records import Answer, Event, Hit, Section
 from bot.answer.safe_markdown import _blocks, code_block, code_span, doc_markdown, escape_inline, escape_text
+from bot.answer.reasons import reason_text
 from bot.answer.source_view import old_release, section_terms
 from bot.answer.texts import TEXTS, text
 
@@ -51,6 +52,10 @@ USER_ECHO_LINES = 40  # lines of a pasted log echoed back in the user's bubble
 USER_ECHO_CHARS = 4_000
 MAX_TERMS = 20
 MAX_FOLLOW_UPS = 3
+
+
+# Reasons specific enough to say in a "nothing close" reply (a generic "weak" adds nothing there).
+SPECIFIC_REASONS = ("uncovered", "uncovered_top", "old_release", "setting_conflict")
 
 
 @dataclass(frozen=True)
@@ -572,7 +577,7 @@ def format_tentative(answer: Answer, meta: MetaLookup, base: str, *, limit: int,
                      notes: Iterable[str] = (), suggestions: int = 3) -> Reply:
     """The closest sections, clearly marked as possibly not applying, with the reason in one line."""
     language = language or answer.language
-    reason = " ".join((answer.reason or "").split()) or text(language, "tentative_reason")
+    reason = " ".join(reason_text(answer, meta, language).split()) or text(language, "tentative_reason")
     parts = [f"⚠️ **{text(language, 'may_not_apply')}:** {escape_inline(reason)}"]  # how sure, first
     parts.extend(_preamble(answer, language, limit, notes))
     shown, options, listing = _option_list(answer.hits[:suggestions], meta, base, language, "suggestion")
@@ -592,8 +597,9 @@ def format_none(answer: Answer, meta: MetaLookup, base: str, *, limit: int, lang
     language = language or answer.language
     parts = [f"ℹ️ **{text(language, 'no_match_title')}**"]
     parts.extend(_preamble(answer, language, limit, notes))
-    if answer.reason and answer.uncovered:  # a specific reason ("No document here covers Jetson"), not a generic one
-        parts.append(escape_inline(" ".join(answer.reason.split())))
+    reason = reason_text(answer, meta, language)
+    if answer.reason is not None and answer.reason.code in SPECIFIC_REASONS:  # "No document here covers Jetson"
+        parts.append(escape_inline(" ".join(reason.split())))
     parts.append(text(language, "covers"))
     parts.append(text(language, "ask_more"))
     parts.append(text(language, "ask_person", contact=(contact or Contact()).link(language)))
@@ -603,7 +609,7 @@ def format_none(answer: Answer, meta: MetaLookup, base: str, *, limit: int, lang
     return Reply(
         kind="no_match", language=language, markdown="\n\n".join(parts), shown=shown, options=[],
         answered=False, signature=answer.signature, truncated_from=answer.truncated_from,
-        confidence=answer.confidence, tier="none", reason=answer.reason,
+        confidence=answer.confidence, tier="none", reason=reason,
     )
 
 

@@ -24,6 +24,7 @@ from urllib.parse import urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from bot.kb.eras import old_release
 from bot.records import Section
 
 MAX_TERMS = 20
@@ -113,35 +114,6 @@ def highlight(line: str, pattern: re.Pattern[str] | None) -> list[tuple[str, boo
 
 
 # ---------------------------------------------------------------- old releases
-
-_A = r"(?<![A-Za-z0-9_])"  # ASCII word edges: CJK text around a term is not part of it
-_Z = r"(?![A-Za-z0-9_])"
-_ERAS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("Fluid 1.x", re.compile(_A + r"fluid(?![A-Za-z_])|版本号\s*[:：]\s*`?[01]\.\d+", re.IGNORECASE)),
-    ("PaddlePaddle v1/v2", re.compile(r"paddle\.v2" + _Z + "|" + _A + r"paddle(?:paddle)?\s*v[12]" + _Z + "|" + _A + r"v2\s*api",
-                                      re.IGNORECASE)),
-    ("CUDA 7.5 / 8.0", re.compile(_A + r"cuda\s*(?:7\.\d|8\.0)(?![\d.])|" + _A + r"cudnn\s*v?[4-6](?![\d])", re.IGNORECASE)),
-    ("TensorFlow 1.x", re.compile(r"tf\.Session" + _Z + "|" + _A + r"ConfigProto" + _Z + r"|tf\.placeholder" + _Z + "|"
-                                  + _A + r"tensorflow\s*1\.\d+", re.IGNORECASE)),
-)
-
-
-def old_release(section: Section) -> str:
-    """The old release a section was written for ("" when nothing says so).
-
-    >>> old_release(Section("a.md", "3.问题：Fluid1.2支持使用cuDNN6吗？", ("D",), 1, 2, "x", "可以。", "D"))
-    'Fluid 1.x'
-    >>> old_release(Section("a.md", "管理GPU RAM", ("D",), 1, 2, "x", "sess = tf.Session(config=config)", "D"))
-    'TensorFlow 1.x'
-    >>> old_release(Section("a.md", "显存不足", ("D",), 1, 2, "x", "减小 batch_size", "D"))
-    ''
-    """
-    text = "\n".join([*section.path, section.heading, section.text[:20_000]])
-    for label, pattern in _ERAS:
-        if pattern.search(text):
-            return label
-    return ""
-
 
 ERA_NOTE = {
     "zh": "注意：这一节是为 {era} 时代的版本写的；如果你用的是 PaddlePaddle 2.x 或 TensorFlow 2.x，命令和 API 可能已经不同。",

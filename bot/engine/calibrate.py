@@ -1,16 +1,25 @@
-"""``python -m bot calibrate``: fit ranking weights, the confidence model and the tier thresholds.
+"""``python -m bot calibrate``: fit ranking weights, the confidence models and the tier thresholds.
 
 From labelled questions (``eval/*.jsonl``: real questions from public threads, each with its
-``url``) this
+``url``) and labelled conversations (files whose rows have ``turns``) this
 
-1. picks the ranking weights (BM25 and subject terms) that put an expected section first most often;
-2. fits a logistic regression from :data:`bot.engine.calibration.FEATURES` to "the knowledge base answers this";
+1. picks the ranking weights (BM25, subject and title terms) that put an expected section
+   first most often on first turns;
+2. fits a logistic regression from :data:`bot.engine.calibration.FEATURES` to "the first
+   section answers this question" on first turns, and one from
+   :data:`bot.engine.calibration.FOLLOW_FEATURES` on follow-up turns (the conversation is
+   replayed through the engine, each turn in the case the earlier turns left);
 3. picks the tier thresholds by policy on cross-validated probabilities: at most
    ``max_near_confident`` of out-of-scope questions answered confidently, at most
-   ``max_inscope_none`` of in-scope questions shown as "none";
-4. reports every figure cross-validated *by thread* (no thread in both fit and test; the
-   thresholds of each test fold are chosen on its training folds only), and stores the
-   model beside the index for this embedder.
+   ``max_inscope_none`` of in-scope questions shown as "none", at most
+   ``max_follow_wrong`` of follow-up turns answered confidently and wrongly;
+4. reports every figure cross-validated *by thread or conversation* (no thread in both fit and
+   test; each test fold's thresholds chosen on its training folds only), and stores the
+   models beside the index for this embedder.
+
+Everything is computed with the serving functions: :meth:`Engine.evidence`, :func:`rank` and
+:func:`judge`'s inputs (:meth:`Engine.features`, :meth:`Engine.follow_features`,
+:meth:`Engine.blocked`); nothing here re-implements ranking.
 """
 
 from __future__ import annotations
@@ -22,9 +31,12 @@ from pathlib import Path
 
 import numpy as np
 
-from bot.engine.calibration import FEATURES, Calibration, calibration_path
-from bot.engine.evaluate import Case, hit_matches, read_cases
-from bot.engine.retrieve import Engine, _zscore
+from bot.engine.calibration import FEATURES, FOLLOW_FEATURES, Calibration, Logistic, Weights, calibration_path, \
+    sources_fingerprint
+from bot.engine.evaluate import Case as Labelled
+from bot.engine.evaluate import hit_matches, read_cases
+from bot.engine.retrieve import Engine, Evidence, rank
+from bot.records import Case
 
 LEXICAL_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
 SUBJECT_GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
@@ -33,84 +45,116 @@ FOLDS = 5
 
 
 @dataclass
-class _Row:
-    case: Case
-    group: str
-    dense_z: np.ndarray
-    lexical_z: np.ndarray
-    subject_share: np.ndarray
-    evidence: object  # retrieve._Scores
-    subjects: frozenset
-    text: str
-    title_dense_z: np.ndarray | None = None
-    title_lexical_z: np.ndarray | None = None
+class Row:
+    """One labelled message with its evidence (computed once; ranking variants reuse it)."""
 
-    def fused(self, lw: float, sw: float, tw: float) -> np.ndarray:
-        out = self.dense_z + lw * self.lexical_z + sw * self.subject_share
-        if tw and self.title_dense_z is not None:
-            out = out + tw * (self.title_dense_z + lw * self.title_lexical_z)
-        return out
+    expect: tuple[dict, ...]
+    group: str  # thread or conversation: never split across folds
+    evidence: Evidence
+    kind: str = ""  # the case's kind (zh, en, trace …) or the conversation's (followup, retry, switch, drift)
+    turn: int = 0  # 0 for a first question
+    previous_top: str = ""  # key of the previous turn's first section (to count repeats on retries)
 
     @property
     def in_scope(self) -> bool:
-        return bool(self.case.expect)
+        return bool(self.expect)
 
 
-def collect(engine: Engine, cases: list[Case], groups: list[str]) -> list[_Row]:
-    """The evidence for every case, computed once (ranking variants reuse it)."""
-    from bot.engine.retrieve import _title, sanitize
+def read_labelled(paths: list[Path]) -> tuple[list[Labelled], list[str], list[dict], dict]:
+    """Single questions (with their thread) and conversations from JSON-lines files."""
+    cases: list[Labelled] = []
+    groups: list[str] = []
+    conversations: list[dict] = []
+    fitted_on: dict = {}
+    for path in paths:
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        if rows and all("turns" in r for r in rows):
+            for n, row in enumerate(rows):
+                conversations.append({**row, "group": str(row.get("url") or f"{path.name}#{n}")})
+            fitted_on[str(path)] = {"conversations": len(rows), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+            continue
+        file_cases = read_cases(path)
+        for case, row in zip(file_cases, rows):
+            cases.append(case)
+            groups.append(str(row.get("url") or row.get("thread") or row["query"]))
+        fitted_on[str(path)] = {"cases": len(file_cases), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    return cases, groups, conversations, fitted_on
 
-    rows = []
-    for case, group in zip(cases, groups):
-        text, _ = sanitize(case.query, engine.settings.max_input_chars)
-        _, search_text = engine._search_text(text)
-        scores = engine._scores(search_text)
-        subjects = engine._main_subjects(engine.subjects_of(text))
-        row = _Row(case, group, _zscore(scores.dense), _zscore(scores.lexical), engine.subject_share(subjects),
-                   scores, subjects, text)
-        title = _title(text)
-        if title:
-            title_scores = engine._scores(title)
-            row.title_dense_z, row.title_lexical_z = _zscore(title_scores.dense), _zscore(title_scores.lexical)
-        rows.append(row)
-    return rows
+
+def collect(engine: Engine, cases: list[Labelled], groups: list[str]) -> list[Row]:
+    """First-turn evidence for every labelled question."""
+    return [Row(c.expect, g, engine.evidence(c.query), c.kind) for c, g in zip(cases, groups)]
 
 
-def _matches(engine: Engine, n: int, case: Case) -> bool:
+def collect_turns(engine: Engine, conversations: list[dict]) -> tuple[list[Row], list[Row]]:
+    """(first turns, later turns) of every conversation, each turn's evidence in the case the
+    earlier turns left, replayed with the engine as it serves (its current calibration)."""
+    firsts: list[Row] = []
+    later: list[Row] = []
+    for conversation in conversations:
+        case = Case()
+        previous_top = ""
+        for n, turn in enumerate(conversation["turns"]):
+            evidence = engine.evidence(turn["query"], case)
+            row = Row(tuple(turn.get("expect") or ()), conversation["group"], evidence, conversation.get("kind", ""), n,
+                      previous_top)
+            (firsts if n == 0 else later).append(row)
+            answer = engine.ask(turn["query"], case=case)
+            previous_top = answer.hits[0].section.key if answer.hits else ""
+            case = answer.case
+    return firsts, later
+
+
+def _matches(engine: Engine, n: int, expect: tuple[dict, ...]) -> bool:
     section = engine.sections[n]
     hit = {"source": section.source, "section": section.heading}
-    return any(hit_matches(hit, e) for e in case.expect)
+    return any(hit_matches(hit, e) for e in expect)
 
 
-def _ranking_quality(engine: Engine, rows: list[_Row], weights: tuple[float, float, float]) -> tuple[float, float]:
+def _ranking_quality(engine: Engine, rows: list[Row], weights: Weights) -> tuple[float, float]:
     hit1 = hit3 = 0
     scored = [r for r in rows if r.in_scope]
     for r in scored:
-        order = np.argsort(-r.fused(*weights), kind="stable")[:3]
-        ok = [_matches(engine, int(n), r.case) for n in order]
-        hit1 += ok[0]
+        order = rank(r.evidence, weights, k=3).order
+        ok = [_matches(engine, n, r.expect) for n in order]
+        hit1 += bool(ok and ok[0])
         hit3 += any(ok)
     n = max(len(scored), 1)
     return hit1 / n, hit3 / n
 
 
-def choose_weights(engine: Engine, rows: list[_Row]) -> tuple[float, float, float]:
+def choose_weights(engine: Engine, rows: list[Row]) -> Weights:
     """Best hit@1 (then hit@3), ties broken towards smaller weights (simpler ranking)."""
-    best, best_key = (0.5, 0.0, 0.0), (-1.0, -1.0)
+    best, best_key = Weights(0.5, 0.0, 0.0), (-1.0, -1.0)
     for tw in TITLE_GRID:
         for lw in LEXICAL_GRID:
             for sw in SUBJECT_GRID:
-                h1, h3 = _ranking_quality(engine, rows, (lw, sw, tw))
-                if (h1, h3) > best_key:
-                    best, best_key = (lw, sw, tw), (h1, h3)
+                weights = Weights(lw, sw, tw)
+                key = _ranking_quality(engine, rows, weights)
+                if key > best_key:
+                    best, best_key = weights, key
     return best
 
 
-def _features(engine: Engine, row: _Row, weights: tuple[float, float, float]) -> tuple[list[float], int, bool]:
-    top = int(np.argmax(row.fused(*weights)))
-    feats = engine.features(row.evidence, top, row.subjects, row.text)
-    hard = engine.hard_uncovered(engine._uncovered(row.subjects, top))
-    return [feats[name] for name in FEATURES], top, hard
+def first_features(engine: Engine, row: Row, weights: Weights) -> tuple[list[float], int, bool, bool]:
+    """(feature vector, top section, blocked, top is right) for a first turn."""
+    order = rank(row.evidence, weights).order
+    if not order:
+        return [0.0] * len(FEATURES), -1, True, False
+    top = order[0]
+    feats = engine.features(row.evidence, row.evidence.own, top)
+    return [feats[name] for name in FEATURES], top, engine.blocked(row.evidence, top), _matches(engine, top, row.expect)
+
+
+def follow_features(engine: Engine, row: Row, weights: Weights) -> tuple[list[float], int, bool, bool, list[int]]:
+    """(feature vector, top section, blocked, top is right, first three) for a follow-up turn."""
+    order = rank(row.evidence, weights).order
+    if not order:
+        return [0.0] * len(FOLLOW_FEATURES), -1, True, False, []
+    top = order[0]
+    feats = engine.follow_features(row.evidence, top)
+    return ([feats[name] for name in FOLLOW_FEATURES], top, engine.blocked(row.evidence, top),
+            _matches(engine, top, row.expect), list(order[:3]))
 
 
 def _fit(x: np.ndarray, y: np.ndarray):
@@ -147,6 +191,20 @@ def _thresholds(p: np.ndarray, y: np.ndarray, hard: np.ndarray, max_near_confide
     return answer, min(none, answer)
 
 
+def _follow_thresholds(p: np.ndarray, right: np.ndarray, hard: np.ndarray, max_follow_wrong: float) -> tuple[float, float]:
+    """Answer threshold: the lowest that keeps confident wrong follow-up turns within policy; none: never
+    below the lowest right one (a follow-up with any evidence is shown as tentative, not as nothing)."""
+    n = max(len(p), 1)
+    candidates = np.unique(np.concatenate([p, [0.0, 1.0]]))
+    answer = 1.0
+    for t in candidates:
+        if ((p >= t) & ~right & ~hard).sum() / n <= max_follow_wrong:
+            answer = float(t)
+            break
+    none = float(p[right].min()) if right.any() else 0.0
+    return answer, min(none, answer)
+
+
 def _tiers(p: np.ndarray, hard: np.ndarray, x: np.ndarray, answer: float, none: float) -> list[str]:
     model = replace(Calibration.default(), answer_threshold=answer, none_threshold=none)
     margin, coverage = x[:, FEATURES.index("margin")], x[:, FEATURES.index("coverage")]
@@ -171,58 +229,98 @@ def _folds(groups: list[str], k: int) -> list[np.ndarray]:
     return [np.where(ids == f)[0] for f in range(k)]
 
 
-def cross_validate(engine: Engine, rows: list[_Row], policy: dict) -> dict:
-    """Every figure from models, weights and thresholds that never saw the test fold's threads."""
+def _share(mask: np.ndarray, among: np.ndarray) -> float | None:
+    return round(float(mask[among].mean()), 4) if among.any() else None
+
+
+def cross_validate(engine: Engine, rows: list[Row], policy: dict) -> dict:
+    """First-turn figures from weights, models and thresholds that never saw the test fold's threads."""
     groups = [r.group for r in rows]
     y = np.array([1 if r.in_scope else 0 for r in rows])
-    folds = _folds(groups, FOLDS)
     p_out = np.zeros(len(rows))
     tiers_out: list[str] = [""] * len(rows)
     hit1_out = np.zeros(len(rows), dtype=bool)
     hit3_out = np.zeros(len(rows), dtype=bool)
-    for test in folds:
+    for test in _folds(groups, FOLDS):
         if not len(test):
             continue
         train = np.setdiff1d(np.arange(len(rows)), test)
-        train_rows = [rows[i] for i in train]
-        weights = choose_weights(engine, train_rows)
-        feats = [_features(engine, r, weights) for r in rows]
+        weights = choose_weights(engine, [rows[i] for i in train])
+        feats = [first_features(engine, r, weights) for r in rows]
         x = np.array([f[0] for f in feats])
         hard = np.array([f[2] for f in feats])
         # Thresholds from out-of-fold predictions *within* the training threads.
-        inner = _folds([groups[i] for i in train], FOLDS)
         p_inner = np.zeros(len(train))
-        for inner_test in inner:
+        for inner_test in _folds([groups[i] for i in train], FOLDS):
             inner_train = np.setdiff1d(np.arange(len(train)), inner_test)
             if len(inner_test) and len(set(y[train][inner_train])) == 2:
                 p_inner[inner_test] = _predict(_fit(x[train][inner_train], y[train][inner_train]), x[train][inner_test])
         answer, none = _thresholds(p_inner, y[train], hard[train], **policy)
-        fitted = _fit(x[train], y[train])
-        p_out[test] = _predict(fitted, x[test])
+        p_out[test] = _predict(_fit(x[train], y[train]), x[test])
         for i, tier in zip(test, _tiers(p_out[test], hard[test], x[test], answer, none)):
             tiers_out[i] = tier
         for i in test:
-            r = rows[i]
-            if r.in_scope:
-                order = np.argsort(-r.fused(*weights), kind="stable")[:3]
-                ok = [_matches(engine, int(n), r.case) for n in order]
-                hit1_out[i], hit3_out[i] = ok[0], any(ok)
-    inscope = y == 1
-    near = y == 0
+            if rows[i].in_scope:
+                order = rank(rows[i].evidence, weights, k=3).order
+                ok = [_matches(engine, n, rows[i].expect) for n in order]
+                hit1_out[i], hit3_out[i] = bool(ok and ok[0]), any(ok)
+    inscope, near = y == 1, y == 0
     tiers = np.array(tiers_out)
     return {
         "n_cases": len(rows), "n_threads": len(set(groups)), "n_in_scope": int(inscope.sum()),
         "n_out_of_scope": int(near.sum()),
-        "out_of_scope_not_confident": round(float((tiers[near] != "answer").mean()), 4) if near.any() else None,
-        "out_of_scope_none": round(float((tiers[near] == "none").mean()), 4) if near.any() else None,
-        "in_scope_confident": round(float((tiers[inscope] == "answer").mean()), 4) if inscope.any() else None,
-        "in_scope_not_confident": round(float((tiers[inscope] != "answer").mean()), 4) if inscope.any() else None,
-        "in_scope_none": round(float((tiers[inscope] == "none").mean()), 4) if inscope.any() else None,
-        "in_scope_hit@1": round(float(hit1_out[inscope].mean()), 4) if inscope.any() else None,
-        "in_scope_hit@3": round(float(hit3_out[inscope].mean()), 4) if inscope.any() else None,
+        "out_of_scope_not_confident": _share(tiers != "answer", near),
+        "out_of_scope_none": _share(tiers == "none", near),
+        "in_scope_confident": _share(tiers == "answer", inscope),
+        "in_scope_not_confident": _share(tiers != "answer", inscope),
+        "in_scope_none": _share(tiers == "none", inscope),
+        "in_scope_hit@1": _share(hit1_out, inscope),
+        "in_scope_hit@3": _share(hit3_out, inscope),
         "ece": round(_ece(p_out, y), 4),
         "reliability": _reliability(p_out, y),
         "folds": FOLDS,
+    }
+
+
+def cross_validate_follow(engine: Engine, rows: list[Row], weights: Weights, max_follow_wrong: float) -> dict:
+    """Follow-up figures, cross-validated by conversation: per turn hit@1/hit@3 (turns with an
+    answer), confident wrong (all turns), [] turns not answered confidently, repeats on retry."""
+    if not rows:
+        return {}
+    groups = [r.group for r in rows]
+    feats = [follow_features(engine, r, weights) for r in rows]
+    x = np.array([f[0] for f in feats])
+    hard = np.array([f[2] for f in feats])
+    right = np.array([f[3] for f in feats])
+    tops = [f[1] for f in feats]
+    p_out = np.zeros(len(rows))
+    answer_out = np.zeros(len(rows), dtype=bool)
+    for test in _folds(groups, FOLDS):
+        train = np.setdiff1d(np.arange(len(rows)), test)
+        if not len(test) or len(set(right[train])) < 2:
+            continue
+        p_inner = np.zeros(len(train))
+        for inner_test in _folds([groups[i] for i in train], FOLDS):
+            inner_train = np.setdiff1d(np.arange(len(train)), inner_test)
+            if len(inner_test) and len(set(right[train][inner_train])) == 2:
+                p_inner[inner_test] = _predict(_fit(x[train][inner_train], right[train][inner_train]),
+                                               x[train][inner_test])
+        answer, _ = _follow_thresholds(p_inner, right[train], hard[train], max_follow_wrong)
+        p_out[test] = _predict(_fit(x[train], right[train]), x[test])
+        answer_out[test] = (p_out[test] >= answer) & ~hard[test]
+    expect = np.array([r.in_scope for r in rows])
+    hit3 = np.array([any(_matches(engine, n, r.expect) for n in f[4]) for r, f in zip(rows, feats)])
+    retry = np.array([r.evidence.move == "retry" for r in rows])
+    repeats = sum(1 for r, top in zip(rows, tops)
+                  if r.kind == "retry" and top >= 0 and r.previous_top and engine.sections[top].key == r.previous_top)
+    return {
+        "n_turns": len(rows), "n_conversations": len(set(groups)), "n_with_answer": int(expect.sum()),
+        "follow_hit@1": _share(right, expect), "follow_hit@3": _share(hit3, expect),
+        "follow_confident": _share(answer_out, expect),
+        "follow_confident_wrong": round(float((answer_out & ~right).mean()), 4),
+        "follow_empty_not_confident": _share(~answer_out, ~expect),
+        "retry_turns": int(retry.sum()), "repeat_on_retry": repeats,
+        "follow_ece": round(_ece(p_out, right.astype(int)), 4),
     }
 
 
@@ -237,53 +335,70 @@ def _reliability(p: np.ndarray, y: np.ndarray, bins: int = 10) -> list[dict]:
     return out
 
 
-def read_labelled(paths: list[Path]) -> tuple[list[Case], list[str], dict]:
-    cases: list[Case] = []
-    groups: list[str] = []
-    fitted_on: dict = {}
-    for path in paths:
-        file_cases = read_cases(path)
-        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        for case, row in zip(file_cases, rows):
-            cases.append(case)
-            groups.append(str(row.get("url") or row.get("thread") or row["query"]))
-        fitted_on[str(path)] = {"cases": len(file_cases), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
-    return cases, groups, fitted_on
+def fit_follow(engine: Engine, rows: list[Row], weights: Weights, max_follow_wrong: float) -> Logistic | None:
+    """The follow-up model on every follow-up turn, thresholds from cross-validated probabilities."""
+    feats = [follow_features(engine, r, weights) for r in rows]
+    if not feats:
+        return None
+    x = np.array([f[0] for f in feats])
+    hard = np.array([f[2] for f in feats])
+    right = np.array([f[3] for f in feats])
+    if len(set(right)) < 2:
+        return None
+    p_cv = np.zeros(len(rows))
+    for test in _folds([r.group for r in rows], FOLDS):
+        train = np.setdiff1d(np.arange(len(rows)), test)
+        if len(test) and len(set(right[train])) == 2:
+            p_cv[test] = _predict(_fit(x[train], right[train]), x[test])
+    answer, none = _follow_thresholds(p_cv, right, hard, max_follow_wrong)
+    mean, scale, model = _fit(x, right)
+    return Logistic(FOLLOW_FEATURES, tuple(float(v) for v in mean), tuple(float(v) for v in scale),
+                    tuple(float(v) for v in model.coef_[0]), float(model.intercept_[0]), answer, none)
 
 
-def calibrate(engine: Engine, paths: list[Path], *, max_near_confident: float = 0.10,
-              max_inscope_none: float = 0.02, save: bool = True) -> Calibration:
-    """Fit on every labelled case, report cross-validated figures, store beside the index."""
-    cases, groups, fitted_on = read_labelled(paths)
-    if not any(c.expect for c in cases) or all(c.expect for c in cases):
+def calibrate(engine: Engine, paths: list[Path], *, max_near_confident: float = 0.08,
+              max_inscope_none: float = 0.02, max_follow_wrong: float = 0.05, save: bool = True) -> Calibration:
+    """Fit on every labelled case and conversation, report cross-validated figures, store beside the index."""
+    cases, groups, conversations, fitted_on = read_labelled(paths)
+    rows = collect(engine, cases, groups)
+    if conversations:
+        firsts, _ = collect_turns(engine, conversations)
+        rows += firsts
+    if not any(r.in_scope for r in rows) or all(r.in_scope for r in rows):
         raise ValueError(f"{', '.join(map(str, paths))}: need both in-scope (non-empty expect) and "
                          "out-of-scope (empty expect) cases to calibrate")
     policy = {"max_near_confident": max_near_confident, "max_inscope_none": max_inscope_none}
-    rows = collect(engine, cases, groups)
-    figures = cross_validate(engine, rows, policy) if len(set(groups)) >= FOLDS else {}
-    lw, sw, tw = choose_weights(engine, rows)
-    feats = [_features(engine, r, (lw, sw, tw)) for r in rows]
+    figures = cross_validate(engine, rows, policy) if len({r.group for r in rows}) >= FOLDS else {}
+    weights = choose_weights(engine, rows)
+    feats = [first_features(engine, r, weights) for r in rows]
     x = np.array([f[0] for f in feats])
     hard = np.array([f[2] for f in feats])
     y = np.array([1 if r.in_scope else 0 for r in rows])
     p_cv = np.zeros(len(rows))
-    for test in _folds(groups, FOLDS):
+    for test in _folds([r.group for r in rows], FOLDS):
         train = np.setdiff1d(np.arange(len(rows)), test)
         if len(test) and len(set(y[train])) == 2:
             p_cv[test] = _predict(_fit(x[train], y[train]), x[test])
     answer, none = _thresholds(p_cv, y, hard, **policy)
     mean, scale, model = _fit(x, y)
-    figures["policy"] = policy
-    figures["weights"] = {"lexical": lw, "subject": sw, "title": tw}
-    from bot.kb.index import source_hashes
-
-    sources = hashlib.sha256(json.dumps(source_hashes(engine.settings.seeds_dir), sort_keys=True).encode()).hexdigest()
-    result = Calibration(
-        embedder=engine.embedder.id, lexical_weight=lw, subject_weight=sw, title_weight=tw,
-        mean=tuple(float(v) for v in mean), scale=tuple(float(v) for v in scale),
+    first = Calibration(
+        embedder=engine.embedder.id, lexical_weight=weights.lexical, subject_weight=weights.subject,
+        title_weight=weights.title, mean=tuple(float(v) for v in mean), scale=tuple(float(v) for v in scale),
         coef=tuple(float(v) for v in model.coef_[0]), intercept=float(model.intercept_[0]),
-        answer_threshold=answer, none_threshold=none, figures=figures, fitted_on=fitted_on, sources_hash=sources,
+        answer_threshold=answer, none_threshold=none, fitted_on=fitted_on,
+        sources_hash=sources_fingerprint(engine.index.manifest.get("sources", {})),
     )
+    follow = None
+    if conversations:
+        # Follow-up turns are replayed with the first-turn model just fitted: the cases they see are the served ones.
+        engine.calibration = first
+        _, later = collect_turns(engine, conversations)
+        figures.update(cross_validate_follow(engine, later, weights, max_follow_wrong))
+        follow = fit_follow(engine, later, weights, max_follow_wrong)
+    figures["policy"] = {**policy, "max_follow_wrong": max_follow_wrong}
+    figures["weights"] = {"lexical": weights.lexical, "subject": weights.subject, "title": weights.title}
+    result = replace(first, follow=follow, figures=figures)
+    engine.calibration = result
     if save:
         result.save(calibration_path(engine.settings.index_dir, engine.embedder.id))
     return result
@@ -297,13 +412,23 @@ def format_figures(cal: Calibration) -> str:
         f"thresholds answer>={cal.answer_threshold:.3f} none<{cal.none_threshold:.3f}",
         "coefficients (standardised): " + ", ".join(f"{n}={c:+.2f}" for n, c in zip(FEATURES, cal.coef)),
     ]
+    if cal.follow is not None:
+        lines.append(f"follow-up model: thresholds answer>={cal.follow.answer_threshold:.3f} "
+                     f"none<{cal.follow.none_threshold:.3f}; coefficients "
+                     + ", ".join(f"{n}={c:+.2f}" for n, c in zip(FOLLOW_FEATURES, cal.follow.coef)))
     if "n_cases" in f:
         lines.append(
-            f"cross-validated by thread ({f['folds']} folds, {f['n_cases']} cases, {f['n_threads']} threads, "
-            f"{f['n_in_scope']} in scope, {f['n_out_of_scope']} out of scope):"
+            f"first turns, cross-validated by thread ({f['folds']} folds, {f['n_cases']} cases, {f['n_threads']} "
+            f"threads, {f['n_in_scope']} in scope, {f['n_out_of_scope']} out of scope):"
         )
         for key in ("out_of_scope_not_confident", "out_of_scope_none", "in_scope_confident", "in_scope_not_confident",
                     "in_scope_none", "in_scope_hit@1", "in_scope_hit@3", "ece"):
+            lines.append(f"  {key:<28} {f[key]}")
+    if "n_turns" in f:
+        lines.append(f"follow-up turns, cross-validated by conversation ({f['n_turns']} turns, "
+                     f"{f['n_conversations']} conversations, {f['n_with_answer']} with an answer):")
+        for key in ("follow_hit@1", "follow_hit@3", "follow_confident", "follow_confident_wrong",
+                    "follow_empty_not_confident", "retry_turns", "repeat_on_retry", "follow_ece"):
             lines.append(f"  {key:<28} {f[key]}")
     return "\n".join(lines)
 

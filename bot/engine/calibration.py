@@ -16,6 +16,10 @@ index's embedder has no calibration (see README, "Confidence").
 
     >>> model.tier(0.97), model.tier(0.2), model.tier(0.0), model.tier(0.0, margin=0.03, coverage=0.5)
     ('answer', 'tentative', 'none', 'tentative')
+
+Follow-ups and retries are judged by a second model (:class:`Logistic` over
+:data:`FOLLOW_FEATURES`, fitted on labelled conversations) when one was fitted; the
+default has none, and then follow-ups use the first-turn model.
 """
 
 from __future__ import annotations
@@ -23,8 +27,12 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import asdict, dataclass, field
+import hashlib
+import logging
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+
+log = logging.getLogger("bot.engine.calibration")
 
 FEATURES = (
     "margin",  # best KB cosine minus best off-topic cosine, same language
@@ -35,9 +43,76 @@ FEATURES = (
     "uncovered_top",  # subjects covered elsewhere in the KB but not by the best section
     "dense_top",  # cosine of the best section
     "is_log",  # the input was a pasted log
+    "problem_match",  # +1: the best section covers the question's problem (OOM, NaN, a task); -1: it names others; 0: none named
+    "product_setting",  # products built on the section's framework (PaddleOCR on a Paddle FAQ): the setting, not foreign
+)
+FOLLOW_FEATURES = (
+    "own_margin",  # the follow-up's own words: best KB cosine minus best off-topic cosine (bare "没用": none)
+    "own_overlap",  # share of its own specific words found in the section
+    "joined_margin",  # the case's search with the follow-up, the same margin
+    "foreign",  # subjects the follow-up names that no section covers (M1, Jetson, PyTorch)
+    "uncovered_top",  # subjects of the case covered elsewhere but not by this section
+    "retry",  # the user said the answer did not help or the problem persists
+    "shown_before",  # the section was already shown in this conversation
+    "own_words",  # how much the follow-up says on its own (specific tokens, up to 30, scaled to 0..1)
 )
 CALIBRATION_DIR = "calibration"
-FORMAT = 1
+FORMAT = 3
+READABLE_FORMATS = (3,)  # older files were fitted on other features: refit
+
+
+def sources_fingerprint(sources: dict) -> str:
+    """One hash of the knowledge base a calibration was fitted on (the index manifest's ``sources``).
+
+    >>> sources_fingerprint({"a.md": "1"}) == sources_fingerprint({"a.md": "1"}) != sources_fingerprint({"a.md": "2"})
+    True
+    """
+    return hashlib.sha256(json.dumps(sources, sort_keys=True).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Ranking weights: fused = z(dense) + lexical z(bm25) + subject share (+ title (z(dense) + lexical z(bm25)) of line 1)."""
+
+    lexical: float = 0.5
+    subject: float = 0.5
+    title: float = 0.5
+
+
+@dataclass(frozen=True)
+class Logistic:
+    """A logistic model over named features, with its own tier thresholds (used for follow-up turns).
+
+    >>> m = Logistic(("a",), (0.0,), (1.0,), (2.0,), 0.0, 0.9, 0.1)
+    >>> round(m.probability({"a": 1.0}), 3), m.answer_threshold
+    (0.881, 0.9)
+    """
+
+    features: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[float, ...]
+    intercept: float
+    answer_threshold: float
+    none_threshold: float
+
+    def probability(self, features: dict[str, float]) -> float:
+        z = self.intercept
+        for name, mean, scale, coef in zip(self.features, self.mean, self.scale, self.coef):
+            z += coef * (float(features.get(name, 0.0)) - mean) / (scale or 1.0)
+        return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Logistic":
+        model = cls(tuple(str(f) for f in data["features"]), tuple(float(x) for x in data["mean"]),
+                    tuple(float(x) for x in data["scale"]), tuple(float(x) for x in data["coef"]),
+                    float(data["intercept"]), float(data["answer_threshold"]), float(data["none_threshold"]))
+        if model.features != FOLLOW_FEATURES or not (len(model.mean) == len(model.scale) == len(model.coef)
+                                                    == len(FOLLOW_FEATURES)):
+            raise ValueError(f"follow-up model for features {list(model.features)}, expected {list(FOLLOW_FEATURES)}")
+        if not (0.0 <= model.none_threshold <= model.answer_threshold <= 1.0):
+            raise ValueError(f"follow-up thresholds none={model.none_threshold} answer={model.answer_threshold}")
+        return model
 
 
 def slug(embedder_id: str) -> str:
@@ -71,6 +146,11 @@ class Calibration:
     figures: dict = field(default_factory=dict)  # cross-validated figures from `bot calibrate`
     fitted_on: dict = field(default_factory=dict)  # files and their hashes, case counts
     sources_hash: str = ""  # knowledge base it was fitted on
+    follow: Logistic | None = None  # follow-up turns' model (None: they use the first-turn model)
+
+    @property
+    def weights(self) -> Weights:
+        return Weights(self.lexical_weight, self.subject_weight, self.title_weight)
 
     # ---------------------------------------------------------------- use
 
@@ -81,17 +161,19 @@ class Calibration:
         return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
 
     def tier(self, probability: float, *, hard_uncovered: bool = False, margin: float = -1.0,
-             coverage: float = 0.0) -> str:
+             coverage: float = 0.0, thresholds: "Calibration | Logistic | None" = None) -> str:
         """``hard_uncovered``: the question names a framework or device the section does not cover.
 
         "none" means nothing is close: a low probability *and* either a best match no closer to
         the knowledge base than to everyday off-topic questions (``margin`` <= 0) or no word the
         knowledge base knows (``coverage`` 0: noise). Anything closer is shown as "tentative" —
-        the closest material, marked as possibly not applying.
+        the closest material, marked as possibly not applying. ``thresholds``: another model's
+        thresholds (the follow-up model's), else this one's.
         """
-        if probability < self.none_threshold and (margin <= 0 or coverage <= 0):
+        limits = thresholds or self
+        if probability < limits.none_threshold and (margin <= 0 or coverage <= 0):
             return "none"
-        if probability >= self.answer_threshold and not hard_uncovered:
+        if probability >= limits.answer_threshold and not hard_uncovered:
             return "answer"
         return "tentative"
 
@@ -109,8 +191,9 @@ class Calibration:
         """
         return cls(
             embedder=embedder, lexical_weight=0.5, subject_weight=0.5, title_weight=0.5,
-            mean=(0.0175, 0.6, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0), scale=(0.0075, 0.5, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
-            coef=(1.0, 1.0, 0.0, -8.0, -4.0, -2.0, 0.0, 0.0), intercept=0.0,
+            mean=(0.0175, 0.6, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
+            scale=(0.0075, 0.5, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
+            coef=(1.0, 1.0, 0.0, -8.0, -4.0, -2.0, 0.0, 0.0, 0.0, -1.0), intercept=0.0,
             answer_threshold=0.9, none_threshold=0.05, calibrated=False,
         )
 
@@ -129,7 +212,7 @@ class Calibration:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ValueError(f"{path} is unreadable ({exc}). {fix}") from None
-        if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("features") != list(FEATURES):
+        if not isinstance(data, dict) or data.get("format") not in READABLE_FORMATS or data.get("features") != list(FEATURES):
             raise ValueError(f"{path} was written for other features or format. {fix}")
         try:
             model = cls(
@@ -140,6 +223,7 @@ class Calibration:
                 answer_threshold=float(data["answer_threshold"]), none_threshold=float(data["none_threshold"]),
                 calibrated=bool(data.get("calibrated", True)), figures=dict(data.get("figures") or {}),
                 fitted_on=dict(data.get("fitted_on") or {}), sources_hash=str(data.get("sources_hash", "")),
+                follow=Logistic.from_dict(data["follow"]) if data.get("follow") else None,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{path} is missing or has a wrong field ({exc}). {fix}") from None
@@ -154,12 +238,25 @@ class Calibration:
         return model
 
 
-def load_for(index_dir: Path, embedder_id: str) -> Calibration:
-    """The stored calibration for this embedder, or the conservative default when there is none."""
+def load_for(index_dir: Path, embedder_id: str, sources_hash: str = "") -> Calibration:
+    """The stored calibration for this embedder, or the conservative default when there is none.
+
+    A calibration fitted on another knowledge base (``sources_hash`` differs from the index's)
+    is not trusted: that is logged with the fix and the documented default is used.
+    """
     path = calibration_path(index_dir, embedder_id)
     if not path.is_file():
         return Calibration.default(embedder_id)
-    model = Calibration.load(path)
+    try:
+        model = Calibration.load(path)
+    except ValueError as exc:  # an older format or a broken file: answer conservatively, say how to fix it
+        log.warning("%s; using the conservative default", exc)
+        return replace(Calibration.default(embedder_id), figures={"unreadable": str(exc)})
     if model.embedder != embedder_id:
         return Calibration.default(embedder_id)
+    if sources_hash and model.sources_hash and model.sources_hash != sources_hash:
+        log.warning("%s was fitted on other documents than the index in %s (sources hash %s…, index %s…); "
+                    "using the conservative default. Run: python -m bot calibrate",
+                    path, index_dir, model.sources_hash[:12], sources_hash[:12])
+        return replace(Calibration.default(embedder_id), figures={"stale": True})
     return model

@@ -88,7 +88,9 @@ def evaluate(engine: Engine, cases: list[Case], depth: int = EVAL_DEPTH, *, mode
                      "tier": answer.tier})
         out_cases.append({
             "query": case.query, "kind": case.kind, "tier": answer.tier, "answered": answer.answered,
-            "reason": answer.reason, "confidence": round(answer.confidence, 4), "rank": rank,
+            "reason": answer.reason.code if answer.reason else "",
+            "reason_subjects": list(answer.reason.subjects) if answer.reason else [],
+            "confidence": round(answer.confidence, 4), "rank": rank,
             "signature": answer.signature or None, "subjects": list(answer.subjects), "hits": hits,
         })
     metrics = _metrics(rows)

@@ -15,8 +15,11 @@ the margin of the best match over a shipped set of off-topic questions
 raw-cosine cut works), how much of the question the knowledge base and the best section
 know, and which of its subjects no section or not the best one covers. The tier —
 answer, tentative, none — follows from thresholds fitted by ``python -m bot calibrate``.
-Follow-ups and "that didn't help" are ranked here too (:class:`Context`); the conversation
-only phrases the result.
+Every message is ranked and judged in its conversation's case (:class:`bot.records.Case`,
+:mod:`bot.engine.case`): ``Engine.ask`` is :meth:`Engine.evidence` (what is known about the
+message in its case), :func:`rank` (a pure function of evidence and weights) and :func:`judge`
+(tier, probability, reason code) — and ``python -m bot calibrate`` uses the same three. The
+engine returns reason codes and section keys; :mod:`bot.answer` writes the words.
 """
 
 from __future__ import annotations
@@ -24,23 +27,24 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable
 
 import numpy as np
 
-from bot.engine.calibration import Calibration, load_for
+from bot.engine.calibration import Calibration, Weights, load_for, sources_fingerprint
+from bot.engine.case import advance, is_not_helpful, move_of
+from bot.engine.subjects import Lexicon, document_frameworks
 from bot.kb.embed import Embedder, make_embedder
+from bot.kb.eras import newer_release, old_releases
 from bot.kb.index import IndexProblem, KnowledgeIndex, build_index, load_index, section_documents
 from bot.kb.meta import SectionMeta
 from bot.kb.parse import FIX_FIELDS
-from bot.engine.reasons import reason
-from bot.records import Answer, Hit, Section
-from bot.settings import Settings
 from bot.kb.signature import extract_signature, looks_like_log
-from bot.engine.subjects import Lexicon, document_frameworks
 from bot.kb.tokenize import detect_language, tokenize, warm_up
+from bot.records import Answer, Case, Hit, Move, Reason, Section, Tier
+from bot.settings import Settings
 
 DENSE_CANDIDATES = 400  # nearest keys looked at per query
 QUERY_CACHE_SIZE = 1024
@@ -50,17 +54,29 @@ HEAD_SHARE = 0.2
 # question naming one the cited section does not cover is never a confident answer.
 HARD_CATEGORIES = ("framework", "hardware")
 MAJOR_CATEGORIES = ("framework", "hardware", "product")
-CARRIED_CATEGORIES = ("framework", "product", "os", "hardware", "tool")
+# What a question asks about (the problem) as opposed to where it happens (the setting).
+PROBLEM_CATEGORIES = ("error", "library", "feature", "task")
+# Setting subjects that never make a framework-level fix wrong by themselves (Docker, Windows,
+# conda, Kubernetes); a section that contradicts one (a Linux-only guide) is checked apart.
+SETTING_ONLY_CATEGORIES = ("os", "tool", "scale")
 # A follow-up ("那多机呢？") is ranked by its own words plus the words joined with the previous question;
 # its own words count double, or the previous question (which already had its answer) drowns them.
 FOLLOW_UP_OWN_WEIGHT = 2.0
+# A follow-up that only names a setting ("what about TensorFlow?") says nothing about the problem: its words
+# count less than the case's. Up to this many tokens such a message is "only a setting".
+SETTING_FOLLOW_UP_WEIGHT = 0.5
+SETTING_ONLY_TOKENS = 6
 # Sections shown beside the best one need this share of its fused score (fused scores are relative z-scores).
 RELEVANT_SHARE = 0.3
-CATEGORY_ORDER = ("framework", "hardware", "os", "product", "tool", "feature", "library", "error")
+CATEGORY_ORDER = ("framework", "hardware", "os", "product", "tool", "feature", "library", "error", "task", "scale")
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _QUANTITY = re.compile(r"^\d[\d.]*[a-z]{0,3}$")
 _CJK_LINE = re.compile(r"[\u4e00-\u9fff]{2,}")
+_LINUX = re.compile(r"(?<![A-Za-z])linux(?![A-Za-z])", re.IGNORECASE)
+# A fix written for Linux: shared-library paths and package tools that do not exist on Windows or macOS.
+_LINUX_ONLY_FIX = re.compile(r"LD_LIBRARY_PATH|ldconfig|apt-get|(?<![A-Za-z0-9_])yum(?![A-Za-z0-9_])|"
+                             r"\.so(?:\.\d{1,3}){0,3}(?![A-Za-z0-9_])|/usr/(?:local/)?lib")
 _FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?^ {0,3}\1[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
@@ -107,23 +123,6 @@ def _zscore(values: np.ndarray) -> np.ndarray:
     return ((values - values.mean()) / spread).astype(np.float32)
 
 
-@dataclass(frozen=True)
-class Context:
-    """What the conversation so far tells the engine about the next message.
-
-    ``follow_up``: the message only makes sense with ``previous`` ("那多机呢？");
-    ``retry``: the user said the last answer did not help — search ``previous`` again,
-    skip ``skip``, and offer only sections that answer something (never a code step);
-    ``subjects``: what the conversation is about (its framework stays unless the user names another).
-    """
-
-    previous: str = ""
-    subjects: frozenset[str] = frozenset()
-    skip: frozenset[str] = frozenset()
-    follow_up: bool = False
-    retry: bool = False
-
-
 @dataclass
 class _Scores:
     """Per-section evidence for one search text."""
@@ -145,7 +144,8 @@ class Engine:
         self.index = index
         self.embedder = embedder
         self.settings = settings
-        self.calibration = calibration or load_for(settings.index_dir, embedder.id)
+        self.calibration = calibration or load_for(settings.index_dir, embedder.id,
+                                                   sources_fingerprint(index.manifest.get("sources", {})))
         self.lexicon = Lexicon.load()
         self._by_key = {s.key: n for n, s in enumerate(index.sections)}
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -224,85 +224,121 @@ class Engine:
 
     # ------------------------------------------------------------ asking
 
-    def ask(self, text: str, *, k: int = 10, context: Context | None = None, mode: str = "hybrid",
-            use_meta: bool = True, exclude: Iterable[str] = ()) -> Answer:
-        """Answer one question or pasted log: up to ``k`` distinct sections, a tier and its reason.
+    def evidence(self, message: object, case: Case | None = None, *, use_meta: bool = True,
+                 exclude: Iterable[str] = ()) -> Evidence:
+        """Everything the ranking and the judgement need about one message in its case.
 
-        ``mode`` "dense" or "bm25" ranks by one kind of evidence only and ``use_meta=False``
-        ignores curated phrasings (baselines for ``bot eval``); the product uses the defaults.
+        The message is cut to the input limit, its move in the case decided (:func:`move_of`),
+        its problem and setting merged with the case's, and the scores computed for its own
+        words, its first line (a new post) and the case's search joined with it (follow-ups).
         """
-        context = context or Context()
-        text, truncated_from = sanitize(text, self.settings.max_input_chars)
+        case = case or Case()
+        text, truncated_from = sanitize(message if isinstance(message, str) else str(message),
+                                        self.settings.max_input_chars)
         language = detect_language(text)
+        n = len(self.sections)
         if not _has_words(text):
-            return Answer(query=text, language=language, tier="none", hits=(), truncated_from=truncated_from,
-                          reason=reason(language, "empty"))
+            return Evidence(text=text, language=language, truncated_from=truncated_from, case=case, empty=True,
+                            allowed=np.zeros(n, dtype=bool), subject_share=np.zeros(n, dtype=np.float32))
         signature, search_text = self._search_text(text)
-        subjects = self._main_subjects(self.subjects_of(text))
-        if context.follow_up or context.retry:
-            # The conversation's framework stays unless this message names another one.
-            # A follow-up changes one thing. Naming another framework, product, OS or device ("what about
-            # TensorFlow?") keeps the topic (OOM, NCCL) and drops the old frameworks; otherwise ("那多机呢？")
-            # the setting carries over and the topic is the follow-up's own.
-            setting = {s for s in context.subjects if self.lexicon.category(s) in CARRIED_CATEGORIES}
-            if any(self.lexicon.category(s) in CARRIED_CATEGORIES for s in subjects):
-                carried = (set(context.subjects) - setting) | (setting - self.frameworks(setting))
+        named = self._main_subjects(self.subjects_of(text))
+        problems = frozenset(s for s in named if self.lexicon.category(s) in PROBLEM_CATEGORIES)
+        is_log = looks_like_log(text)
+        move = move_of(text, case, problems=problems, is_log=is_log)
+        if move in ("new", "switch"):
+            problem, setting = problems, named - problems
+        else:
+            problem, setting = case.problem | problems, self._carry_setting(case.setting, named - problems)
+        own = self._scores(search_text, use_meta)
+        title_text = _title(text) if move in ("new", "switch") else ""
+        title = self._scores(title_text, use_meta) if title_text else None
+        joined = None
+        own_weight = 1.0
+        if move in ("follow_up", "retry"):
+            joined = self._scores(f"{case.search}\n{search_text}", use_meta)
+            if move == "retry":
+                own_weight = 0.0 if is_not_helpful(text) else 1.0
+            elif named and not problems and len(own.tokens) <= SETTING_ONLY_TOKENS:
+                # "what about PaddlePaddle?", "那多机呢？": the words only change the setting; the case's problem ranks.
+                own_weight = SETTING_FOLLOW_UP_WEIGHT
             else:
-                carried = setting
-            subjects = subjects | frozenset(carried)
-        cal = self.calibration
-
-        scores = self._scores(search_text, use_meta)
-        fused = self._rank(scores, subjects, mode)
-        title = _title(text) if not context.follow_up else ""
-        if title and cal.title_weight and mode == "hybrid":
-            # The first line of a long post says what it is about; the body dilutes it.
-            fused = fused + cal.title_weight * self._rank(self._scores(title, use_meta), frozenset(), mode, subject=False)
-        probability_of = [scores]
-        if context.follow_up and context.previous:
-            joined = self._scores(f"{context.previous}\n{search_text}", use_meta)
-            fused = FOLLOW_UP_OWN_WEIGHT * fused + self._rank(joined, subjects, mode)
-            probability_of.append(joined)
-
-        allowed = np.ones(len(self.sections), dtype=bool)
-        for key in (*context.skip, *exclude):
-            n = self._by_key.get(key)
-            if n is not None:
-                allowed[n] = False
-        if context.retry:
+                own_weight = FOLLOW_UP_OWN_WEIGHT
+        allowed = np.ones(n, dtype=bool)
+        skip = list(exclude) + (list(case.shown) if move == "retry" else [])
+        for key in skip:
+            i = self._by_key.get(key)
+            if i is not None:
+                allowed[i] = False
+        if move == "retry":
             allowed &= self.answer_bearing
-            wanted = self.frameworks(subjects)
-            if wanted:  # after a TensorFlow answer, never a Paddle-only section
-                allowed &= np.array([not main or bool(main & wanted) for main in self.main_frameworks], dtype=bool)
-        if not len(fused) or not allowed.any():
-            return Answer(query=text, language=language, tier="none", hits=(), signature=signature,
-                          search_text=search_text, truncated_from=truncated_from, subjects=tuple(sorted(subjects)),
-                          reason=reason(language, "retry_none" if context.retry else "nothing"))
-        masked = np.where(allowed, fused, -np.inf)
-        head = np.argsort(-masked, kind="stable")[:k]
-        order = [int(n) for n in head if allowed[n]]
-        top = order[0]
+        wanted = self.frameworks(setting) if move == "retry" else self.frameworks(named) if move == "follow_up" else frozenset()
+        if wanted:  # after a TensorFlow answer, or asked "what about PaddlePaddle?": only that framework's sections
+            allowed &= np.array([not main or bool(main & wanted) for main in self.main_frameworks], dtype=bool)
+        return Evidence(
+            text=text, language=language, truncated_from=truncated_from, case=case, signature=signature,
+            search_text=search_text, move=move, named=named, problem=problem, setting=setting, is_log=is_log,
+            own=own, title=title, joined=joined, own_weight=own_weight, allowed=allowed,
+            subject_share=self.subject_share(problem | setting if move != "new" else named),
+        )
 
-        features = [self.features(s, top, subjects, text) for s in probability_of]
-        probability = max(cal.probability(f) for f in features)
-        uncovered = self._uncovered(subjects, top)
-        tier = cal.tier(probability, hard_uncovered=self.hard_uncovered(uncovered),
-                        margin=max(f["margin"] for f in features), coverage=max(f["coverage"] for f in features))
-        if context.retry and tier == "none":
-            tier = "tentative"  # the user asked for the next candidate: show it, marked as doubtful
+    def ask(self, text: object, *, k: int = 10, case: Case | None = None, mode: str = "hybrid",
+            use_meta: bool = True, exclude: Iterable[str] = ()) -> Answer:
+        """Answer one message in its case: up to ``k`` distinct sections, a tier and its reason.
+
+        ``ask`` is :meth:`evidence`, :func:`rank` and :func:`judge`, nothing else (calibration
+        uses the same three). ``mode`` "dense" or "bm25" ranks by one kind of evidence only and
+        ``use_meta=False`` ignores curated phrasings (baselines for ``bot eval``).
+        """
+        evidence = self.evidence(text, case, use_meta=use_meta, exclude=exclude)
+        ranking = rank(evidence, self.calibration.weights, mode=mode, k=k)
+        return self.answer(evidence, ranking, judge(self, evidence, ranking, self.calibration))
+
+    def answer(self, evidence: Evidence, ranking: Ranking, verdict: Verdict) -> Answer:
+        """The engine's result as a record: hits, tier, reason, and the case after this turn."""
+        subjects = tuple(sorted(evidence.problem | evidence.setting))
+        if not ranking.order:
+            code = "empty" if evidence.empty else ("retry_none" if evidence.move == "retry" else "nothing")
+            after = self._advance(evidence, ())
+            return Answer(query=evidence.text, language=evidence.language, tier="none", hits=(),
+                          signature=evidence.signature, search_text=evidence.search_text,
+                          truncated_from=evidence.truncated_from, reason=Reason(code), subjects=subjects,
+                          move=evidence.move, case=after)
+        scores = evidence.own
         hits = tuple(
-            Hit(section=self.sections[n], score=float(fused[n]), dense=float(scores.dense[n]),
+            Hit(section=self.sections[n], score=float(ranking.scores[n]), dense=float(scores.dense[n]),
                 lexical=float(scores.lexical[n]), matched_terms=tuple(self._terms_in(scores.matched, n)))
-            for n in order
+            for n in ranking.order
         )
         best = hits[0].score
         worth = 1 + sum(1 for h in hits[1:] if best > 0 and h.score >= RELEVANT_SHARE * best)
+        shown = (hits[0].section.key,)  # what the reply leads with; related sections may be the next answer
+        after = self._advance(evidence, shown, best=hits[0].section.key if verdict.tier == "answer" else "")
         return Answer(
-            query=text, language=language, tier=tier, hits=hits, signature=signature, search_text=search_text,
-            truncated_from=truncated_from, confidence=probability, worth_showing=worth,
-            reason="" if tier == "answer" else self._reason(language, tier, top, uncovered),
-            subjects=tuple(sorted(subjects)), uncovered=tuple(uncovered),
+            query=evidence.text, language=evidence.language, tier=verdict.tier, hits=hits, signature=evidence.signature,
+            search_text=evidence.search_text, truncated_from=evidence.truncated_from, confidence=verdict.probability,
+            worth_showing=worth, reason=verdict.reason, subjects=subjects, uncovered=verdict.uncovered,
+            move=evidence.move, case=after,
         )
+
+    def _advance(self, evidence: Evidence, shown: tuple[str, ...], best: str = "") -> Case:
+        case = evidence.case
+        search = evidence.search_text
+        if evidence.move in ("follow_up", "retry") and case.is_open:
+            own = "" if evidence.own_weight == 0 else evidence.search_text
+            search = f"{case.search}\n{own}".strip()
+        return advance(case, move=evidence.move, search=search, problem=evidence.problem, setting=evidence.setting,
+                       shown=shown, best=best, language=evidence.language, signature=evidence.signature,
+                       message=evidence.text)
+
+    def _carry_setting(self, old: frozenset[str], named: frozenset[str]) -> frozenset[str]:
+        """The case's setting after a follow-up that names ``named``: a newly named framework, product,
+        OS or device replaces the old one of its kind (and products built on a replaced framework)."""
+        replaced = {self.lexicon.category(s) for s in named}
+        dropped = {s for s in old if self.lexicon.category(s) in replaced}
+        gone = self.frameworks(dropped) - named
+        kept = {s for s in old - dropped
+                if not (self.lexicon.category(s) == "product" and set(self.lexicon.subjects[s].implies) & gone)}
+        return frozenset(kept) | named
 
     # ------------------------------------------------------------ evidence
 
@@ -321,18 +357,6 @@ class Engine:
         lexical, matched, coverage, tokens = self._lexical_scores(search_text, use_meta)
         return _Scores(query_vector, dense, lexical, matched, coverage, best_by_language, tokens)
 
-    def _rank(self, scores: _Scores, subjects: frozenset[str], mode: str, subject: bool = True) -> np.ndarray:
-        """z(dense) + w_lex z(bm25) + w_subj (share of the question's subjects the section covers)."""
-        cal = self.calibration
-        if mode == "dense":
-            return _zscore(scores.dense)
-        if mode == "bm25":
-            return _zscore(scores.lexical)
-        if mode != "hybrid":
-            raise ValueError(f"mode must be 'hybrid', 'dense' or 'bm25', not {mode!r}")
-        fused = self._fuse(scores.dense, scores.lexical, cal.lexical_weight)
-        return fused + cal.subject_weight * self.subject_share(subjects) if subject else fused
-
     def subject_share(self, subjects: Iterable[str]) -> np.ndarray:
         row, matrix = self._cover_matrix
         rows = [row[s] for s in subjects if s in row]
@@ -341,12 +365,16 @@ class Engine:
             return np.zeros(len(self.sections), dtype=np.float32)
         return matrix[rows].sum(axis=0) / n
 
-    def features(self, scores: _Scores, top: int, subjects: frozenset[str], text: str) -> dict[str, float]:
-        """The confidence model's inputs (see :data:`bot.engine.calibration.FEATURES`)."""
+    def features(self, evidence: Evidence, scores: _Scores, top: int) -> dict[str, float]:
+        """The confidence model's inputs for one set of scores (see :data:`bot.engine.calibration.FEATURES`)."""
         covered = self.coverage[top] if self.coverage else frozenset()
-        subjects = self._main_subjects(subjects)
+        asked = evidence.named if evidence.move == "new" else evidence.problem | evidence.setting
+        built_on = [s for s in asked if self._built_on(s, covered)]
+        subjects = self.effective_subjects(evidence, top) - frozenset(built_on)
         foreign = [s for s in subjects if s not in self.covered_anywhere]
         major = [s for s in foreign if self.lexicon.category(s) in MAJOR_CATEGORIES]
+        problem = evidence.problem if evidence.move != "new" else frozenset(
+            s for s in evidence.named if self.lexicon.category(s) in PROBLEM_CATEGORIES)
         elsewhere = [s for s in subjects if s in self.covered_anywhere and s not in covered]
         specific = [t for t in scores.tokens if len(t) > 1 and not _QUANTITY.match(t)]
         section_tokens = self._tokens_of(top)
@@ -359,11 +387,100 @@ class Engine:
             "foreign_minor": float(min(len(foreign) - len(major), 3)),
             "uncovered_top": float(min(len(elsewhere), 3)),
             "dense_top": float(scores.dense[top]),
-            "is_log": 1.0 if looks_like_log(text) else 0.0,
+            "is_log": 1.0 if evidence.is_log else 0.0,
+            "problem_match": (1.0 if problem & covered else -1.0) if problem else 0.0,
+            "product_setting": float(min(len(built_on), 3)),
         }
+
+    def _built_on(self, subject: str, covered: frozenset[str]) -> bool:
+        """A product built on a framework the section covers (PaddleDetection on a Paddle FAQ)."""
+        implies = self.lexicon.subjects[subject].implies if subject in self.lexicon.subjects else ()
+        return self.lexicon.category(subject) == "product" and bool(implies) and set(implies) <= covered
+
+    def follow_features(self, evidence: Evidence, top: int) -> dict[str, float]:
+        """The follow-up model's inputs: the message's own evidence, the case's, and how the turn moved it."""
+        own = self.features(evidence, evidence.own, top)
+        joined = self.features(evidence, evidence.joined, top) if evidence.joined is not None else own
+        key = self.sections[top].key
+        return {
+            "own_margin": own["margin"] if evidence.own_weight else -0.05,
+            "own_overlap": own["top_overlap"] if evidence.own_weight else 0.0,
+            "joined_margin": joined["margin"],
+            "foreign": own["foreign_major"] + own["foreign_minor"],
+            "uncovered_top": joined["uncovered_top"],
+            "retry": 1.0 if evidence.move == "retry" else 0.0,
+            "shown_before": 1.0 if key in evidence.case.shown else 0.0,
+            "own_words": float(min(len([t for t in evidence.own.tokens if len(t) > 1]), 30)) / 30.0,
+        }
+
+    def effective_subjects(self, evidence: Evidence, top: int) -> frozenset[str]:
+        """The subjects that count against the section at ``top``.
+
+        A framework-level section answers a product user's framework-level problem: when the
+        question's problem (OOM, NaN, NCCL, hang …) is covered by the section, the products built
+        on a framework the section covers, and the OS or tool it happens on, are the setting, not
+        what is asked. Without a covered problem (PaddleOCR accuracy, TensorRT shapes) they count.
+        """
+        subjects = evidence.named if evidence.move == "new" else evidence.problem | evidence.setting
+        covered = self.coverage[top] if self.coverage else frozenset()
+        if not (evidence.problem & covered):
+            return subjects
+        return frozenset(
+            s for s in subjects if not self._built_on(s, covered) and self.lexicon.category(s) not in SETTING_ONLY_CATEGORIES
+        )
+
+    def named_through_children(self, subjects: Iterable[str]) -> list[str]:
+        """Drop implied parents: PaddleOCR stands for PaddlePaddle too, so name PaddleOCR only."""
+        subjects = list(subjects)
+        implied = {i for s in subjects for i in self.lexicon.subjects[s].implies} if subjects else set()
+        return [s for s in subjects if s not in implied]
 
     def hard_uncovered(self, uncovered: Iterable[str]) -> bool:
         return any(self.lexicon.category(s) in HARD_CATEGORIES for s in uncovered)
+
+    def uncovered(self, evidence: Evidence, top: int) -> list[str]:
+        covered = self.coverage[top] if self.coverage else frozenset()
+        missing = [s for s in self.effective_subjects(evidence, top) if s not in covered]
+        order = {c: n for n, c in enumerate(CATEGORY_ORDER)}
+        return sorted(missing, key=lambda s: (order.get(self.lexicon.category(s), 99), s))
+
+    def blockers(self, evidence: Evidence, top: int) -> tuple[list[str], list[str], tuple[str, str]]:
+        """What keeps the section at ``top`` from being a confident answer, whatever the probability:
+        subjects it does not cover, operating systems its document contradicts, a newer release."""
+        return self.uncovered(evidence, top), self.conflicts(evidence, top), self.old_release_named(evidence, top)
+
+    def blocked(self, evidence: Evidence, top: int) -> bool:
+        uncovered, conflicts, (newer, _) = self.blockers(evidence, top)
+        return self.hard_uncovered(uncovered) or bool(conflicts) or bool(newer)
+
+    def conflicts(self, evidence: Evidence, top: int) -> list[str]:
+        """Operating systems of the question that the section's document contradicts (Windows vs a Linux-only guide)."""
+        section_os = self._os_of(top)
+        if not section_os:
+            return []
+        asked = [s for s in evidence.setting | evidence.named if self.lexicon.category(s) == "os"]
+        return sorted(s for s in asked if s not in section_os)
+
+    def old_release_named(self, evidence: Evidence, top: int) -> tuple[str, str]:
+        """(newer release the user named, old release the section was written for), or ("", "")."""
+        asked = "\n".join((evidence.case.search if evidence.move != "new" else "", evidence.text))
+        for era in self._eras[top]:
+            newer = newer_release(asked, era)
+            if newer:
+                return newer, era
+        return "", ""
+
+    @cached_property
+    def _eras(self) -> list[tuple[str, ...]]:
+        return [old_releases(s) for s in self.sections]
+
+    def _os_of(self, n: int) -> frozenset[str]:
+        """Operating systems a section's own title path is written for ("Linux GPU 多机多卡…" is Linux)."""
+        path = " ".join(self.sections[n].path)
+        found = {s for s in self.lexicon.find(path) if self.lexicon.category(s) == "os"}
+        if _LINUX.search(path) or _LINUX_ONLY_FIX.search(self.sections[n].text[:20_000]):
+            found.add("Linux")
+        return frozenset(found)
 
     def _main_subjects(self, subjects: Iterable[str]) -> frozenset[str]:
         """Drop frameworks named in passing: "之前用torch时…" in a Paddle question is not about PyTorch.
@@ -376,32 +493,6 @@ class Engine:
         if named & self.covered_anywhere:
             subjects = subjects - (named - self.covered_anywhere)
         return subjects
-
-    def _uncovered(self, subjects: frozenset[str], top: int) -> list[str]:
-        covered = self.coverage[top] if self.coverage else frozenset()
-        missing = [s for s in self._main_subjects(subjects) if s not in covered]
-        rank = {c: n for n, c in enumerate(CATEGORY_ORDER)}
-        return sorted(missing, key=lambda s: (rank.get(self.lexicon.category(s), 99), s))
-
-    def _reason(self, language: str, tier: str, top: int, uncovered: list[str]) -> str:
-        closest = self._label(self.sections[top], language)
-        # Implied parents (PaddlePaddle for PaddleOCR) are named through their child.
-        implied = {i for s in uncovered for i in self.lexicon.subjects[s].implies}
-        uncovered = [s for s in uncovered if s not in implied]
-        foreign = [s for s in uncovered if s not in self.covered_anywhere]
-        if foreign:
-            return reason(language, "uncovered", subjects=foreign[:3], closest=closest)
-        if uncovered:
-            return reason(language, "uncovered_top", subjects=uncovered[:3], closest=closest)
-        return reason(language, "nothing" if tier == "none" else "weak", closest=closest)
-
-    def _label(self, section: Section, language: str) -> str:
-        meta = self.meta(section.key)
-        if language != "zh" and meta is not None and meta.title_en.strip():
-            return meta.title_en.strip()
-        label = re.sub(r"^`?已审核`?\s*(?:\d+\s*[.、．]\s*)?", "", section.heading)
-        label = re.sub(r"^\d+\s*[.、．]\s*(?=问题)", "", label)
-        return re.sub(r"^问题\s*[:：]\s*", "", label).strip() or section.heading
 
     def _tokens_of(self, n: int) -> frozenset[str]:
         tokens = self._section_tokens.get(n)
@@ -496,14 +587,134 @@ class Engine:
         bm25.index(corpus or [["\u2205"]], show_progress=False)
         return bm25
 
-    @staticmethod
-    def _fuse(dense: np.ndarray, lexical: np.ndarray, lexical_weight: float = 0.5) -> np.ndarray:
-        """z(dense) + lexical_weight * z(lexical), per section.
 
-        >>> Engine._fuse(np.array([0.9, 0.8, 0.7]), np.array([0.0, 0.0, 9.0])).round(2)
-        array([ 0.87, -0.35, -0.52], dtype=float32)
-        """
-        return _zscore(dense) + lexical_weight * _zscore(lexical)
+@dataclass(frozen=True, eq=False)
+class Evidence:
+    """What the engine knows about one message in its case, before any ranking choice.
+
+    ``own``/``title``/``joined``: scores of the message's own search text, of its first line
+    (a long new post) and of the case's search joined with it (follow-ups and retries);
+    ``own_weight``: how much the own words count against the joined ones (0 for a bare "没用");
+    ``allowed``: sections that may be shown (a retry never shows the case's sections again).
+    """
+
+    text: str
+    language: str
+    truncated_from: int = 0
+    case: Case = field(default_factory=Case)
+    signature: str = ""
+    search_text: str = ""
+    move: Move = "new"
+    named: frozenset[str] = frozenset()  # the message's own subjects
+    problem: frozenset[str] = frozenset()  # the case's problem after this message
+    setting: frozenset[str] = frozenset()  # the case's setting after this message
+    is_log: bool = False
+    empty: bool = False
+    own: _Scores | None = None
+    title: _Scores | None = None
+    joined: _Scores | None = None
+    own_weight: float = 1.0
+    allowed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    subject_share: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
+
+
+@dataclass(frozen=True, eq=False)
+class Ranking:
+    """Fused score per section (-inf where not allowed) and the best ``k`` allowed sections, best first."""
+
+    scores: np.ndarray
+    order: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How sure the engine is of a ranking's first section, and why not more."""
+
+    tier: Tier
+    probability: float
+    reason: Reason | None = None
+    uncovered: tuple[str, ...] = ()
+
+
+def fuse(dense: np.ndarray, lexical: np.ndarray, lexical_weight: float = 0.5) -> np.ndarray:
+    """z(dense) + lexical_weight * z(lexical), per section.
+
+    >>> fuse(np.array([0.9, 0.8, 0.7]), np.array([0.0, 0.0, 9.0])).round(2)
+    array([ 0.87, -0.35, -0.52], dtype=float32)
+    """
+    return _zscore(dense) + lexical_weight * _zscore(lexical)
+
+
+def rank(evidence: Evidence, weights: Weights, *, mode: str = "hybrid", k: int = 10) -> Ranking:
+    """Order the sections for one message: a pure function of the evidence and the weights.
+
+    hybrid: ``own_weight * (fuse(own) + w_subj share + w_title fuse(title)) + fuse(joined) + w_subj share``;
+    "dense" or "bm25" use one kind of evidence only (baselines).
+    """
+    if mode not in ("hybrid", "dense", "bm25"):
+        raise ValueError(f"mode must be 'hybrid', 'dense' or 'bm25', not {mode!r}")
+    if evidence.empty or evidence.own is None or not len(evidence.allowed):
+        return Ranking(np.zeros(0, dtype=np.float32), ())
+
+    def one(scores: _Scores, subjects: bool = True) -> np.ndarray:
+        if mode == "dense":
+            return _zscore(scores.dense)
+        if mode == "bm25":
+            return _zscore(scores.lexical)
+        out = fuse(scores.dense, scores.lexical, weights.lexical)
+        return out + weights.subject * evidence.subject_share if subjects else out
+
+    fused = one(evidence.own)
+    if evidence.title is not None and weights.title and mode == "hybrid":
+        # The first line of a long post says what it is about; the body dilutes it.
+        fused = fused + weights.title * one(evidence.title, subjects=False)
+    if evidence.joined is not None:
+        fused = evidence.own_weight * fused + one(evidence.joined)
+    masked = np.where(evidence.allowed, fused, -np.inf).astype(np.float32)
+    head = np.argsort(-masked, kind="stable")[:k]
+    return Ranking(masked, tuple(int(n) for n in head if evidence.allowed[n]))
+
+
+def judge(engine: "Engine", evidence: Evidence, ranking: Ranking, calibration: Calibration) -> Verdict:
+    """The tier of a ranking's first section, its calibrated probability and the reason (codes and keys).
+
+    First questions use the first-turn model; follow-ups and retries the follow-up model when
+    one was fitted. A subject the section does not cover (framework, device), an operating system
+    its document contradicts, or a newer release than the section was written for keeps it from
+    being a confident answer.
+    """
+    if not ranking.order:
+        code = "empty" if evidence.empty else ("retry_none" if evidence.move == "retry" else "nothing")
+        return Verdict("none", 0.0, Reason(code))
+    top = ranking.order[0]
+    first = [engine.features(evidence, s, top) for s in (evidence.own, evidence.joined) if s is not None]
+    continuing = evidence.move in ("follow_up", "retry")
+    if continuing and calibration.follow is not None:
+        probability = calibration.follow.probability(engine.follow_features(evidence, top))
+    else:
+        probability = max(calibration.probability(f) for f in first)
+    uncovered, conflicts, (newer, era) = engine.blockers(evidence, top)
+    thresholds = calibration.follow if continuing and calibration.follow is not None else calibration
+    tier = calibration.tier(probability, hard_uncovered=engine.hard_uncovered(uncovered) or bool(conflicts) or bool(newer),
+                            margin=max(f["margin"] for f in first), coverage=max(f["coverage"] for f in first),
+                            thresholds=thresholds)
+    if evidence.move == "retry" and tier == "none":
+        tier = "tentative"  # the user asked for the next candidate: show it, marked as doubtful
+    if tier == "answer":
+        return Verdict("answer", probability, None, tuple(uncovered))
+    closest = engine.sections[top].key
+    foreign = [s for s in uncovered if s not in engine.covered_anywhere]
+    if newer:
+        reason = Reason("old_release", closest=closest, release=newer, era=era)
+    elif conflicts:
+        reason = Reason("setting_conflict", subjects=tuple(conflicts), closest=closest)
+    elif foreign:
+        reason = Reason("uncovered", subjects=tuple(engine.named_through_children(foreign))[:3], closest=closest)
+    elif uncovered:
+        reason = Reason("uncovered_top", subjects=tuple(engine.named_through_children(uncovered))[:3], closest=closest)
+    else:
+        reason = Reason("nothing" if tier == "none" else "weak", closest=closest)
+    return Verdict(tier, probability, reason, tuple(uncovered))
 
 
 def _title(text: str) -> str:

@@ -11,6 +11,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from markdown_it import MarkdownIt
 
+from bot.answer.reasons import reason_text
+from bot.records import Reason
 from bot.kb.meta import SectionMeta
 from bot.records import Answer, Hit, Section
 from bot.answer.reply import (
@@ -297,8 +299,10 @@ def test_pasted_log_reply_starts_with_the_detected_signature_then_the_section():
 def test_tentative_marks_the_closest_sections_as_possibly_not_applying_with_the_reason():
     hits = [hit(section(n), score=0.1) for n in range(1, 5)]
     for language, marker in (("en", "May not apply:"), ("zh", "可能不适用:")):
-        reason = "No document here covers Jetson; the closest is about GPU memory" if language == "en" else "知识库里没有 Jetson 的内容"
-        a = dataclasses.replace(answer(*hits, language=language), tier="tentative", reason=reason)
+        found = Reason("uncovered", subjects=("Jetson",), closest=hits[0].section.key)
+        a = dataclasses.replace(answer(*hits, language=language), tier="tentative", reason=found)
+        reason = reason_text(a, meta, language)
+        assert "Jetson" in reason and (language == "zh") == ("知识库" in reason)
         reply = format_no_match(a, meta, BASE, limit=LIMIT)
         assert reply.kind == "no_match" and reply.tier == "tentative" and not reply.answered
         first = reply.markdown.split("\n\n")[0]

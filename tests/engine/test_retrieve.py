@@ -9,7 +9,7 @@ import pytest
 
 from bot.engine.evaluate import evaluate, hit_matches, read_cases
 from bot.kb.index import build_index
-from bot.engine.retrieve import Engine, sanitize
+from bot.engine.retrieve import Engine, fuse, sanitize
 from fixtures.engines import hash_engine
 
 from conftest import DEV_SET, REPO, copy_calibration
@@ -20,10 +20,11 @@ CALIBRATION = Path(__file__).parent / "data" / "calibration.jsonl"
 def test_fusion_rewards_agreement_and_keeps_order_of_evidence():
     dense = np.array([0.90, 0.89, 0.70, 0.69], dtype=np.float32)
     lexical = np.array([0.0, 8.0, 0.0, 0.0], dtype=np.float32)
-    fused = Engine._fuse(dense, lexical)
+    fused = fuse(dense, lexical)
     assert int(np.argmax(fused)) == 1  # strong lexical evidence breaks a near tie
     assert fused[0] > fused[2] > fused[3]  # without lexical evidence dense order stands
-    assert np.allclose(Engine._fuse(dense, np.zeros(4)), Engine._fuse(dense, np.zeros(4)))
+    by_hand = (dense - dense.mean()) / dense.std() + 0.5 * (lexical - lexical.mean()) / lexical.std()
+    assert np.allclose(fused, by_hand, atol=1e-5)  # z(dense) + 0.5 z(lexical), computed independently
 
 
 def test_sanitize_cuts_and_cleans():
@@ -168,7 +169,8 @@ def test_english_questions_on_chinese_documents_without_metadata(tmp_path):
     embedder = make_embedder(settings.embedder)
     build_index(settings, embedder)
     engine = Engine.open(settings, embedder)
-    assert engine.calibration.calibrated
+    # Fitted on other documents (with their metadata): not trusted here, the conservative default answers.
+    assert not engine.calibration.calibrated and engine.calibration.figures.get("stale")
     answered = {
         q: engine.ask(q)
         # Each of these abstained when the contrast ignored the language of the match.

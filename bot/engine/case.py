@@ -1,0 +1,247 @@
+"""What a conversation is about, and how the next message moves it.
+
+A chat is a *case*: the problem (error kind, symptom or task: out of memory, NaN loss, an
+NCCL error, a hang, choosing a GPU …), the setting it happens in (framework, Paddle product,
+OS, device, tool), the sections already shown for it and what the user says they tried.
+Each message moves the case in one of four ways (:data:`Move`):
+
+- ``new``: a first question, an explicit change of subject ("unrelated: …", "另外一个问题"),
+  or a pasted log about another problem — a fresh case;
+- ``follow_up``: an elliptical message that only makes sense with the case ("那多机呢？",
+  "what about TensorFlow?", "fetch_list 里面那个名字要怎么写") — the problem stays, the
+  setting changes where the message names a new one;
+- ``retry``: the user says the answer did not help, or reports the same problem again with
+  what they tried ("没用", "still OOM after allow_growth", "batch_size=1了，还是爆") — what was
+  shown is not shown again;
+- ``switch``: a new, different problem while a case is open (a full question of its own).
+
+    >>> move_of("那多机呢？", Case(search="单机多卡 Nccl error 怎么办", problem=frozenset({"NCCL"})), problems=frozenset())
+    'follow_up'
+    >>> move_of("没用，数据和标签都检查过了", Case(search="loss nan", problem=frozenset({"NaN"})), problems=frozenset())
+    'retry'
+    >>> move_of("显存不足怎么办", Case(), problems=frozenset({"GPU out of memory"}))
+    'new'
+
+The functions here only read the message and the case; ranking and confidence stay in
+:mod:`bot.engine.retrieve`, which ranks and judges every message against its case.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from bot.records import Case, Move
+
+MOVES: tuple[Move, ...] = ("new", "follow_up", "retry", "switch")
+MAX_SHOWN = 30  # section keys remembered per case
+MAX_TRIED = 8  # the user's own "I tried …" messages remembered per case
+MAX_CASE_SEARCH = 4_000  # characters of the case's search text (a follow-up's words are appended)
+FOLLOW_UP_MAX_CHARS = 160  # longer messages with a problem of their own are questions, not follow-ups
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+_NOT_HELPFUL_EN = re.compile(
+    r"\b(?:did ?n[o']?t|does ?n[o']?t|do ?n[o']?t|not|never|wo ?n[o']?t)\s+(?:really\s+)?"
+    r"(?:help|helped|helping|work|worked|working|fix|fixed|solve|solved)\b|"
+    r"\bno luck\b|\bnot helpful\b|\bunhelpful\b|\buseless\b|\bsame (?:error|problem|issue)\b|"
+    r"\bstill\s+(?:fails|failing|broken|crashes|crashing|the same|happens|there)\b|"
+    r"\b(?:something|anything) else\b|\bother (?:options?|solutions?|ideas?|fix(?:es)?|answers?|causes?)\b|"
+    r"\bnext (?:one|option|answer|suggestion)\b|^\s*(?:nope|no|wrong|next)\W*$",
+    re.IGNORECASE,
+)
+_FILLER_EN = set(
+    ["that", "this", "it", "the", "a", "an", "still", "sorry", "thanks", "thank", "you", "ok", "okay", "please", "try",
+     "another", "one", "answer", "suggestion", "solution", "so", "but", "and", "unfortunately", "really", "at", "all",
+     "for", "me", "i", "tried", "any", "have", "has", "was", "is"]
+)
+_NOT_HELPFUL_ZH = re.compile(
+    r"没用|没有用|不管用|没啥用|不行|没解决|没有解决|无效|不对|不是这个|换一个|其他方法|其它方法|别的方法|"
+    r"还有别的|还有其他|试过了|不起作用|没效果|没有效果|还是报错|还是一样|依然报错|仍然报错"
+)
+# The user reports the problem persists or names what they already did: the same case, not solved.
+# ("还是" alone is also "or" in a question, so only its "still …" uses count.)
+_STILL = re.compile(
+    r"还是(?:不|没|会|报|一样|有|出现|爆|卡|失败|错|提示|显示|oom|nan|hang)|依然|仍然|仍旧|照样|一样的?(?:错|问题|报错)|"
+    r"又出现|又报|也不行|也一样|也没用|也没有用|没用|没有用|不管用|没效果|没有效果|无效|没解决|没有解决|"
+    r"试过|试了|已经|都(?:设|改|调|加|装|检查|试|按)|重装|重启.{0,6}(?:也|还|都)|"
+    r"\bstill\b|\bagain\b|\balready\b|\btried\b|\bdid(?:n'?t| not)\s+(?:help|work|fix|change)|"
+    r"\bno (?:luck|change|difference)\b|\bsame (?:error|problem|issue|result)\b|\bnot (?:working|helping)\b|"
+    r"\bdoes(?:n'?t| not) (?:work|help)\b|\beven (?:after|with|though)\b",
+    re.IGNORECASE,
+)
+# A question rather than a report: asks something (how, which, whether) or ends with a question mark.
+_QUESTION = re.compile(
+    r"[?？]|吗|呢|怎么|怎样|如何|什么|哪|为什么|为啥|多少|能否|是否|有没有|可不可以|能不能|可以.{0,10}吗|请问|求助|"
+    r"^\s*(?:how|what|which|why|where|when|who|can|could|should|would|will|is|are|does|do|did|any)\b",
+    re.IGNORECASE,
+)
+# An explicit change of subject.
+_NEW_TOPIC = re.compile(
+    r"^\s*(?:另外|另一个|换个|还有一个|新的?|其他)(?:一个)?(?:问题|事)|^\s*(?:问|请问)?(?:另外|另一)|"
+    r"^\s*(?:unrelated|different|separate|another|new|other)\s+(?:question|topic|issue|problem)\b|"
+    r"^\s*(?:unrelated|by the way|btw|on another note|also,? (?:a|one) (?:question|thing))\b|^\s*顺便(?:问|说)",
+    re.IGNORECASE,
+)
+_FOLLOW_ZH_START = re.compile(r"^(?:那|那么|如果|要是|换成|改成|还有|同样|用|在|是不是|能不能|可以|怎么|哪|是)")
+_FOLLOW_ZH_END = re.compile(r"(?:呢|怎么办|怎么样|行吗|可以吗|吗|么)\s*[？?!！。.]*$")
+_FOLLOW_EN_START = re.compile(
+    r"^(?:what about|how about|and|what if|same (?:for|with|on|in)|also|for|with|on|in|using|if i use|"
+    r"instead|but (?:for|with|on|in)|then|so|does (?:it|that|this)|is (?:it|that|this)|can i|could i|would|should i|"
+    r"where|which|how (?:do|can|should) i)\b",
+    re.IGNORECASE,
+)
+_FOLLOW_EN_END = re.compile(r"\b(?:too|instead|then|as well|here)\s*[?.!]*$", re.IGNORECASE)
+# Pronouns and deictics that point back into the conversation.
+_ANAPHORA = re.compile(
+    r"这个|那个|这些|那些|上面|刚才|它们?|这里|那里|这样|那样|其中|这三个|那三个|这种|那种|"
+    r"\b(?:it|this|that|these|those|there|them|the same|above)\b",
+    re.IGNORECASE,
+)
+
+
+def advance(case: Case, *, move: Move, search: str, problem: frozenset[str], setting: frozenset[str],
+            shown: tuple[str, ...], best: str, language: str, signature: str, message: str) -> Case:
+    """The case after a turn that showed ``shown`` (``best`` given as the answer, or "").
+
+    >>> c = advance(Case(), move="new", search="loss nan", problem=frozenset({"NaN / Inf"}), setting=frozenset(),
+    ...             shown=("a",), best="a", language="en", signature="", message="loss nan")
+    >>> c = advance(c, move="retry", search="loss nan", problem=c.problem, setting=c.setting, shown=("b",), best="",
+    ...             language="en", signature="", message="didn't help")
+    >>> c.shown, c.best, c.tried, c.turns
+    (('a', 'b'), 'a', ("didn't help",), 2)
+    """
+    if move in ("new", "switch") or not case.is_open:
+        return Case(search=search[:MAX_CASE_SEARCH], problem=problem, setting=setting, shown=shown[:MAX_SHOWN],
+                    best=best, language=language, signature=signature, turns=1)
+    tried = case.tried + ((message[:300],) if move == "retry" else ())
+    return replace(
+        case, search=search[-MAX_CASE_SEARCH:], problem=problem, setting=setting,
+        shown=tuple(dict.fromkeys((*case.shown, *shown)))[-MAX_SHOWN:], best=best or case.best,
+        tried=tried[-MAX_TRIED:], language=language or case.language, turns=case.turns + 1,
+    )
+
+
+def is_not_helpful(message: str) -> bool:
+    """True for short "that didn't help" messages, not for real questions that happen to say "doesn't work".
+
+    >>> [is_not_helpful(m) for m in ("that didn't help", "没用", "还是不行", "nope")]
+    [True, True, True, True]
+    >>> [is_not_helpful(m) for m in ("NCCL doesn't work on two machines", "显存不足怎么办")]
+    [False, False]
+    """
+    message = message.strip()
+    if not message or len(message) > 80 or "\n" in message:
+        return False
+    if _CJK.search(message):
+        if not _NOT_HELPFUL_ZH.search(message):
+            return False
+        rest = _NOT_HELPFUL_ZH.sub("", message)
+        rest = re.sub(r"[\s\W]|还是|依然|仍然|好像|似乎|这个|那个|方法|办法|试了|一下|了|啊|呀|吧|的|也|都|还|再|给|我|换", "", rest)
+        return len(rest) <= 2
+    match = _NOT_HELPFUL_EN.search(message)
+    if not match:
+        return False
+    rest = (message[: match.start()] + " " + message[match.end() :]).lower()
+    words = [w for w in re.findall(r"[a-z0-9_.]+", rest) if w not in _FILLER_EN]
+    return len(words) <= 1
+
+
+def is_follow_up(message: str) -> bool:
+    """A short message that only makes sense with the previous question.
+
+    >>> [is_follow_up(m) for m in ("那多机呢？", "what about TensorFlow?", "and on Windows?")]
+    [True, True, True]
+    >>> [is_follow_up(m) for m in ("显存不足", "Loss becomes NaN after a few steps", "多卡训练报错怎么办")]
+    [False, False, False]
+    """
+    message = message.strip()
+    if not message or "\n" in message:
+        return False
+    if _CJK.search(message):
+        if len(message) > 16:
+            return False
+        if _FOLLOW_ZH_START.search(message) and _FOLLOW_ZH_END.search(message):
+            return True
+        return bool(re.search(r"呢\s*[？?]*$", message)) or (
+            bool(re.match(r"^(?:那|那么|那如果|换成|改成)", message)) and len(message) <= 10
+        )
+    words = message.split()
+    if len(words) > 8:
+        return False
+    return bool(_FOLLOW_EN_START.search(message) or (_FOLLOW_EN_END.search(message) and len(words) <= 5))
+
+
+def says_still(message: str) -> bool:
+    """The user reports the problem persists or names what they tried.
+
+    >>> [says_still(m) for m in ("batch 已经降到 4 了，还是爆", "tried allow_growth, still OOM", "显存不足怎么办")]
+    [True, True, False]
+    """
+    return bool(_STILL.search(message[:2_000]))
+
+
+def starts_new_topic(message: str) -> bool:
+    """ "unrelated: …", "另外一个问题：…": the user says this is something else.
+
+    >>> [starts_new_topic(m) for m in ("另外一个问题：怎么指定GPU", "unrelated: how do I pick a GPU?", "那多机呢")]
+    [True, True, False]
+    """
+    return bool(_NEW_TOPIC.search(message[:200]))
+
+
+def asks(message: str) -> bool:
+    """The message asks something, rather than reporting what happened.
+
+    >>> asks("那三个 FLAGS 是写在 shell 里 export 还是 python 里设？"), asks("ping 是通的，两边命令也一模一样")
+    (True, False)
+    """
+    return bool(_QUESTION.search(message[:2_000]))
+
+
+def points_back(message: str) -> bool:
+    """The message refers to something said before ("这个", "that", "it").
+
+    >>> points_back("fetch_list 里面那个名字要怎么写才对"), points_back("怎么指定GPU")
+    (True, False)
+    """
+    return bool(_ANAPHORA.search(message[:400]))
+
+
+def move_of(message: str, case: Case, *, problems: frozenset[str], is_log: bool = False) -> Move:
+    """How ``message`` moves ``case``; ``problems`` are the problem subjects the message names itself.
+
+    "Still"/"tried" or a plain report of what happens now ("ping 是通的", "batch_size=1了") is a
+    retry: what was shown did not settle it. A message naming a problem the case is not about is a
+    new case. A question about the case (short, elliptical or pointing back) is a follow-up. A pasted
+    log about another problem starts a new case; a log of the same problem continues it.
+    """
+    text = message.strip()
+    if not case.is_open:
+        return "new"
+    if starts_new_topic(text):
+        return "switch"
+    other_problem = bool(problems) and not (problems & case.problem)
+    if is_log:
+        return "switch" if other_problem or not case.problem or not problems else "retry"
+    if is_not_helpful(text):
+        return "retry"
+    if other_problem and asks(text) and len(text) > FOLLOW_UP_MAX_CHARS // 4:
+        return "switch"  # a question about another problem, whatever else it says
+    if says_still(text):
+        return "retry"
+    if is_follow_up(text):
+        return "follow_up"
+    if not asks(text):
+        return "retry"  # a report of what happens now ("ping 是通的"): what was shown did not settle it
+    if other_problem and len(text) > 12:
+        return "switch"
+    if problems and problems <= case.problem and len(text) > FOLLOW_UP_MAX_CHARS // 2:
+        return "retry"  # the same problem described again
+    if len(text) <= FOLLOW_UP_MAX_CHARS or points_back(text):
+        return "follow_up"
+    return "switch"
+
+
+__all__ = ["Case", "MOVES", "Move", "advance", "is_follow_up", "is_not_helpful", "move_of", "points_back", "says_still",
+           "starts_new_topic"]
