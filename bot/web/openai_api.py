@@ -18,6 +18,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
@@ -101,7 +102,7 @@ def openai_router(engine: Any, recorder: Any, web: Any, authorize: Callable[[Req
             reply = Conversation.replay(engine, prior, base_url=base, **extra).respond(question)
             latency = (time.perf_counter() - started) * 1000
             for event in reply.events:
-                recorder.record(event, session=session, latency_ms=latency)
+                recorder.record(replace(event, origin="v1"), session=session, latency_ms=latency)
             return reply
 
         reply = await run_in_threadpool(run)
