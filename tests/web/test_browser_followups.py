@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -47,9 +46,12 @@ def sized(request, browser, app_url):
     width, height, path = SIZES[request.param]
     context = browser.new_context(viewport={"width": width, "height": height}, locale="zh-CN")
     page = context.new_page()
+    # The app's load event ends by setting <html lang> (AFTER_LOAD_JS in bot/web/ui.py): the chat is ready then.
+    page.add_init_script("new MutationObserver(() => { window.__botLoaded = true; })"
+                         ".observe(document, {attributes: true, subtree: true, attributeFilter: ['lang']});")
     page.goto(app_url + path, wait_until="load")
     page.wait_for_selector("#question textarea", timeout=120_000)
-    time.sleep(0.5)
+    page.wait_for_function("window.__botLoaded === true", timeout=60_000)
     yield request.param, page
     context.close()
 
@@ -59,9 +61,11 @@ def ask(page, text: str) -> list[str]:
     before = page.evaluate("document.querySelectorAll('[data-testid=bot]').length")
     page.fill("#question textarea", text)
     page.press("#question textarea", "Enter")
-    page.wait_for_function("n => document.querySelectorAll('[data-testid=bot]').length > n", arg=before,
-                           timeout=120_000)
-    time.sleep(1.0)
+    # Every answer here cites sections (a "didn't help" one offers the next candidates): wait for its source links,
+    # so an answer still rendering cannot pass the "no Paddle section" check by having no links yet.
+    page.wait_for_function("n => { const m = document.querySelectorAll('[data-testid=bot]');"
+                           " return m.length > n && m[m.length - 1].querySelector('a[href*=\"source?\"]'); }",
+                           arg=before, timeout=120_000)
     hrefs = page.evaluate("() => { const m = document.querySelectorAll('[data-testid=bot]');"
                           " return [...m[m.length - 1].querySelectorAll('a[href*=\"source?\"]')].map(a => a.href); }")
     keys = []
