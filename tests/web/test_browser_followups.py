@@ -61,11 +61,11 @@ def ask(page, text: str) -> list[str]:
     before = page.evaluate("document.querySelectorAll('[data-testid=bot]').length")
     page.fill("#question textarea", text)
     page.press("#question textarea", "Enter")
-    # Every answer here cites sections (a "didn't help" one offers the next candidates): wait for its source links,
-    # so an answer still rendering cannot pass the "no Paddle section" check by having no links yet.
-    page.wait_for_function("n => { const m = document.querySelectorAll('[data-testid=bot]');"
-                           " return m.length > n && m[m.length - 1].querySelector('a[href*=\"source?\"]'); }",
-                           arg=before, timeout=120_000)
+    # The answer arrives whole in one update (a "didn't help" may have run out of sections and cite none);
+    # two animation frames later it is rendered, links included.
+    page.wait_for_function("n => document.querySelectorAll('[data-testid=bot]').length > n", arg=before,
+                           timeout=120_000)
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
     hrefs = page.evaluate("() => { const m = document.querySelectorAll('[data-testid=bot]');"
                           " return [...m[m.length - 1].querySelectorAll('a[href*=\"source?\"]')].map(a => a.href); }")
     keys = []
