@@ -56,16 +56,25 @@ def sized(request, browser, app_url):
     context.close()
 
 
+ANSWER_ON_SCREEN = """n => {
+  const raw = Object.keys(sessionStorage).filter(k => k.startsWith('gpu-bot:')).map(k => sessionStorage.getItem(k)).join('');
+  if (!raw) return false;
+  const saved = JSON.parse(raw).messages.filter(m => m.role === 'assistant');
+  const bubbles = document.querySelectorAll('[data-testid=bot]');
+  if (saved.length <= n || bubbles.length <= n) return false;
+  const want = (String(saved[saved.length - 1].content).match(/\\]\\([^)]*source\\?/g) || []).length;
+  return bubbles[bubbles.length - 1].querySelectorAll('a[href*="source?"]').length === want; }"""
+
+
 def ask(page, text: str) -> list[str]:
     """Send ``text``; the section keys the new answer cites (its links to the source view)."""
     before = page.evaluate("document.querySelectorAll('[data-testid=bot]').length")
     page.fill("#question textarea", text)
     page.press("#question textarea", "Enter")
-    # The answer arrives whole in one update (a "didn't help" may have run out of sections and cite none);
-    # two animation frames later it is rendered, links included.
-    page.wait_for_function("n => document.querySelectorAll('[data-testid=bot]').length > n", arg=before,
-                           timeout=120_000)
-    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    # Done when the tab has saved the new answer (SAVE_JS runs after the answer event) and the bubble shows as many
+    # source links as the saved markdown has: the bubble appears before its markdown is rendered, and a "didn't
+    # help" answer may cite nothing, so neither "a new bubble" nor "a link" alone says the answer is on screen.
+    page.wait_for_function(ANSWER_ON_SCREEN, arg=before, timeout=120_000)
     hrefs = page.evaluate("() => { const m = document.querySelectorAll('[data-testid=bot]');"
                           " return [...m[m.length - 1].querySelectorAll('a[href*=\"source?\"]')].map(a => a.href); }")
     keys = []
