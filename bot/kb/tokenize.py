@@ -9,7 +9,7 @@ exact error string and a loose description both match (a part that is a stop wor
     >>> tokenize("ncclSystemError")
     ['ncclsystemerror', 'nccl', 'system', 'error']
     >>> tokenize("显存不足怎么办")
-    ['显存', '不足']
+    ['显存', '不足', '怎么办']
 """
 
 from __future__ import annotations
