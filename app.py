@@ -30,6 +30,7 @@ import os
 import sys
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -164,7 +165,7 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
             reply = talk.respond(question)
             latency = (time.perf_counter() - started) * 1000
             for event in reply.events:
-                recorder.record(event, session=session, latency_ms=latency)
+                recorder.record(replace(event, origin="api"), session=session, latency_ms=latency)
             out = reply.to_json()
             out.setdefault("answer_id", uuid.uuid4().hex)  # what a vote on this answer refers to
             return out
@@ -179,7 +180,7 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
         data = await read_json(request)
         body = FeedbackRequest.parse(data, max_input_chars=settings.max_input_chars)
         recorder.record(Event("vote", body.question, body.lang, tier="answer" if body.answered else "none",
-                              cited=tuple(body.cited), vote=body.vote, reason=body.reason, answer_id=body.answer_id),
+                              cited=tuple(body.cited), vote=body.vote, reason=body.reason, answer_id=body.answer_id, origin="api"),
                         session=body.session)
         return JSONResponse({"ok": True})
 

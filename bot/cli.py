@@ -220,7 +220,8 @@ def cmd_report(settings: Settings, args: argparse.Namespace) -> int:
 
     if args.days < 1:
         raise ValueError(f"--days {args.days}: give a window of at least 1 day")
-    store = Store.open(StoreSettings.from_env(os.environ, database_url=args.database))
+    # Read-only: no schema change, no retention (the app alone deletes old rows, and logs it), no spool replay.
+    store = Store.reader(StoreSettings.from_env(os.environ, database_url=args.database))
     try:
         since = datetime.now(UTC).replace(tzinfo=None) - timedelta(days=args.days)
         rows = store.rows(since)

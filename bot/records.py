@@ -186,3 +186,4 @@ class Event:
     vote: str | None = None
     reason: str = ""
     answer_id: str = ""  # which answer a vote is about: one vote per answer, the last one counts
+    origin: str = ""  # which edge recorded it: ui | widget | api | v1 (set by the edge; the store says "app" if empty)

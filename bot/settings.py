@@ -40,6 +40,9 @@ class Settings:
     # Server-side cap on user input; longer pastes are cut with a visible notice.
     max_input_chars: int = 100_000
     feedback_log: Path = Path("logs/feedback.jsonl")
+    # Caps per seed document (bot.kb.parse): bigger files are skipped, later headings not split off; both warned.
+    max_seed_bytes: int = 5_000_000
+    max_seed_sections: int = 5_000
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str], **overrides: object) -> "Settings":
@@ -73,6 +76,8 @@ class _SettingsModel(BaseModel):
     use_meta: bool | None = None
     max_input_chars: Annotated[int, Field(ge=1, le=8_000_000)] | None = None
     feedback_log: Path | None = None
+    max_seed_bytes: Annotated[int, Field(ge=1_000, le=2_000_000_000)] | None = None
+    max_seed_sections: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> "_SettingsModel":
@@ -89,6 +94,8 @@ ALLOWED = {
     "hnsw_threshold": "an integer of at least 1", "hnsw_ef_search": "an integer from 1 to 100,000",
     "use_meta": "1 or 0 (true/false, yes/no, on/off)", "max_input_chars": "an integer from 1 to 8,000,000",
     "port": "an integer from 1 to 65535",
+    "max_seed_bytes": "an integer from 1,000 to 2,000,000,000 (bytes per seed document)",
+    "max_seed_sections": "an integer from 1 to 10,000,000 (sections per seed document)",
 }
 
 

@@ -311,7 +311,8 @@ def build_index(
                 leftover.unlink(missing_ok=True)
         hashes = source_hashes(seeds_dir)
         hashes[BACKGROUND_SOURCE] = _sha256(BACKGROUND_FILE.read_bytes())
-        sections, errors = parse_folder(seeds_dir)
+        sections, errors = parse_folder(seeds_dir, max_bytes=settings.max_seed_bytes,
+                                        max_sections=settings.max_seed_sections)
         meta: dict[str, SectionMeta] = {}
         meta_problems: list[MetaProblem] = []
         if settings.use_meta:

@@ -23,6 +23,11 @@ from pathlib import Path
 from bot.records import Section
 
 DOCUMENT_SUFFIXES = (".md", ".markdown", ".txt")
+# Caps per document (Settings.max_seed_bytes / max_seed_sections, BOT_MAX_SEED_BYTES / BOT_MAX_SEED_SECTIONS):
+# a 20 MB one-line file plus a 20,000-heading file took 357 s and 1.35 GB to build. What is over a cap is
+# named in a warning; the other documents (and a capped document's first sections) are still indexed.
+MAX_SEED_BYTES = 5_000_000
+MAX_SEED_SECTIONS = 5_000
 
 FIELD_NAMES = (
     "问题描述", "问题详情", "报错输出", "报错信息", "问题分析", "报错分析", "解决方法", "解决办法",
@@ -157,8 +162,13 @@ def _is_toc(body_lines: list[str]) -> bool:
     return bool(content) and all(_TOC_LINE.match(line) for line in content)
 
 
-def parse_text(text: str, source: str) -> list[Section]:
-    """Split one document's text into sections (see the module docstring)."""
+def parse_text(text: str, source: str, *, max_sections: int | None = None,
+               warnings: list[ParseError] | None = None) -> list[Section]:
+    """Split one document's text into sections (see the module docstring).
+
+    With ``max_sections``, headings past that many are not split off (the document is cut there) and a
+    warning naming the file, the count and the setting is added to ``warnings``.
+    """
     lines = text.splitlines()
     skip, title = _front_matter(lines, source)
 
@@ -188,6 +198,15 @@ def parse_text(text: str, source: str) -> list[Section]:
     if not title:
         first_h1 = next((h for h in headings if h[1] == 1), None)
         title = first_h1[2] if first_h1 else Path(source).stem
+    cut = len(lines)
+    if max_sections is not None and len(headings) > max_sections:
+        cut = headings[max_sections][0]
+        if warnings is not None:
+            warnings.append(ParseError(
+                source, f"has {len(headings):,} headings, over the cap of {max_sections:,} sections per document "
+                f"(BOT_MAX_SEED_SECTIONS); the first {max_sections:,} are indexed, the rest is not: split the "
+                "document or raise BOT_MAX_SEED_SECTIONS", line=cut + 1))
+        headings = headings[:max_sections]
 
     sections: list[Section] = []
     used_anchors: dict[str, int] = {}
@@ -224,7 +243,7 @@ def parse_text(text: str, source: str) -> list[Section]:
         )
         return True
 
-    first_heading_line = headings[0][0] if headings else len(lines)
+    first_heading_line = headings[0][0] if headings else cut
     add(title, (title,), None, skip, first_heading_line)
 
     stack: list[tuple[int, str]] = []  # (level, heading)
@@ -235,16 +254,22 @@ def parse_text(text: str, source: str) -> list[Section]:
         path = tuple(h for _, h in stack)
         if path[0] != title:
             path = (title, *path)
-        end = headings[n + 1][0] if n + 1 < len(headings) else len(lines)
+        end = headings[n + 1][0] if n + 1 < len(headings) else cut
         if not add(heading, path, line_no, line_no + 1, end) and _is_toc(lines[line_no + 1:end]):
             stack.pop()  # a "目录" (table of contents) heading is not a parent of what follows
     return sections
 
 
-def parse_file(path: Path, source: str | None = None) -> list[Section]:
-    """Parse one file; ``source`` defaults to the file name."""
+def parse_file(path: Path, source: str | None = None, *, max_bytes: int | None = None,
+               max_sections: int | None = None, warnings: list[ParseError] | None = None) -> list[Section]:
+    """Parse one file; ``source`` defaults to the file name. A file over ``max_bytes`` raises ParseError unread."""
     source = source or path.name
-    return parse_text(decode_document(path.read_bytes(), source), source)
+    if max_bytes is not None:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise ParseError(source, f"is {size:,} bytes, over the cap of {max_bytes:,} bytes per document "
+                             "(BOT_MAX_SEED_BYTES); skipped: split it into smaller documents or raise BOT_MAX_SEED_BYTES")
+    return parse_text(decode_document(path.read_bytes(), source), source, max_sections=max_sections, warnings=warnings)
 
 
 def _walk(seeds_dir: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
@@ -290,15 +315,16 @@ def document_paths(seeds_dir: Path) -> list[Path]:
     return _walk(seeds_dir)[0]
 
 
-def parse_folder(seeds_dir: Path) -> tuple[list[Section], list[ParseError]]:
-    """Parse every document; a broken file is reported and the others still load."""
+def parse_folder(seeds_dir: Path, *, max_bytes: int | None = MAX_SEED_BYTES,
+                 max_sections: int | None = MAX_SEED_SECTIONS) -> tuple[list[Section], list[ParseError]]:
+    """Parse every document; a broken or oversized file is reported and the others still load."""
     sections: list[Section] = []
     documents, skipped = _walk(seeds_dir)
     errors = [ParseError(path.relative_to(seeds_dir).as_posix(), why) for path, why in skipped]
     for path in documents:
         source = path.relative_to(seeds_dir).as_posix()
         try:
-            sections.extend(parse_file(path, source))
+            sections.extend(parse_file(path, source, max_bytes=max_bytes, max_sections=max_sections, warnings=errors))
         except ParseError as exc:
             errors.append(exc)
         except OSError as exc:

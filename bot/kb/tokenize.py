@@ -1,14 +1,15 @@
 """Tokens for BM25: jieba for Chinese, a code-aware splitter for everything else.
 
 Identifiers from error messages stay whole *and* contribute their parts, so an
-exact error string and a loose description both match::
+exact error string and a loose description both match (a part that is a stop word, like
+"so" here, is dropped)::
 
     >>> tokenize("Failed to find libnccl.so, set CUDA_VISIBLE_DEVICES")
-    ['failed', 'find', 'libnccl.so', 'libnccl', 'so', 'set', 'cuda_visible_devices', 'cuda', 'visible', 'devices']
+    ['failed', 'find', 'libnccl.so', 'libnccl', 'set', 'cuda_visible_devices', 'cuda', 'visible', 'devices']
     >>> tokenize("ncclSystemError")
     ['ncclsystemerror', 'nccl', 'system', 'error']
     >>> tokenize("显存不足怎么办")
-    ['显存', '不足']
+    ['显存', '不足', '怎么办']
 """
 
 from __future__ import annotations

@@ -10,18 +10,29 @@ replicas share one database. The schema is versioned in the table ``bot_meta`` a
 by the app at start-up (:data:`MIGRATIONS`), under a PostgreSQL advisory lock so replicas
 starting together do not race.
 
-Writes never block or fail an answer: :meth:`Store.record` puts a row on a bounded queue
-and returns; a writer thread writes batches. A database that goes away is logged once and
-retried with back-off; while it is away rows wait in the queue, and when the queue is full
-new rows are dropped and counted (the answer matters more than its statistics).
+Writes never fail an answer: :meth:`Store.record` appends the row to a local spool (a
+JSON-lines file in ``<data dir>/spool``, fsync'd: the only wait), puts it on a bounded queue
+and returns; a writer thread writes batches. An acknowledged event therefore survives a
+database outage *and* a restart (SIGTERM or SIGKILL): the next start writes what the spool
+still holds, once (rows carry an ``event_id``, so a row written just before a crash is not
+written twice). A database that goes away is logged once and retried with back-off; after a
+write error the batch is split (down to one row) so rows go in as soon as there is room
+again (a nearly full disk). When the queue is full new rows are dropped, logged once and
+counted (the answer matters more than its statistics).
+
+``origin`` says where an event came from: ``ui`` (the full chat page), ``widget`` (the portal
+panel), ``api`` (``/api/*``), ``v1`` (the OpenAI-compatible API), ``import`` (the old JSON-lines
+log), ``app`` (rows recorded before origins were told apart).
 
 Privacy: ``BOT_STORE_QUESTION_TEXT=0`` keeps no question text (nor the error signature
 cut from a pasted log); session ids are only ever stored as salted hashes; rows older than
-``BOT_RETENTION_DAYS`` are deleted (hourly and at start-up).
+``BOT_RETENTION_DAYS`` are deleted by the app (hourly and at start-up, with a log line saying how
+many): :meth:`Store.reader` (``python -m bot report``) never deletes or writes anything.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
@@ -48,6 +59,11 @@ MAX_QUESTION_CHARS = 2_000  # a pasted log is kept cut; its signature says what 
 SQLITE_FILE = "bot.sqlite3"
 VOTE_REASONS = ("wrong_section", "outdated", "not_my_framework", "other")
 KINDS = ("question", "not_helpful", "vote")
+ORIGINS = ("ui", "widget", "api", "v1", "app", "import")  # see the module docstring
+BATCH = 500  # rows per write when all is well
+SPOOL_DIR = "spool"  # under BOT_DATA_DIR: acknowledged events not yet in the database
+SPOOL_SEGMENT_BYTES = 1 << 20  # a spool file is replaced by a fresh one past this size (the old one goes once written)
+ADMIN_TOKEN_PATTERN = r"^[\x21-\x7e]+$"  # the API token's rule (bot.web.http): printable, no spaces
 
 
 class StoreError(RuntimeError):
@@ -73,7 +89,9 @@ class StoreSettings(BaseModel):
     data_dir: Path = Field(default_factory=default_data_dir)  # BOT_DATA_DIR
     retention_days: int = Field(180, ge=0)  # BOT_RETENTION_DAYS; 0 keeps everything
     store_question_text: bool = True  # BOT_STORE_QUESTION_TEXT=0: keep no question text
-    admin_token: str = ""  # BOT_ADMIN_TOKEN: operator credential for /admin; empty -> /admin refuses everyone
+    # BOT_ADMIN_TOKEN: operator credential for /admin; empty -> /admin refuses everyone. The API token's rule
+    # (8+ printable characters): "a" would fall to a handful of guesses.
+    admin_token: str = Field("", max_length=512, pattern=r"^(|[\x21-\x7e]{8,})$")
     index_poll_seconds: float = Field(5.0, ge=0)  # BOT_INDEX_POLL_SECONDS: how often replicas look at index/CURRENT; 0 = never
 
     @classmethod
@@ -96,10 +114,11 @@ class StoreSettings(BaseModel):
         except ValidationError as exc:
             first = exc.errors()[0]
             name = str(first["loc"][0]) if first.get("loc") else "?"
-            raise ValueError(
-                f"BOT_{name.upper()}={values.get(name)!r} is not valid ({first['msg']}); "
-                + _SETTING_HELP.get(name, "see README")
-            ) from None
+            shown = (f"<{len(str(values.get(name)))} characters, not shown>" if name == "admin_token"  # a secret
+                     else repr(values.get(name)))
+            reason = "too weak" if name == "admin_token" else first["msg"]
+            raise ValueError(f"BOT_{name.upper()}={shown} is not valid ({reason}); "
+                             + _SETTING_HELP.get(name, "see README")) from None
 
 
 _SETTING_HELP = {
@@ -107,7 +126,16 @@ _SETTING_HELP = {
     "store_question_text": "use 1 to keep question text or 0 to keep none",
     "index_poll_seconds": "give seconds between checks of index/CURRENT, or 0 to turn the watcher off",
     "data_dir": "give a writable folder",
+    "admin_token": "give 8 to 512 printable characters without spaces, e.g. the output of "
+                   "python -c 'import secrets; print(secrets.token_urlsafe(24))', or unset it to turn /admin off",
 }
+
+
+def weak_admin_token(token: str) -> bool:
+    """The rule of :attr:`StoreSettings.admin_token`, for settings built without validation (``model_copy``)."""
+    import re
+
+    return bool(token) and (len(token) < 8 or len(token) > 512 or not re.fullmatch(ADMIN_TOKEN_PATTERN, token))
 
 
 # ---------------------------------------------------------------- schema
@@ -136,8 +164,10 @@ events_table = sa.Table(
     sa.Column("reason", sa.String(32)),  # wrong_section | outdated | not_my_framework | other
     sa.Column("answer_id", sa.String(80), unique=True),  # votes only: one row per answer, the last vote wins
     sa.Column("latency_ms", sa.Float),
-    sa.Column("origin", sa.String(16), nullable=False, default="app"),  # app | import
+    sa.Column("origin", sa.String(16), nullable=False, default="app"),  # see ORIGINS
+    sa.Column("event_id", sa.String(32)),  # version 2: one id per recorded event, so a spool replay writes it once
 )
+event_id_index = sa.Index("ix_bot_events_event_id", events_table.c.event_id, unique=True)
 
 
 def _v1(conn: sa.Connection) -> None:
@@ -145,7 +175,15 @@ def _v1(conn: sa.Connection) -> None:
     conn.execute(meta_table.insert().values(key="session_salt", value=secrets.token_hex(16)))
 
 
-MIGRATIONS = [_v1]  # MIGRATIONS[n] upgrades version n to n + 1
+def _v2(conn: sa.Connection) -> None:
+    """``event_id``: replaying the local spool after a crash must not write a row twice."""
+    columns = {c["name"] for c in sa.inspect(conn).get_columns(events_table.name)}
+    if "event_id" not in columns:  # a version-1 database (a fresh one got the column from _v1's create_all)
+        conn.execute(sa.text(f"ALTER TABLE {events_table.name} ADD COLUMN event_id VARCHAR(32)"))
+    event_id_index.create(conn, checkfirst=True)
+
+
+MIGRATIONS = [_v1, _v2]  # MIGRATIONS[n] upgrades version n to n + 1
 SCHEMA_VERSION = len(MIGRATIONS)
 _ADVISORY_LOCK = 0x6275_6773  # any constant shared by all replicas
 
@@ -241,42 +279,151 @@ def _now() -> datetime:
 _TRANSIENT = (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.DisconnectionError, sa_exc.TimeoutError)
 
 
+def _to_json(row: dict) -> str:
+    return json.dumps({**row, "at": row["at"].isoformat()}, ensure_ascii=False)
+
+
+def _from_json(line: bytes) -> dict:
+    row = json.loads(line.decode("utf-8"))
+    if not isinstance(row, dict) or row.get("kind") not in KINDS or not row.get("event_id"):
+        raise ValueError("not a spooled event")
+    row["at"] = datetime.fromisoformat(row["at"])
+    return {c.name: row.get(c.name) for c in events_table.columns if c.name != "id"}
+
+
+class Spool:
+    """Acknowledged events not yet in the database: append-only JSON-lines files, fsync'd before the caller returns.
+
+    Each process writes files of its own in ``<data dir>/spool``, held with ``flock`` while it runs, so a
+    second replica on the same folder never replays a live process's file; the kernel releases the lock
+    when a process dies (SIGKILL included), and the next start replays the file (:meth:`Store._replay`).
+    A file goes away once every row in it is written; past :data:`SPOOL_SEGMENT_BYTES` a fresh one is
+    started, so the spool of a busy server stays small.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._pending: dict[Path, int] = {}  # rows of each file not yet in the database
+        self._fds: dict[Path, int] = {}
+        self._size = 0
+        self.current = self._new_file()
+        self.failed = False  # a write to the spool failed (disk full): logged once
+
+    def _new_file(self) -> Path:
+        path = self.folder / f"{os.getpid()}-{uuid.uuid4().hex[:12]}.jsonl"
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        self._fds[path], self._pending[path], self._size = fd, 0, 0
+        return path
+
+    def add(self, row: dict) -> Path | None:
+        """Append and fsync one row; the file it went to (pass it to :meth:`done`), None when the disk refused."""
+        data = (_to_json(row) + "\n").encode("utf-8")
+        with self._lock:
+            if self._size > SPOOL_SEGMENT_BYTES:
+                old, self.current = self.current, self._new_file()
+                self._forget_if_done(old)
+            fd = self._fds[self.current]
+            try:
+                os.write(fd, data)  # one write on an O_APPEND file: a crash leaves at most a torn last line
+                os.fsync(fd)
+            except OSError as exc:
+                if not self.failed:
+                    log.warning("store: cannot write the spool %s (%s): events are kept in memory only until "
+                                "it can; free space in BOT_DATA_DIR", self.current, exc.strerror or exc)
+                    self.failed = True
+                try:  # a half-written line must not glue onto the next one
+                    os.ftruncate(fd, self._size)
+                except OSError:
+                    pass
+                return None
+            self.failed = False
+            self._size += len(data)
+            self._pending[self.current] += 1
+            return self.current
+
+    def done(self, paths: Iterable[Path | None]) -> None:
+        """These rows are in the database (or given up): a file with nothing left goes away."""
+        with self._lock:
+            for path in paths:
+                if path is not None and path in self._pending:
+                    self._pending[path] -= 1
+            for path in [p for p, n in self._pending.items() if n <= 0]:
+                if path == self.current:
+                    if self._size:
+                        os.ftruncate(self._fds[path], 0)  # O_APPEND: the next row starts the file again
+                        self._size = 0
+                else:
+                    self._forget_if_done(path)
+
+    def _forget_if_done(self, path: Path) -> None:
+        if self._pending.get(path, 0) <= 0:
+            path.unlink(missing_ok=True)
+            os.close(self._fds.pop(path))
+            self._pending.pop(path, None)
+
+    def waiting(self) -> int:
+        with self._lock:
+            return sum(self._pending.values())
+
+    def close(self) -> int:
+        """Release the files (left on disk when rows wait: the next start writes them); returns rows left."""
+        with self._lock:
+            left = sum(self._pending.values())
+            for path, fd in list(self._fds.items()):
+                if self._pending.get(path, 0) <= 0:
+                    path.unlink(missing_ok=True)
+                os.close(fd)
+            self._fds.clear()
+            self._pending.clear()
+            return left
+
+
 class Store:
     """The recorder the edges call, backed by a database; see the module docstring."""
 
     def __init__(self, engine: sa.Engine, settings: StoreSettings, *, queue_size: int = 10_000,
-                 retry_seconds: float = 1.0, max_retry_seconds: float = 30.0) -> None:
+                 retry_seconds: float = 1.0, max_retry_seconds: float = 30.0, writer: bool = True) -> None:
         self.engine = engine
         self.settings = settings
         self.keep_text = settings.store_question_text
-        self._queue: queue.Queue[dict] = queue.Queue(maxsize=queue_size)
+        self._queue: queue.Queue[tuple[Path | None, dict]] = queue.Queue(maxsize=queue_size)
         self._retry = retry_seconds
         self._max_retry = max_retry_seconds
         self._stop = threading.Event()
         self._down = False  # logged once per outage
+        self._dropping = False  # a full queue is logged once per outage
         self.dropped = 0  # rows lost because the queue was full while the database was away
         self.written = 0
+        self.replayed = 0  # rows written at start-up from the spool of an earlier run
         self._last_purge = 0.0
         with engine.connect() as conn:
             salt = conn.execute(sa.select(meta_table.c.value).where(meta_table.c.key == "session_salt")).scalar()
         self._salt = (salt or "").encode()
-        self._thread = threading.Thread(target=self._run, name="bot-store-writer", daemon=True)
-        self._thread.start()
+        self.spool: Spool | None = None
+        self._thread: threading.Thread | None = None
+        if writer:
+            folder = Path(settings.data_dir).expanduser() / SPOOL_DIR
+            try:
+                self._replay(folder)
+                self.spool = Spool(folder)
+            except OSError as exc:
+                raise StoreError(
+                    f"BOT_DATA_DIR={str(settings.data_dir)!r}: cannot keep the event spool in {folder} "
+                    f"({exc.strerror or exc}); make the folder writable or choose another with BOT_DATA_DIR"
+                ) from None
+            self._thread = threading.Thread(target=self._run, name="bot-store-writer", daemon=True)
+            self._thread.start()
 
     # ------------------------------------------------------------ opening
 
     @classmethod
     def open(cls, settings: StoreSettings, **kwargs: Any) -> Store:
-        """Check the URL, reach the database, create or upgrade the schema, apply retention; StoreError says what to fix."""
-        url = resolve_url(settings)
-        setting = "BOT_DATABASE_URL" if settings.database_url else "BOT_DATA_DIR"
-        try:
-            engine = make_engine(url, busy_timeout=kwargs.pop("busy_timeout", 5.0))
-        except ImportError as exc:
-            raise StoreError(
-                f"BOT_DATABASE_URL={_shown(url)!r} needs the Python driver {exc.name or exc}, which is not installed: "
-                "pip install it, or use postgresql+psycopg://… (installed with requirements.txt)"
-            ) from None
+        """Check the URL, reach the database, create or upgrade the schema, write what an earlier run left in
+        the spool, apply retention; StoreError says what to fix. This is the app's store (it writes)."""
+        engine = cls._engine(settings, kwargs.pop("busy_timeout", 5.0))
         try:
             upgrade(engine)
         except StoreError:
@@ -284,33 +431,128 @@ class Store:
             raise
         except sa_exc.SQLAlchemyError as exc:
             engine.dispose()
-            reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0][:300]
-            raise StoreError(
-                f"cannot use the database {setting}={_shown(url) if settings.database_url else str(settings.data_dir)!r}: "
-                f"{reason}. Check that the server is running and reachable and that the URL's user, password and "
-                f"database are right (or unset BOT_DATABASE_URL for SQLite in BOT_DATA_DIR)"
-            ) from None
+            raise cls._unusable(settings, engine.url, exc) from None
         store = cls(engine, settings, **kwargs)
         store.purge()
         return store
+
+    @classmethod
+    def reader(cls, settings: StoreSettings) -> Store:
+        """The store for reading only (``python -m bot report``): no schema change, no retention, no spool, no writer.
+
+        Retention belongs to the app alone, so a report never deletes what the servers keep.
+        """
+        if not settings.database_url:
+            path = Path(settings.data_dir).expanduser() / SQLITE_FILE
+            if not path.is_file():
+                raise StoreError(f"no store at {path} yet (BOT_DATA_DIR={str(settings.data_dir)!r}): the app creates "
+                                 "it on its first start (python app.py); or set BOT_DATABASE_URL / --database")
+        engine = cls._engine(settings, 5.0)
+        try:
+            with engine.connect() as conn:
+                found = 0
+                if sa.inspect(conn).has_table(meta_table.name):
+                    value = conn.execute(sa.select(meta_table.c.value)
+                                         .where(meta_table.c.key == "schema_version")).scalar()
+                    found = int(value or 0)
+        except sa_exc.SQLAlchemyError as exc:
+            engine.dispose()
+            raise cls._unusable(settings, engine.url, exc) from None
+        if found != SCHEMA_VERSION:
+            engine.dispose()
+            fix = ("start the app once (python app.py): it creates or upgrades the schema" if found < SCHEMA_VERSION
+                   else "run the newer version of this tool")
+            raise StoreError(f"the store {_shown(engine.url)} has schema version {found}, this tool reads version "
+                             f"{SCHEMA_VERSION}: {fix}")
+        return cls(engine, settings, writer=False)
+
+    @staticmethod
+    def _engine(settings: StoreSettings, busy_timeout: float) -> sa.Engine:
+        url = resolve_url(settings)
+        try:
+            return make_engine(url, busy_timeout=busy_timeout)
+        except ImportError as exc:
+            raise StoreError(
+                f"BOT_DATABASE_URL={_shown(url)!r} needs the Python driver {exc.name or exc}, which is not installed: "
+                "pip install it, or use postgresql+psycopg://… (installed with requirements.txt)"
+            ) from None
+
+    @staticmethod
+    def _unusable(settings: StoreSettings, url: sa.URL, exc: Exception) -> StoreError:
+        setting = "BOT_DATABASE_URL" if settings.database_url else "BOT_DATA_DIR"
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0][:300]
+        return StoreError(
+            f"cannot use the database {setting}={_shown(url) if settings.database_url else str(settings.data_dir)!r}: "
+            f"{reason}. Check that the server is running and reachable and that the URL's user, password and "
+            f"database are right (or unset BOT_DATABASE_URL for SQLite in BOT_DATA_DIR)"
+        )
 
     def describe(self) -> str:
         url = self.engine.url
         return f"SQLite {url.database}" if url.get_backend_name() == "sqlite" else _shown(url)
 
+    # ------------------------------------------------------------ the spool of an earlier run
+
+    def _replay(self, folder: Path) -> None:
+        """Write the rows spooled by runs that ended before writing them (SIGKILL, or SIGTERM while the
+        database was away); files of a live process (locked) are left to it."""
+        if not folder.is_dir():
+            return
+        for path in sorted(folder.glob("*.jsonl")):
+            try:
+                fd = os.open(path, os.O_RDWR)
+            except FileNotFoundError:  # its process finished with it meanwhile
+                continue
+            try:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # a running replica's spool
+                rows, bad = [], 0
+                with os.fdopen(os.dup(fd), "rb") as handle:
+                    for line in handle:
+                        if not line.strip():
+                            continue
+                        try:
+                            rows.append(_from_json(line))
+                        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+                            bad += 1  # a line torn by a crash mid-write was never acknowledged
+                try:
+                    for start in range(0, len(rows), BATCH):
+                        self._write(rows[start:start + BATCH])
+                except sa_exc.SQLAlchemyError as exc:
+                    log.warning("store: could not write the %d event(s) left in %s (%s); kept there for the next "
+                                "start", len(rows), path, str(getattr(exc, "orig", exc)).strip()[:200])
+                    continue
+                path.unlink()
+                self.replayed += len(rows)
+                log.warning("store: wrote %d event(s) left in the spool %s by an earlier run%s", len(rows), path,
+                            f"; dropped {bad} unreadable line(s)" if bad else "")
+            finally:
+                os.close(fd)
+
     # ------------------------------------------------------------ recording (the edges call this)
 
     def record(self, event: Event, *, session: str = "", latency_ms: float | None = None) -> None:
-        """Queue one event; never raises, never waits."""
+        """Spool (one fsync) and queue one event; never raises, never waits for the database."""
+        if self.spool is None:
+            log.error("store: a read-only store (Store.reader) cannot record events; use Store.open")
+            return
         try:
             row = self._row(event, session, latency_ms)
         except Exception:  # a malformed event must not cost the user the answer
             log.exception("store: could not record an event of kind %r", getattr(event, "kind", "?"))
             return
+        where = self.spool.add(row)
         try:
-            self._queue.put_nowait(row)
+            self._queue.put_nowait((where, row))
         except queue.Full:
+            self.spool.done([where])  # the spool keeps no more than the queue holds
             self.dropped += 1
+            if not self._dropping:
+                self._dropping = True
+                log.warning("store: %d events wait for the database %s and the queue is full: new events are "
+                            "dropped until it is back (the count is logged then)", self._queue.maxsize, self.describe())
 
     def _row(self, event: Event, session: str, latency_ms: float | None, at: datetime | None = None) -> dict:
         if event.kind not in KINDS:
@@ -324,6 +566,7 @@ class Store:
             if event.vote not in ("up", "down"):
                 raise ValueError(f"vote must be 'up' or 'down', not {event.vote!r}")
             answer_id = (event.answer_id or f"anon-{uuid.uuid4().hex}")[:80]
+        origin = getattr(event, "origin", "") or "app"
         return {
             "at": at or _now(),
             "kind": event.kind,
@@ -339,7 +582,8 @@ class Store:
             if event.kind == "vote" else None,
             "answer_id": answer_id,
             "latency_ms": float(latency_ms) if latency_ms is not None else None,
-            "origin": "app",
+            "origin": origin if origin in ORIGINS else "app",
+            "event_id": uuid.uuid4().hex,
         }
 
     def hash_session(self, session: str) -> str:
@@ -350,7 +594,8 @@ class Store:
     # ------------------------------------------------------------ the writer thread
 
     def _run(self) -> None:
-        batch: list[dict] = []
+        batch: list[tuple[Path | None, dict]] = []
+        limit = BATCH  # halved after a failed write (down to one row), doubled again after each success
         delay = self._retry
         while True:
             if not batch:
@@ -361,25 +606,33 @@ class Store:
                         return
                     self._maybe_purge()
                     continue
-                while len(batch) < 500:
+                while len(batch) < BATCH:
                     try:
                         batch.append(self._queue.get_nowait())
                     except queue.Empty:
                         break
+            chunk = batch[:limit]
             try:
-                self._write(batch)
+                self._write([row for _, row in chunk])
             except _TRANSIENT as exc:
                 if not self._down:
-                    log.warning("store: the database %s is unavailable (%s); answers go on, %d event(s) wait and "
-                                "are retried", self.describe(), str(getattr(exc, "orig", exc)).strip()[:200], len(batch))
+                    log.warning("store: the database %s is unavailable (%s); answers go on, %d event(s) wait in the "
+                                "spool and are retried", self.describe(), str(getattr(exc, "orig", exc)).strip()[:200],
+                                len(batch) + self._queue.qsize())
                     self._down = True
-                if self._stop.wait(delay):
-                    return  # closing while down: what is queued is lost, as announced
-                delay = min(delay * 2, self._max_retry)
+                # All or nothing would keep a nearly full disk stuck until a whole batch fits: try fewer rows
+                # at once (soon, while splitting), and back off only once single rows fail.
+                if limit > 1:
+                    limit = max(1, len(chunk) // 2)
+                    wait = self._retry
+                else:
+                    wait, delay = delay, min(delay * 2, self._max_retry)
+                if self._stop.wait(wait):
+                    return  # closing while down: the rows stay in the spool for the next start (close() logs it)
                 continue
             except Exception:  # a row the database refuses: write the others one by one, drop the bad one
-                log.exception("store: a batch of %d event(s) was refused; retrying row by row", len(batch))
-                for row in batch:
+                log.exception("store: a batch of %d event(s) was refused; retrying row by row", len(chunk))
+                for _, row in chunk:
                     try:
                         self._write([row])
                     except Exception:
@@ -388,15 +641,25 @@ class Store:
             if self._down:
                 log.warning("store: the database %s is back; %d event(s) were dropped meanwhile", self.describe(),
                             self.dropped)
-                self._down = False
-            for _ in batch:
+                self._down = self._dropping = False
+            if self.spool is not None:
+                self.spool.done(where for where, _ in chunk)
+            for _ in chunk:
                 self._queue.task_done()
-            self.written += len(batch)
-            batch = []
+            self.written += len(chunk)
+            batch = batch[len(chunk):]
+            limit = min(BATCH, limit * 2)
             delay = self._retry
 
     def _write(self, rows: list[dict]) -> None:
         with self.engine.begin() as conn:
+            # A row may have been written already: a crash between the commit and the spool's clean-up, or a
+            # commit whose acknowledgement the network lost. Its event_id says so.
+            ids = [r["event_id"] for r in rows if r.get("event_id")]
+            if ids:
+                seen = set(conn.execute(sa.select(events_table.c.event_id).where(events_table.c.event_id.in_(ids)))
+                           .scalars())
+                rows = [r for r in rows if r.get("event_id") not in seen]
             plain = [r for r in rows if r["kind"] != "vote"]
             if plain:
                 conn.execute(events_table.insert(), plain)
@@ -430,9 +693,15 @@ class Store:
         return True
 
     def close(self, timeout: float = 5.0) -> None:
-        self.flush(timeout)
-        self._stop.set()
-        self._thread.join(timeout)
+        if self._thread is not None:
+            self.flush(timeout)
+            self._stop.set()
+            self._thread.join(timeout)
+        if self.spool is not None:
+            left = self.spool.close()
+            if left:
+                log.warning("store: the database %s is unavailable; %d event(s) stay in the spool %s and are written "
+                            "at the next start", self.describe(), left, self.spool.folder)
         self.engine.dispose()
 
     @property
@@ -449,13 +718,19 @@ class Store:
                 pass  # the writer logs outages; try again next hour
 
     def purge(self, now: datetime | None = None) -> int:
-        """Delete rows older than BOT_RETENTION_DAYS (0 keeps everything); returns how many."""
+        """Delete rows older than BOT_RETENTION_DAYS (0 keeps everything), logging how many; the app's store only."""
+        if self.spool is None:
+            raise StoreError("a read-only store (Store.reader) never deletes: retention runs in the app")
         self._last_purge = time.monotonic()
         if not self.settings.retention_days:
             return 0
         cutoff = (now or _now()) - timedelta(days=self.settings.retention_days)
         with self.engine.begin() as conn:
-            return conn.execute(events_table.delete().where(events_table.c.at < cutoff)).rowcount or 0
+            removed = conn.execute(events_table.delete().where(events_table.c.at < cutoff)).rowcount or 0
+        if removed:
+            log.warning("store: retention removed %d event(s) recorded before %s (BOT_RETENTION_DAYS=%d)", removed,
+                        cutoff.isoformat(timespec="seconds"), self.settings.retention_days)
+        return removed
 
     # ------------------------------------------------------------ reading
 

@@ -18,7 +18,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -103,6 +103,25 @@ class JsonlRecorder:
                       cited=event.cited, vote=event.vote, signature=event.signature)
         else:
             log_events(self.path, [event])
+
+
+@dataclass(frozen=True)
+class OriginRecorder:
+    """A recorder that stamps the edge's name on every event it passes on: ``ui``, ``widget``, ``api``, ``v1``.
+
+    For an edge that hands its recorder on (the chat UI gives it to every handler) instead of calling it.
+    """
+
+    recorder: object
+    origin: str
+
+    def record(self, event: Event, *, session: str = "", latency_ms: float | None = None) -> None:
+        self.recorder.record(replace(event, origin=event.origin or self.origin),  # type: ignore[attr-defined]
+                             session=session, latency_ms=latency_ms)
+
+
+def with_origin(recorder: object | None, origin: str) -> OriginRecorder | None:
+    return None if recorder is None else OriginRecorder(recorder, origin)
 
 
 def log_events(path: Path | None, events: Iterable["Event"]) -> None:

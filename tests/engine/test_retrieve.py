@@ -23,8 +23,18 @@ def test_fusion_rewards_agreement_and_keeps_order_of_evidence():
     fused = fuse(dense, lexical)
     assert int(np.argmax(fused)) == 1  # strong lexical evidence breaks a near tie
     assert fused[0] > fused[2] > fused[3]  # without lexical evidence dense order stands
-    by_hand = (dense - dense.mean()) / dense.std() + 0.5 * (lexical - lexical.mean()) / lexical.std()
-    assert np.allclose(fused, by_hand, atol=1e-5)  # z(dense) + 0.5 z(lexical), computed independently
+
+
+def test_fusion_is_the_weighted_sum_of_z_scores_computed_by_hand():
+    # dense [1, 2, 3]: mean 2, population std sqrt(2/3) -> z = [-sqrt(3/2), 0, sqrt(3/2)]
+    # lexical [0, 0, 3]: mean 1, population std sqrt(2) -> z = [-1/sqrt(2), -1/sqrt(2), sqrt(2)]
+    dense, lexical = np.array([1.0, 2.0, 3.0]), np.array([0.0, 0.0, 3.0])
+    z_dense = np.array([-1.224745, 0.0, 1.224745])
+    z_lexical = np.array([-0.707107, -0.707107, 1.414214])
+    assert np.allclose(fuse(dense, lexical), z_dense + 0.5 * z_lexical, atol=1e-5)
+    assert np.allclose(fuse(dense, lexical, lexical_weight=2.0), z_dense + 2.0 * z_lexical, atol=1e-5)
+    # no lexical evidence at all (zero spread): the dense z-scores alone, not a division by zero
+    assert np.allclose(fuse(dense, np.zeros(3)), z_dense, atol=1e-5)
 
 
 def test_sanitize_cuts_and_cleans():

@@ -183,3 +183,27 @@ def test_cli_reports_problems_with_the_fix_and_fails(hash_settings: Settings, tm
     stale = run_cli("ask", "显存不足", *common, cwd=tmp_path)
     assert stale.returncode == 2 and "stale" in stale.stderr and "gpu.md" in stale.stderr
     assert "Traceback" not in stale.stderr
+
+
+def test_seed_caps_come_from_settings_and_the_build_names_what_was_left_out(hash_settings: Settings):
+    seeds = hash_settings.seeds_dir
+    (seeds / "runaway.txt").write_bytes(b"y" * 20_000)
+    (seeds / "headings.md").write_text("".join(f"# h{i}\n\nbody {i}\n\n" for i in range(50)), encoding="utf-8")
+    settings = dataclasses.replace(hash_settings, max_seed_bytes=10_000, max_seed_sections=10)
+
+    seen: list[str] = []
+
+    class Recording(HashEmbedder):
+        def embed(self, texts, role="passage"):
+            seen.extend(texts)
+            return super().embed(texts, role=role)
+
+    report = build_index(settings, Recording())
+    assert report.sections == 4 + 10  # tiny_seeds' four, and ten of the fifty headings
+    assert any(e.startswith("runaway.txt: is 20,000 bytes, over the cap of 10,000") for e in report.parse_errors)
+    assert any(e.startswith("headings.md:") and "has 50 headings" in e for e in report.parse_errors)
+    assert seen and not any("yyyy" in t for t in seen)  # the runaway file is never chunked or embedded
+    assert not any("body 10" in t for t in seen)  # nor what is past the heading cap
+    assert Settings.from_env({"BOT_MAX_SEED_BYTES": "2000000", "BOT_MAX_SEED_SECTIONS": "300"}).max_seed_sections == 300
+    with pytest.raises(ValueError, match="BOT_MAX_SEED_BYTES='-1' is not allowed"):
+        Settings.from_env({"BOT_MAX_SEED_BYTES": "-1"})

@@ -115,3 +115,40 @@ def test_parse_error_names_the_file():
 def test_empty_and_whitespace_documents_have_no_sections():
     assert parse_text("", "e.md") == []
     assert parse_text("\n\n   \n# \n#\n", "e.md") == []
+
+
+# ---------------------------------------------------------------- caps per document (issue 19)
+
+
+def test_an_oversized_seed_is_skipped_by_name_and_the_rest_still_loads(tmp_path):
+    from bot.kb.parse import MAX_SEED_BYTES
+
+    (tmp_path / "ok.md").write_text("# OK\n\n## 显存不足\n\n减小 batch_size。\n", encoding="utf-8")
+    big = tmp_path / "huge.txt"
+    big.write_bytes(b"x" * (MAX_SEED_BYTES + 1))  # one line, no heading: the 20 MB case of the issue, smaller
+    sections, errors = parse_folder(tmp_path)
+    assert {s.source for s in sections} == {"ok.md"}
+    (error,) = [str(e) for e in errors]
+    assert error.startswith("huge.txt: is 5,000,001 bytes, over the cap of 5,000,000") and "BOT_MAX_SEED_BYTES" in error
+
+
+def test_a_seed_with_too_many_headings_is_cut_with_a_warning(tmp_path):
+    from bot.kb.parse import MAX_SEED_SECTIONS
+
+    n = MAX_SEED_SECTIONS + 1_000
+    (tmp_path / "many.md").write_text("# Many\n\n" + "".join(f"## heading {i}\n\nbody {i}\n\n" for i in range(n)),
+                                      encoding="utf-8")
+    sections, errors = parse_folder(tmp_path)
+    assert len(sections) == MAX_SEED_SECTIONS - 1  # the H1 (no body of its own) counts as one of the 5,000 headings
+    assert sections[-1].heading == f"heading {MAX_SEED_SECTIONS - 2}"
+    assert sections[-1].text == f"body {MAX_SEED_SECTIONS - 2}"  # the cut does not glue the rest onto the last one
+    (error,) = [str(e) for e in errors]
+    assert error.startswith(f"many.md:{2 + 4 * (MAX_SEED_SECTIONS - 1) + 1}: has {n + 1:,} headings")
+    assert "BOT_MAX_SEED_SECTIONS" in error
+
+
+def test_caps_are_optional_for_library_callers():
+    doc = "# T\n" + "".join(f"## h{i}\nb{i}\n" for i in range(10))
+    warnings: list = []
+    assert len(parse_text(doc, "d.md", max_sections=3, warnings=warnings)) == 2 and len(warnings) == 1
+    assert len(parse_text(doc, "d.md")) == 10

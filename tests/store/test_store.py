@@ -241,7 +241,7 @@ def test_the_app_answers_while_the_store_is_down(store_settings, outage, hash_se
     from app import build_app
     from bot.engine.retrieve import Engine
 
-    store = Store.open(store_settings.model_copy(update={"admin_token": "op"}), busy_timeout=0.2, retry_seconds=0.2,
+    store = Store.open(store_settings.model_copy(update={"admin_token": "operator-1"}), busy_timeout=0.2, retry_seconds=0.2,
                        max_retry_seconds=0.5)
     app = build_app(hash_settings, engine=Engine.open(hash_settings, auto_build=True), progress=False, store=store)
     try:
@@ -256,7 +256,7 @@ def test_the_app_answers_while_the_store_is_down(store_settings, outage, hash_se
             chat = httpx.post(server.url + "/v1/chat/completions", timeout=30,
                               json={"messages": [{"role": "user", "content": "libnccl.so 报错"}]})
             assert chat.status_code == 200 and chat.json()["citations"]
-            admin = httpx.get(server.url + "/admin", headers={"Authorization": "Bearer op"}, timeout=60)
+            admin = httpx.get(server.url + "/admin", headers={"Authorization": "Bearer operator-1"}, timeout=60)
             assert admin.status_code in (200, 503), admin.text  # SQLite still reads; PostgreSQL says it cannot, no 500
             if admin.status_code == 503:
                 assert "cannot be read right now" in admin.text

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings as hyp_settings, strategies as st
 
+from app import build_app
 from bot.records import Answer
 from bot.engine.retrieve import Engine
 from bot.settings import Settings
@@ -189,20 +190,8 @@ def test_bad_input_through_real_product(seeds_engine: Engine, name: str) -> None
 # ------------------------------------------------------------------ through the API
 
 
-def _build_app():
-    """app.build_app when the app exists, else the reason to skip."""
-    try:
-        from app import build_app  # noqa: F401
-    except ImportError as exc:
-        pytest.skip(f"app.py is not importable yet ({exc}); the API part of the bad-input corpus waits for it")
-    from app import build_app
-
-    return build_app
-
-
 @pytest.fixture(scope="module")
 def api(hash_engine: Engine):
-    build_app = _build_app()
     from fastapi.testclient import TestClient
 
     app = build_app(hash_engine.settings, engine=hash_engine, progress=False)

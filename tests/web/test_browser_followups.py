@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -47,11 +46,24 @@ def sized(request, browser, app_url):
     width, height, path = SIZES[request.param]
     context = browser.new_context(viewport={"width": width, "height": height}, locale="zh-CN")
     page = context.new_page()
+    # The app's load event ends by setting <html lang> (AFTER_LOAD_JS in bot/web/ui.py): the chat is ready then.
+    page.add_init_script("new MutationObserver(() => { window.__botLoaded = true; })"
+                         ".observe(document, {attributes: true, subtree: true, attributeFilter: ['lang']});")
     page.goto(app_url + path, wait_until="load")
     page.wait_for_selector("#question textarea", timeout=120_000)
-    time.sleep(0.5)
+    page.wait_for_function("window.__botLoaded === true", timeout=60_000)
     yield request.param, page
     context.close()
+
+
+ANSWER_ON_SCREEN = """n => {
+  const raw = Object.keys(sessionStorage).filter(k => k.startsWith('gpu-bot:')).map(k => sessionStorage.getItem(k)).join('');
+  if (!raw) return false;
+  const saved = JSON.parse(raw).messages.filter(m => m.role === 'assistant');
+  const bubbles = document.querySelectorAll('[data-testid=bot]');
+  if (saved.length <= n || bubbles.length <= n) return false;
+  const want = (String(saved[saved.length - 1].content).match(/\\]\\([^)]*source\\?/g) || []).length;
+  return bubbles[bubbles.length - 1].querySelectorAll('a[href*="source?"]').length === want; }"""
 
 
 def ask(page, text: str) -> list[str]:
@@ -59,9 +71,10 @@ def ask(page, text: str) -> list[str]:
     before = page.evaluate("document.querySelectorAll('[data-testid=bot]').length")
     page.fill("#question textarea", text)
     page.press("#question textarea", "Enter")
-    page.wait_for_function("n => document.querySelectorAll('[data-testid=bot]').length > n", arg=before,
-                           timeout=120_000)
-    time.sleep(1.0)
+    # Done when the tab has saved the new answer (SAVE_JS runs after the answer event) and the bubble shows as many
+    # source links as the saved markdown has: the bubble appears before its markdown is rendered, and a "didn't
+    # help" answer may cite nothing, so neither "a new bubble" nor "a link" alone says the answer is on screen.
+    page.wait_for_function(ANSWER_ON_SCREEN, arg=before, timeout=120_000)
     hrefs = page.evaluate("() => { const m = document.querySelectorAll('[data-testid=bot]');"
                           " return [...m[m.length - 1].querySelectorAll('a[href*=\"source?\"]')].map(a => a.href); }")
     keys = []

@@ -61,6 +61,10 @@ def test_api_answers_while_the_ui_builds_then_the_full_app_takes_over():
         assert (await outbox.get())["type"] == "lifespan.startup.complete"  # the server starts at once
 
         assert await _get(app, "/api/ask") == (200, "light /api/ask", {})
+        # the OpenAI-compatible API is an API too: it answers as soon as /api/ask does (it was a 503 page)
+        assert await _get(app, "/v1/chat/completions") == (200, "light /v1/chat/completions", {})
+        assert await _get(app, "/v1/models") == (200, "light /v1/models", {})
+        assert (await _get(app, "/v1x"))[0] == 503  # a prefix of a path, not any path starting with "/v1"
         status, body, headers = await _get(app, "/")
         assert status == 503 and headers["retry-after"] == "1" and "starting" in body
         assert (await _get(app, "/healthz"))[0] == 503  # readiness means the whole app

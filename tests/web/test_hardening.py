@@ -222,7 +222,8 @@ def test_whole_file_source_view_of_a_huge_document_is_a_window(tmp_path):
     parts = [f"## 问题 {n}\n\n" + "\n".join(f"第 {n}.{i} 行 " + "x" * 60 for i in range(40)) for n in range(2_000)]
     parts.append("## 超长章节\n\n" + "\n".join("y" * 70 for _ in range(20_000)))
     (seeds / "big.md").write_text("# Big\n\n" + "\n\n".join(parts) + "\n", encoding="utf-8")  # ~7 MB
-    settings = Settings(seeds_dir=seeds, index_dir=tmp_path / "index", embedder="hash")
+    settings = Settings(seeds_dir=seeds, index_dir=tmp_path / "index", embedder="hash",
+                        max_seed_bytes=10_000_000)  # over the 5 MB default cap on purpose
     engine = hash_engine(settings)
     middle = next(s for s in engine.sections if s.heading == "问题 1000")
     status, page = render_source(engine, settings, middle.key, "", "zh", whole=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import httpx
@@ -10,7 +11,7 @@ import pytest
 from fixtures.server import ThreadServer
 
 from app import WebSettings, build_app
-from bot.web.openai_api import MODEL_ID
+from bot.web.openai_api import MODEL_ID, count_tokens
 from bot.engine.retrieve import Engine
 from bot.store.database import Store, StoreSettings
 
@@ -114,3 +115,137 @@ def test_models_auth_and_bad_input(served):
     raw = httpx.post(server.url + "/v1/chat/completions", content=b"{nope", timeout=30,
                      headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
     assert raw.status_code == 400 and "not JSON" in raw.json()["error"]["message"]
+
+
+def post(server, body: dict) -> httpx.Response:
+    return httpx.post(server.url + "/v1/chat/completions", json=body, timeout=60,
+                      headers={"Authorization": f"Bearer {TOKEN}"})
+
+
+def test_unknown_model_is_a_404_in_openais_shape_and_the_model_can_be_retrieved(served):
+    server, store = served
+    ai = client(server)
+    assert ai.models.retrieve(MODEL_ID).id == MODEL_ID  # client.models.retrieve: GET /v1/models/{id}
+    with pytest.raises(openai.NotFoundError, match="gpt-4o"):
+        ai.models.retrieve("gpt-4o")
+    with pytest.raises(openai.NotFoundError, match=MODEL_ID):  # the message names the model there is
+        ai.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": ZH}])
+    raw = post(server, {"model": "gpt-4o", "messages": [{"role": "user", "content": ZH}]})
+    assert raw.status_code == 404
+    error = raw.json()["error"]
+    assert (error["type"], error["param"], error["code"]) == ("invalid_request_error", "model", "model_not_found")
+    assert "gpt-4o" in error["message"]
+    assert store.flush(10) and not store.rows()  # refused before anything was asked or recorded
+
+
+def test_n_above_one_is_refused_naming_the_parameter(served):
+    server, _ = served
+    with pytest.raises(openai.BadRequestError, match='"n" must be 1') as caught:
+        client(server).chat.completions.create(model=MODEL_ID, n=2, messages=[{"role": "user", "content": ZH}])
+    assert caught.value.body["param"] == "n"
+    assert post(server, {"model": MODEL_ID, "n": 1, "messages": [{"role": "user", "content": ZH}]}).status_code == 200
+    assert post(server, {"n": "2", "messages": [{"role": "user", "content": ZH}]}).json()["error"]["param"] == "n"
+
+
+def test_count_tokens_counts_cjk_characters_and_quarter_words():
+    assert count_tokens("") == 0
+    assert count_tokens("显存") == 2 and count_tokens("abcd") == 1 and count_tokens("abcde") == 2
+    assert count_tokens("显存 abcd") == 2 + 2  # " abcd" is five other characters
+
+
+def test_usage_is_counted_and_streamed_last_when_asked(served):
+    server, _ = served
+    ai = client(server)
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": ZH}]
+    whole = ai.chat.completions.create(model=MODEL_ID, messages=messages)
+    content = whole.choices[0].message.content
+    prompt = count_tokens("Be brief.") + count_tokens(ZH)
+    assert whole.usage.prompt_tokens == prompt == 3 + 11
+    assert whole.usage.completion_tokens == count_tokens(content) > 0
+    assert whole.usage.total_tokens == prompt + count_tokens(content)
+
+    chunks = list(ai.chat.completions.create(model=MODEL_ID, messages=messages, stream=True,
+                                             stream_options={"include_usage": True}))
+    last = chunks[-1]
+    assert last.choices == [] and last.usage.model_dump() == whole.usage.model_dump()  # as OpenAI: its own chunk
+    assert all(c.usage is None for c in chunks[:-1])
+    assert "".join(c.choices[0].delta.content or "" for c in chunks[:-1]) == content
+    assert chunks[-2].choices[0].finish_reason == "stop" and chunks[-2].model_extra["citations"]
+
+    plain = list(ai.chat.completions.create(model=MODEL_ID, messages=messages, stream=True))
+    assert all(c.usage is None and c.choices for c in plain)  # not asked: no usage chunk
+
+
+def test_answer_id_links_a_vote_to_the_answer(served):
+    server, store = served
+    completion = client(server).chat.completions.create(model=MODEL_ID, messages=[{"role": "user", "content": ZH}])
+    answer_id = completion.model_extra["answer_id"]
+    assert re.fullmatch(r"[0-9a-f]{32}", answer_id)
+    streamed = list(client(server).chat.completions.create(model=MODEL_ID, stream=True,
+                                                           messages=[{"role": "user", "content": ZH}]))
+    assert streamed[-1].model_extra["answer_id"] not in ("", answer_id)  # one id per answer
+    vote = httpx.post(server.url + "/api/feedback", timeout=30, headers={"Authorization": f"Bearer {TOKEN}"},
+                      json={"question": ZH, "vote": "down", "answer_id": answer_id, "reason": "outdated",
+                            "cited": [c["key"] for c in completion.model_extra["citations"][:1]]})
+    assert vote.status_code == 200
+    assert store.flush(10)
+    votes = [r for r in store.rows() if r["kind"] == "vote"]
+    assert [(v["answer_id"], v["vote"]) for v in votes] == [(answer_id, "down")]
+
+
+# What chat front-ends send to their model for their own bookkeeping, as they send it (see openai_api.py).
+CHAT = "USER: How do I fix libnccl.so not found when training on several GPUs?\nASSISTANT: Install NCCL …"
+OPEN_WEBUI_TITLE = (
+    "### Task:\nGenerate a concise, 3-5 word title with an emoji summarizing the chat history.\n### Guidelines:\n"
+    "- The title should clearly represent the main theme or subject of the conversation.\n"
+    "- Write the title in the chat's primary language; default to English if multilingual.\n### Output:\n"
+    'JSON format: { "title": "your concise title here" }\n### Chat History:\n<chat_history>\n' + CHAT +
+    "\n</chat_history>")
+OPEN_WEBUI_TAGS = (
+    "### Task:\nGenerate 1-3 broad tags categorizing the main themes of the chat history, along with 1-3 more "
+    "specific subtopic tags.\n\n### Guidelines:\n- Start with high-level domains (e.g. Science, Technology)\n"
+    '\n### Output:\nJSON format: { "tags": ["tag1", "tag2", "tag3"] }\n\n### Chat History:\n<chat_history>\n' +
+    CHAT + "\n</chat_history>")
+OPEN_WEBUI_FOLLOW_UPS = (
+    "### Task:\nSuggest 3-5 relevant follow-up questions or prompts that the user might naturally ask next in this "
+    "conversation as a **user**, based on the chat history.\n### Output:\n"
+    'JSON format: { "follow_ups": ["Question 1?", "Question 2?", "Question 3?"] }\n### Chat History:\n'
+    "<chat_history>\n" + CHAT + "\n</chat_history>")
+LIBRECHAT_TITLE = (
+    "Please generate a concise, 5-word-or-less title for the conversation, using its same language, with no "
+    "punctuation. Apply title case conventions appropriate for the language. Never directly mention the language "
+    'name or the word "title"\n\n||>User:\n"训练时显存不足怎么办？"\n||>Response:\n"调小 batch_size …"\n\n||>Title:')
+LIBRECHAT_AGENT_TITLE = (
+    "Provide a concise, 5-word-or-less title for the conversation, using title case conventions. Only return the "
+    "title itself.\n\nConversation:\nUser: How do I fix libnccl.so not found when training?\nAI: Install NCCL …")
+
+
+def test_front_end_title_and_tag_prompts_are_answered_and_not_recorded(served):
+    server, store = served
+    ai = client(server)
+    title = ai.chat.completions.create(model=MODEL_ID, messages=[{"role": "user", "content": OPEN_WEBUI_TITLE}])
+    assert json.loads(title.choices[0].message.content) == {"title": "How do I fix libnccl.so"}
+    assert title.model_extra["citations"] == [] and title.usage.prompt_tokens == count_tokens(OPEN_WEBUI_TITLE)
+    tags = post(server, {"model": MODEL_ID, "stream": False, "messages": [{"role": "user", "content": OPEN_WEBUI_TAGS}]})
+    assert json.loads(tags.json()["choices"][0]["message"]["content"]) == {"tags": []}
+    follow = post(server, {"model": MODEL_ID, "messages": [{"role": "user", "content": OPEN_WEBUI_FOLLOW_UPS}]})
+    assert json.loads(follow.json()["choices"][0]["message"]["content"]) == {"follow_ups": []}
+    # LibreChat: its older client sends the title prompt as the only, system, message; its agents as a user message
+    old = post(server, {"model": MODEL_ID, "messages": [{"role": "system", "content": LIBRECHAT_TITLE}]})
+    assert old.json()["choices"][0]["message"]["content"] == "训练时显存不足怎么办"
+    chunks = list(ai.chat.completions.create(model=MODEL_ID, stream=True, messages=[
+        {"role": "user", "content": "How do I fix libnccl.so not found?"}, {"role": "assistant", "content": "…"},
+        {"role": "user", "content": LIBRECHAT_AGENT_TITLE}]))
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == "How do I fix libnccl.so"
+    assert store.flush(10) and store.rows() == []  # no question, no gap: nothing the operator would see
+    # the same server does record a real question (so the empty log above is not a recorder that records nothing)
+    ai.chat.completions.create(model=MODEL_ID, messages=[{"role": "user", "content": EN}])
+    assert store.flush(10) and [r["question"] for r in store.rows() if r["kind"] == "question"] == [EN]
+
+
+def test_a_question_that_mentions_titles_or_tags_is_still_a_question(served):
+    server, store = served
+    for question in ("Generate a concise title for my training job's GPU log?", "### Task: tags in my NCCL config"):
+        reply = client(server).chat.completions.create(model=MODEL_ID, messages=[{"role": "user", "content": question}])
+        assert reply.model_extra["bot"]["kind"] != "front_end_task"
+    assert store.flush(10) and len([r for r in store.rows() if r["kind"] in ("question", "gap")]) >= 2
