@@ -28,8 +28,6 @@ import hmac
 import json
 import os
 import sys
-import time
-import uuid
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -40,7 +38,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Redirect
 
 from bot.store import feedback
 from bot.web.api_models import AskRequest, FeedbackRequest
-from bot.answer.conversation import Conversation
+from bot.answer.turn import take_turn
 from bot.records import Event
 from bot.web.security import SecurityMiddleware
 from bot.settings import Settings
@@ -160,15 +158,11 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
         session = data.get("session") if isinstance(data.get("session"), str) else ""
 
         def run() -> dict:
-            started = time.perf_counter()
-            talk = Conversation.replay(engine, prior, base_url=base, contact=contact)
-            reply = talk.respond(question)
-            latency = (time.perf_counter() - started) * 1000
-            for event in reply.events:
-                recorder.record(replace(event, origin="api"), session=session, latency_ms=latency)
-            out = reply.to_json()
-            out.setdefault("answer_id", uuid.uuid4().hex)  # what a vote on this answer refers to
-            return out
+            turned, _ = take_turn(engine, question, history=prior, base_url=base, contact=contact)
+            for event in turned.reply.events:
+                recorder.record(replace(event, origin="api", answer_id=turned.answer_id), session=session,
+                                latency_ms=turned.latency_ms)
+            return turned.to_json()  # answer_id: what a vote on this answer refers to
 
         from starlette.concurrency import run_in_threadpool
 

@@ -245,6 +245,7 @@ class Conversation:
         return bool(self.last and self.last.answered)
 
     def _remember(self, question: str, reply: Reply, answer: Answer, top_score: float = 0.0) -> None:
+        # The case remembers what each reply led with; a clarifying question leads with all its options.
         case = answer.case
         shown = [s.hit.section.key for s in reply.shown]
         best = next((s.hit.section.key for s in reply.shown if s.role == "answer"), "") or case.best
@@ -252,7 +253,8 @@ class Conversation:
             question=question[:2_000], language=answer.language, search=case.search, kind=reply.kind,
             answered=reply.answered, shown=shown, signature=case.signature, best=best, top_score=top_score,
             subjects=sorted(case.problem | case.setting), problem=sorted(case.problem), setting=sorted(case.setting),
-            case_shown=list(case.shown), tried=list(case.tried), move=answer.move,
+            case_shown=list(dict.fromkeys((*case.shown, *(shown if reply.kind == "clarify" else ())))),
+            tried=list(case.tried), move=answer.move,
         ))
 
 

@@ -59,4 +59,4 @@ def take_turn(engine: Engine, message: object, *, history: Sequence[str] = (), c
         engine, history, base_url=base_url, contact=contact or Contact())
     reply = talk.respond(message)
     latency = (time.perf_counter() - started) * 1000
-    return Turned(reply, suggestions(reply, engine), uuid.uuid4().hex[:16], latency), talk
+    return Turned(reply, suggestions(reply, engine), uuid.uuid4().hex, latency), talk

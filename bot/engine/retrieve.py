@@ -274,6 +274,11 @@ class Engine:
         wanted = self.frameworks(setting) if move == "retry" else self.frameworks(named) if move == "follow_up" else frozenset()
         if wanted:  # after a TensorFlow answer, or asked "what about PaddlePaddle?": only that framework's sections
             allowed &= np.array([not main or bool(main & wanted) for main in self.main_frameworks], dtype=bool)
+        changed = (named - problems) - case.setting if move == "follow_up" else frozenset()
+        if changed:  # "那多机呢？" asks about the new setting: sections that cover it, when any does
+            covering = allowed & np.array([changed <= covered for covered in self.coverage], dtype=bool)
+            if covering.any():
+                allowed = covering
         return Evidence(
             text=text, language=language, truncated_from=truncated_from, case=case, signature=signature,
             search_text=search_text, move=move, named=named, problem=problem, setting=setting, is_log=is_log,

@@ -39,7 +39,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from bot.answer.conversation import Conversation
+from bot.answer.turn import take_turn
 from bot.web.http import MAX_BODY_BYTES, history_messages, request_base
 
 MODEL_ID = "gpu-troubleshooter"
@@ -229,25 +229,25 @@ def openai_router(engine: Any, recorder: Any, web: Any, authorize: Callable[[Req
         base = request_base(request, web)
 
         def run():
-            started = time.perf_counter()
-            extra = {"contact": contact} if contact is not None else {}
-            reply = Conversation.replay(engine, prior, base_url=base, **extra).respond(question)
-            latency = (time.perf_counter() - started) * 1000
-            for event in reply.events:
-                recorder.record(replace(event, origin="v1"), session=session, latency_ms=latency)
-            return reply
+            turned, _ = take_turn(engine, question, history=prior, base_url=base, contact=contact)
+            for event in turned.reply.events:
+                recorder.record(replace(event, origin="v1", answer_id=turned.answer_id), session=session,
+                                latency_ms=turned.latency_ms)
+            return turned
 
         if task_reply is None:
-            reply = await run_in_threadpool(run)
+            turned = await run_in_threadpool(run)
+            reply = turned.reply
             text = reply.markdown
             extra = {
                 "citations": reply.citations(),
                 "bot": {"kind": reply.kind, "tier": reply.tier, "answered": reply.answered, "language": reply.language,
-                        "reason": reply.reason, "signature": reply.signature or None, "options": reply.options},
+                        "reason": reply.reason, "signature": reply.signature or None, "options": reply.options,
+                        "suggestions": [{"label": o["label"], "value": o["value"]} for o in turned.options]},
+                "answer_id": turned.answer_id,  # what POST /api/feedback's answer_id refers to
             }
         else:
-            text, extra = task_reply, {"citations": [], "bot": {"kind": "front_end_task"}}
-        extra["answer_id"] = uuid.uuid4().hex  # what POST /api/feedback's answer_id refers to
+            text, extra = task_reply, {"citations": [], "bot": {"kind": "front_end_task"}, "answer_id": uuid.uuid4().hex}
         return _respond(body, text, extra, usage(messages, text))
 
     return router
@@ -289,4 +289,3 @@ def _respond(body: dict, text: str, extra: dict, counted: dict) -> JSONResponse 
 
     return StreamingResponse(events(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-    return router

@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import time
 import traceback
 import uuid
 from dataclasses import dataclass, field
@@ -32,9 +31,9 @@ from typing import Any, Protocol
 import gradio as gr
 
 from bot.answer.conversation import Conversation, Turn
-from bot.engine.intents import classify
+from bot.answer.turn import Turned, take_turn
 from bot.records import Event
-from bot.answer.reply import Contact, Reply, follow_up_options, format_intent, truncation_notice, user_echo
+from bot.answer.reply import Contact, format_intent, truncation_notice, user_echo
 from bot.answer.reply import text as reply_text
 from bot.settings import Settings
 from bot.kb.signature import looks_like_log
@@ -366,14 +365,10 @@ def choose(state: ChatState, value: Any) -> ChatState:
     return state
 
 
-def _reply_for(deps: Deps, state: ChatState, message: str, base: str) -> tuple[Reply, Conversation | None]:
-    label = classify(message)
-    if label is not None:
-        language = detect_language(message) if message.strip() else state.language
-        return format_intent(label, "zh" if language == "zh" else "en", deps.contact), None
-    extra = {"contact": deps.contact} if "contact" in {f.name for f in dataclasses.fields(Conversation)} else {}
-    talk = Conversation(deps.engine, base_url=base, turns=list(state.turns), **extra)
-    return talk.respond(message), talk
+def _reply_for(deps: Deps, state: ChatState, message: str, base: str) -> tuple[Turned, Conversation]:
+    """The tab's conversation answers: the same turn as /api/ask and /v1 (:func:`bot.answer.turn.take_turn`)."""
+    talk = Conversation(deps.engine, base_url=base, turns=list(state.turns), contact=deps.contact)
+    return take_turn(deps.engine, message, conversation=talk)
 
 
 def respond(deps: Deps, state: ChatState, base: str) -> ChatState:
@@ -383,33 +378,22 @@ def respond(deps: Deps, state: ChatState, base: str) -> ChatState:
     state.pending, state.pending_total = None, 0
     if message is None:
         return state
-    started = time.perf_counter()
     try:
-        reply, talk = _reply_for(deps, state, message, base)
+        turned, talk = _reply_for(deps, state, message, base)
     except Exception:  # never leave the user with a spinner or a bare "Error"
         traceback.print_exc()
         language = detect_language(message[:20_000])
         state.messages.append({"role": "assistant", "content": reply_text(language, "error")})
         return state
-    latency = (time.perf_counter() - started) * 1000
+    reply, latency = turned.reply, turned.latency_ms
     if total and not reply.truncated_from:  # cut here (head + tail) before the engine saw it
         reply.truncated_from = total
         notice = truncation_notice(total, deps.settings.max_input_chars, reply.language)
         reply.markdown = notice + "\n\n" + reply.markdown
-    if deps.contact.url and reply.kind in ("no_match", "exhausted"):
-        # A Conversation that does not know the operator's contact says "your team's support channel":
-        # put the configured link there (a no-op once Conversation passes ``contact`` itself).
-        generic = Contact().link(reply.language)
-        reply.markdown = reply.markdown.replace(generic, deps.contact.link(reply.language), 1)
-    if talk is not None:
-        state.turns = talk.turns
+    state.turns = talk.turns
     _record(deps, state, reply.events, latency)
     item: dict = {"role": "assistant", "content": reply.markdown}
-    options = list(reply.options)
-    if not options and reply.kind in ("answer", "section") and reply.shown:
-        cited = reply.shown[0].hit.section
-        seen = {s.hit.section.key for s in reply.shown}
-        options = follow_up_options(cited, deps.engine.sections, deps.engine.meta, reply.language, exclude=seen)
+    options = list(turned.options)
     if options:
         item["options"] = [{"value": o["value"], "label": o["label"]} for o in options]
     state.options = {o["value"]: o["label"] for o in options}
@@ -417,7 +401,7 @@ def respond(deps: Deps, state: ChatState, base: str) -> ChatState:
     if reply.kind not in ("empty", "intent"):
         turn = state.turns[-1] if state.turns else None
         state.answers[str(len(state.messages) - 1)] = AnswerInfo(
-            answer_id=uuid.uuid4().hex[:16],
+            answer_id=turned.answer_id,
             question=(turn.question if turn else message)[:2_000],
             language=reply.language,
             tier=reply.tier,

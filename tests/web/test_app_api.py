@@ -131,9 +131,9 @@ def test_that_didnt_help_moves_on_instead_of_repeating(open_server):
     shown = {h["key"] for h in first["hits"]}
     for history in (["nccl"], [{"role": "user", "content": "nccl"}, {"role": "assistant", "content": "..."}]):
         data = ok(open_server, "that didn't help", history)
-        assert data["reply"].startswith("Sorry that didn't help")
+        assert "Sorry that didn't help" in data["reply"]
         assert not shown & {h["key"] for h in data["hits"]}
-        assert data["kind"] in ("answer", "exhausted")
+        assert data["kind"] in ("answer", "no_match", "exhausted")
 
 
 def test_clarifying_question_and_choosing_an_option(open_server):
