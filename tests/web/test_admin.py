@@ -45,7 +45,8 @@ def seed(store: Store, *, days: int = 30) -> None:
     t = now()
     rows = []
     for day in range(days):
-        at = t - timedelta(days=day, hours=1)
+        # A minute in the past, not an hour: at 00:30 an hour back is yesterday, and the weekly counts move.
+        at = t - timedelta(days=day, minutes=1)
         for n in range(3 + day % 4):
             rows.append(store._row(Event("question", "显存不足怎么办", "zh", tier="answer", confidence=0.9, cited=(OOM,)),
                                    f"s{day}-{n}", 80.0 + n, at=at))
