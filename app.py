@@ -260,13 +260,13 @@ def main(argv: list[str] | None = None) -> int:
             os.environ, host=args.host, port=args.port, root_path=args.root_path, public_url=args.public_url,
             frame_ancestors=args.frame_ancestors, cors_origins=args.cors_origins, trusted_header=args.trusted_header,
         )
+        # Where "talk to a person" leads (a chat channel, a ticket form, a mailto: link); a bad URL stops here.
+        contact = contact_from_env(os.environ)
         from bot.store.database import StoreSettings, open_store
 
         ops = StoreSettings.from_env(os.environ)
         store = open_store(ops, legacy_log=settings.feedback_log)  # before the index: a bad database fails fast
         print(f"Store: {store.describe()}", file=sys.stderr, flush=True)
-        # Where "talk to a person" leads (a chat channel, a ticket form, a mailto: link); a bad URL stops here.
-        contact = contact_from_env(os.environ)
         from bot.engine.live import watch_index
 
         # One index watcher for both apps below (each would otherwise load every new generation again).
