@@ -6,7 +6,9 @@ Starts ``app.py`` on a free 127.0.0.1 port (hash embedder, the repo's seeds, a t
 ``BOT_API_TOKEN`` and ``BOT_ADMIN_TOKEN`` set) and measures:
 
 - **stall**: latency of small ``GET /healthz`` requests (p50/p95) while 4 clients keep posting
-  the largest body the server accepts (8 MB of small JSON values, and an 8 MB question string);
+  8 MB bodies: millions of small JSON values (the costliest to parse), an 8 MB question (parse
+  plus the engine's work on the 100,000 characters it keeps), and 8 MB in a field the API ignores
+  (receiving and checking only);
 - **history**: server time of one question with 8 history turns of 100,000 characters;
 - **slowloris**: how many half-sent requests (headers never finished; body never sent) are
   still open once the request timeout (+5 s) has passed;
@@ -49,6 +51,11 @@ def values_body() -> bytes:
 def string_body() -> bytes:
     return json.dumps({"question": "显存不足 out of memory " * (MB8 // 40)}, ensure_ascii=False).encode()[:MB8 - 2] \
         .rsplit(b" ", 1)[0] + b'"}'
+
+
+def padded_body() -> bytes:
+    """8 MB in one string field the API ignores: the cost of receiving and checking a body, no engine work."""
+    return b'{"question": "\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3", "pad": "' + b"x" * (MB8 - 60) + b'"}'
 
 
 def post(port: int, path: str, body: bytes, timeout: float = 120) -> int:
@@ -193,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         if "stall" not in skip:
             out["stall_values_body"] = stall(port, values_body())
             out["stall_string_body"] = stall(port, string_body())
+            out["stall_padded_body"] = stall(port, padded_body())
         if "history" not in skip:
             out["history_8x100k"] = history_cost(port)
         if "slowloris" not in skip:

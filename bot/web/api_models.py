@@ -84,8 +84,14 @@ class AskRequest(_Body):
         >>> AskRequest(question="q", history=["one", "two", "six"]).prior(2)
         ['t', 's']
         """
-        turns = history_messages(self.history)[-max(max_input_chars, 0):] if max_input_chars > 0 else []
-        return [turn[:_even_share([len(t) for t in turns], max_input_chars)] for turn in turns]
+        return cap_history(history_messages(self.history), max_input_chars)
+
+
+def cap_history(turns: list[str], budget: int) -> list[str]:
+    """``turns`` cut to ``budget`` characters in total, shared evenly (see :meth:`AskRequest.prior`); for any
+    caller that replays history (``/v1`` messages too)."""
+    turns = turns[-budget:] if budget > 0 else []
+    return [turn[:_even_share([len(t) for t in turns], budget)] for turn in turns]
 
 
 def _even_share(lengths: list[int], budget: int) -> int:
