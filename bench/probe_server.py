@@ -182,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=8)
     p.add_argument("--half-open", type=int, default=300)
     p.add_argument("--request-timeout", type=float, default=15.0, help="the server's BOT_REQUEST_TIMEOUT")
+    p.add_argument("--bodies", default="values,string,padded", help="stall bodies: values,string,padded")
     p.add_argument("--skip", default="", help="comma-separated parts to skip: stall,history,slowloris,keepalive")
     args = p.parse_args(argv)
     skip = set(args.skip.split(","))
@@ -198,9 +199,9 @@ def main(argv: list[str] | None = None) -> int:
         log_lines: list[str] = []  # drain the server's output so a full pipe never blocks it
         threading.Thread(target=lambda: log_lines.extend(process.stdout), daemon=True).start()
         if "stall" not in skip:
-            out["stall_values_body"] = stall(port, values_body())
-            out["stall_string_body"] = stall(port, string_body())
-            out["stall_padded_body"] = stall(port, padded_body())
+            makers = {"values": values_body, "string": string_body, "padded": padded_body}
+            for name in args.bodies.split(","):
+                out[f"stall_{name}_body"] = stall(port, makers[name]())
         if "history" not in skip:
             out["history_8x100k"] = history_cost(port)
         if "slowloris" not in skip:
