@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import hmac
-import json
 import os
 import sys
 from dataclasses import replace
@@ -35,17 +34,18 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
+from starlette.concurrency import run_in_threadpool
 
 from bot.store import feedback
 from bot.web.api_models import AskRequest, FeedbackRequest
 from bot.answer.turn import take_turn
 from bot.records import Event
-from bot.web.security import SecurityMiddleware
+from bot.web.security import JSON_KEY, JSONProblem, SecurityMiddleware, load_json
 from bot.settings import Settings
 from bot.answer.reply import Contact
 from bot.answer.source_view import render_source
 from bot.web.http import (
-    MAX_BODY_BYTES, SecurityHeaders, WebSettings, history_messages, request_base,
+    MAX_BODY_BYTES, SecurityHeaders, WebSettings, contact_from_env, history_messages, request_base, server_config,
 )
 
 __all__ = ["SAMPLE_LOG", "WebSettings", "build_app", "main", "open_engine"]
@@ -105,7 +105,8 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     engine = watch_index(engine, ops.index_poll_seconds)
     app = FastAPI(title="GPU troubleshooting assistant", docs_url=None, redoc_url=None,
                   openapi_url="/api/openapi.json")
-    app.add_middleware(SecurityMiddleware, web=web)  # one door for every route, no uploads, JSON checks
+    # One door for every route, no uploads, JSON checks; /admin* also opens to the operator's Bearer token.
+    app.add_middleware(SecurityMiddleware, web=web, admin_token=getattr(ops, "admin_token", "") or "")
     # CORS: only the configured origins. Gradio leaves CORS to the parent app when it has this middleware,
     # so the UI routes get the same policy (and no blanket grant).
     app.add_middleware(
@@ -131,6 +132,11 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
                             headers={"WWW-Authenticate": "Bearer"})
 
     async def read_json(request: Request) -> dict:
+        if JSON_KEY in request.scope:  # parsed and checked by the SecurityMiddleware, off the event loop
+            data = request.scope[JSON_KEY]
+            if not isinstance(data, dict):
+                raise HTTPException(422, 'body must be a JSON object: {"question": "...", "history": []}')
+            return data
         length = request.headers.get("content-length")
         if length and length.isdigit() and int(length) > MAX_BODY_BYTES:
             raise HTTPException(413, f"request body over {MAX_BODY_BYTES // (1024 * 1024)} MB")
@@ -139,10 +145,10 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
             body.extend(chunk)
             if len(body) > MAX_BODY_BYTES:
                 raise HTTPException(413, f"request body over {MAX_BODY_BYTES // (1024 * 1024)} MB")
-        try:
-            data = json.loads(body.decode("utf-8", errors="replace") or "null")
-        except ValueError:
-            raise HTTPException(400, 'body must be JSON: {"question": "...", "history": []}') from None
+        try:  # in a worker thread: a large body must not hold the event loop
+            data = await run_in_threadpool(load_json, bytes(body))
+        except JSONProblem as problem:
+            raise HTTPException(problem.status, str(problem)) from None
         if not isinstance(data, dict):
             raise HTTPException(422, 'body must be a JSON object: {"question": "...", "history": []}')
         return data
@@ -249,14 +255,17 @@ def main(argv: list[str] | None = None) -> int:
             os.environ, host=args.host, port=args.port, root_path=args.root_path, public_url=args.public_url,
             frame_ancestors=args.frame_ancestors, cors_origins=args.cors_origins, trusted_header=args.trusted_header,
         )
+        # Where "talk to a person" leads (a chat channel, a ticket form, a mailto: link); a bad URL stops here.
+        contact = contact_from_env(os.environ)
         from bot.store.database import StoreSettings, open_store
 
         ops = StoreSettings.from_env(os.environ)
         store = open_store(ops, legacy_log=settings.feedback_log)  # before the index: a bad database fails fast
         print(f"Store: {store.describe()}", file=sys.stderr, flush=True)
-        # Where "talk to a person" leads (a chat channel, a ticket form, a mailto: link).
-        contact = Contact(url=os.environ.get("BOT_CONTACT_URL", ""), label=os.environ.get("BOT_CONTACT_LABEL", ""))
-        engine = open_engine(settings)
+        from bot.engine.live import watch_index
+
+        # One index watcher for both apps below (each would otherwise load every new generation again).
+        engine = watch_index(open_engine(settings), ops.index_poll_seconds)
         # The API answers as soon as the index is loaded; the UI (Gradio: seconds to import)
         # is built meanwhile in a worker thread and takes over once started (bot/web/deferred.py).
         from bot.web.deferred import DeferredApp
@@ -279,9 +288,9 @@ def main(argv: list[str] | None = None) -> int:
     shown_host = "localhost" if web.host in ("0.0.0.0", "127.0.0.1", "::") else web.host
     print(f"Serving on http://{shown_host}:{web.port}{web.root_path}/  (widget: {web.root_path}/widget/, "
           f"API: POST {web.root_path}/api/ask)", file=sys.stderr, flush=True)
-    # X-Forwarded-* are handled in bot.web.security, from web.trusted_proxies only (BOT_TRUSTED_PROXIES).
-    uvicorn.run(app, host=web.host, port=web.port, root_path=web.root_path, proxy_headers=False, lifespan="on",
-                log_level="warning")
+    # Request timeout, half-open cap and keep-alive from web (bot.web.http.server_config); X-Forwarded-* are
+    # handled in bot.web.security, from web.trusted_proxies only (BOT_TRUSTED_PROXIES).
+    uvicorn.Server(server_config(app, web, lifespan="on", log_level="warning")).run()
     store.close()  # write what is still queued before the process ends
     return 0
 

@@ -7,18 +7,25 @@ generation with the embedder it already has loaded (no second copy of the model)
 with one reference assignment. A question in flight finishes on the engine it started with; the
 next one sees the new index. A generation that does not load (stale against this replica's seeds,
 half copied) is logged and the old engine keeps answering.
+
+One watcher per engine and process: :func:`watch_index` hands back the same :class:`LiveEngine`
+for an engine it already watches (``python app.py`` builds the app twice, the API first and then
+the UI, and each used to start its own watcher, so every new generation was loaded twice).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from pathlib import Path
 from typing import Any
 
 from bot.kb.index import CURRENT
 
 log = logging.getLogger("bot.engine.live")
+_watchers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # engine -> its one LiveEngine
+_watchers_lock = threading.Lock()
 
 
 def _pointer(index_dir: Path) -> str:
@@ -41,6 +48,7 @@ class LiveEngine:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.reloads = 0
+        self.checks = 0  # polls done (tests wait on it instead of sleeping)
 
     def __getattr__(self, name: str) -> Any:  # only called for what LiveEngine itself does not define
         return getattr(self._engine, name)
@@ -55,6 +63,7 @@ class LiveEngine:
         from bot.engine.retrieve import Engine
 
         with self._lock:  # one reload at a time, whoever calls
+            self.checks += 1
             name = _pointer(self._engine.settings.index_dir)
             if not name or name == self.generation or name == self._failed:
                 return False
@@ -89,9 +98,16 @@ class LiveEngine:
 
 
 def watch_index(engine: Any, poll_seconds: float) -> Any:
-    """Wrap a loaded :class:`bot.engine.retrieve.Engine` so it follows ``index/CURRENT``; anything else is returned as is."""
+    """Wrap a loaded :class:`bot.engine.retrieve.Engine` so it follows ``index/CURRENT``; anything else is returned as is.
+
+    The same engine gets the same watcher however often it is wrapped (one poller, one load per generation).
+    """
     from bot.engine.retrieve import Engine
 
     if isinstance(engine, LiveEngine) or not isinstance(engine, Engine) or poll_seconds <= 0:
         return engine
-    return LiveEngine(engine, poll_seconds).start()
+    with _watchers_lock:
+        live = _watchers.get(engine)
+        if live is None:
+            live = _watchers[engine] = LiveEngine(engine, poll_seconds).start()
+        return live

@@ -1,5 +1,6 @@
-"""HTTP pieces of the app that do not need Gradio: web settings, security headers,
-public links and API history parsing (the source view is bot/answer/source_view.py).
+"""HTTP pieces of the app that do not need Gradio: web settings, the server's limits (timeouts,
+half-open connections, keep-alive), security headers, public links and API history parsing
+(the source view is bot/answer/source_view.py).
 
 :class:`WebSettings` is built by ``app.py`` (the only place that reads the
 environment); everything here takes it as an argument.
@@ -7,8 +8,11 @@ environment); everything here takes it as an argument.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import logging
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Annotated, Any
@@ -21,6 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 MAX_BODY_BYTES = 8 * 1024 * 1024  # a JSON body above this is refused with 413 (the text limit is max_input_chars)
 MAX_HISTORY = 20
+log = logging.getLogger("bot.web.http")
 
 # ---------------------------------------------------------------- settings
 
@@ -45,6 +50,15 @@ class WebSettings:
     # Peers (IPs or CIDR networks, "*" for any) whose X-Forwarded-* headers are believed; everyone else's are
     # dropped. Default: uvicorn's FORWARDED_ALLOW_IPS, else 127.0.0.1 (a proxy on the same host).
     trusted_proxies: tuple[str, ...] = ("127.0.0.1",)
+    # Seconds a client has to send a request's line and headers (from its first byte, or from connecting),
+    # and the longest pause while sending its body; then the connection is closed (slow or half-sent requests).
+    request_timeout: float = 15.0
+    # Connections still sending a request (headers or body); past this the oldest such connection is closed.
+    max_half_open: int = 512
+    # Seconds an idle keep-alive connection stays open. Above the idle time of client pools and proxies
+    # (nginx upstream and AWS ALB: 60 s), so that the client, not the server, closes an idle connection:
+    # when the server closes first, a request the client sends at that moment is reset (6 of 1,600 at 5 s).
+    keep_alive_timeout: int = 75
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str], **overrides: object) -> WebSettings:
@@ -78,6 +92,9 @@ class _WebModel(BaseModel):
     root_path: str | None = None
     public_url: Annotated[str, Field(pattern=r"^https?://[^\s]+$")] | None = None
     trusted_proxies: Annotated[tuple[str, ...], BeforeValidator(_words)] | None = None
+    request_timeout: Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False)] | None = None
+    max_half_open: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    keep_alive_timeout: Annotated[int, Field(ge=1, le=3600)] | None = None
 
     @field_validator("root_path")
     @classmethod
@@ -105,7 +122,41 @@ _WEB_ALLOWED = {
     "api_token": "8 to 512 printable characters without spaces",
     "trusted_header": "a header name such as X-Portal-User", "root_path": "a URL path such as /assistant",
     "public_url": "an http(s):// URL", "trusted_proxies": "IP addresses or networks (10.0.0.0/8), or *",
+    "request_timeout": "seconds above 0, at most 3600", "max_half_open": "an integer from 1 to 1,000,000",
+    "keep_alive_timeout": "whole seconds from 1 to 3600",
 }
+
+
+# ---------------------------------------------------------------- where "talk to a person" leads
+
+# http(s) or mailto only, and none of the characters that end a Markdown link or an HTML attribute:
+# a ')' in BOT_CONTACT_URL used to close the link early and let the rest inject a javascript: link.
+CONTACT_URL = r"^(?:https?://[^\s/()<>\"'`\\]+|mailto:)[^\s()<>\"'`\\]*$"
+
+
+class _ContactModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    contact_url: Annotated[str, Field(max_length=2000, pattern=CONTACT_URL)] | None = None
+    contact_label: Annotated[str, Field(max_length=200)] | None = None
+
+
+def contact_from_env(environ: Mapping[str, str]) -> Any:
+    """The :class:`bot.answer.reply.Contact` of ``BOT_CONTACT_URL`` / ``BOT_CONTACT_LABEL``, checked at start-up.
+
+    A bad URL raises ValueError naming the variable, the value and what is allowed, like the other settings.
+
+    >>> contact_from_env({"BOT_CONTACT_URL": "https://help.example.com/gpu"}).url
+    'https://help.example.com/gpu'
+    """
+    from bot.answer.reply import Contact
+    from bot.settings import load
+
+    values = load(_ContactModel, environ, ["contact_url", "contact_label"], {}, None, allowed={
+        "contact_url": "an http(s):// or mailto: address without spaces, quotes, backticks, backslashes, "
+                       "( ) < or > (percent-encode them, e.g. %28 %29)",
+        "contact_label": "a label of at most 200 characters"})
+    return Contact(url=values.get("contact_url", ""), label=values.get("contact_label", ""))
 
 
 # ---------------------------------------------------------------- middleware
@@ -208,3 +259,126 @@ def history_messages(history: Any) -> list[str]:
 
 
 # The source view moved to bot/answer/source_view.py (HTML from bot/answer/templates/source.html).
+
+
+# ---------------------------------------------------------------- the server's limits
+
+def half_open_protocol(request_timeout: float, max_half_open: int) -> type:
+    """uvicorn's h11 protocol with a request timeout and a cap on half-open connections.
+
+    uvicorn closes idle keep-alive connections but has no read timeout: a client that connects and
+    never finishes its headers, or announces a body and never sends it, held its connection for as
+    long as it liked (1,000 such connections stayed open 300 s, no credential needed). Here a
+    connection must send a request's line and headers within ``request_timeout`` seconds of its
+    first byte (or of connecting), and may pause at most that long while sending the body (unless
+    the server itself stopped reading: flow control while the app is busy); else it is closed.
+    At most ``max_half_open`` connections may be in the middle of sending a request: past that the
+    oldest of them is closed, so new clients still get in while an attacker refills.
+
+    Each call makes a new class (one per server) holding its own table of half-open connections.
+    """
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    half_open: dict[Any, None] = {}  # insertion-ordered: the oldest half-open connection first
+    evictions = {"count": 0, "logged": 0.0}
+
+    class HalfOpenH11Protocol(H11Protocol):
+        _timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._start_request()  # a new connection owes its first request within the timeout
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            self._watch(progress=True)
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._watch(progress=False)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._done()
+            super().connection_lost(exc)
+
+        def handle_websocket_upgrade(self, event: Any) -> None:
+            self._done()  # the websocket protocol owns the connection from here on
+            super().handle_websocket_upgrade(event)
+
+        # ---- bookkeeping
+
+        def _watch(self, progress: bool) -> None:
+            if self.transport is None or self.transport.is_closing():
+                self._done()
+                return
+            state = self.conn.their_state
+            if state is h11.IDLE and self.conn.trailing_data[0]:
+                self._start_request()  # part of the next request's headers: the clock runs from its first byte
+            elif state is h11.SEND_BODY:
+                if progress or self._timer is None:  # the body's clock restarts whenever bytes arrive
+                    self._arm()
+                half_open.setdefault(self, None)
+            else:  # idle between requests (the keep-alive timer's job), or the whole request is in
+                self._done()
+
+        def _start_request(self) -> None:
+            if self in half_open:
+                return
+            while len(half_open) >= max_half_open:
+                oldest = next(iter(half_open))
+                half_open.pop(oldest, None)
+                oldest._close("too many half-open connections")
+                self._evicted()
+            half_open[self] = None
+            self._arm()
+
+        def _arm(self) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = self.loop.call_later(request_timeout, self._expired)
+
+        def _done(self) -> None:
+            half_open.pop(self, None)
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+        def _expired(self) -> None:
+            self._timer = None
+            if self.transport.is_closing():
+                return
+            if self.conn.their_state is h11.SEND_BODY and self.flow.read_paused:
+                self._arm()  # the server stopped reading (the app is busy), not the client
+                return
+            self._close(f"request not received within {request_timeout:g} s")
+
+        def _close(self, why: str) -> None:
+            self._done()
+            if not self.transport.is_closing():
+                log.debug("closing connection from %s: %s", self.client and self.client[0], why)
+                self.transport.close()
+
+        @staticmethod
+        def _evicted() -> None:
+            evictions["count"] += 1
+            now = time.monotonic()
+            if now - evictions["logged"] > 60:  # one line a minute under a flood, not one per connection
+                evictions["logged"] = now
+                log.warning("more than %d connections were still sending a request; closed the oldest "
+                            "(%d so far; BOT_MAX_HALF_OPEN)", max_half_open, evictions["count"])
+
+    HalfOpenH11Protocol.half_open = half_open  # type: ignore[attr-defined]  # for tests and probes
+    return HalfOpenH11Protocol
+
+
+def server_config(app: Any, web: WebSettings, **options: Any) -> Any:
+    """The ``uvicorn.Config`` the app is served with: h11 with the request timeout and half-open cap of
+    ``web``, its keep-alive timeout, and X-Forwarded-* left to :mod:`bot.web.security` (``trusted_proxies``)."""
+    import uvicorn
+
+    settings = dict(host=web.host, port=web.port, root_path=web.root_path, proxy_headers=False,
+                    timeout_keep_alive=web.keep_alive_timeout,
+                    http=half_open_protocol(web.request_timeout, web.max_half_open))
+    settings.update(options)
+    return uvicorn.Config(app, **settings)

@@ -10,7 +10,12 @@ still carries CORS and frame-ancestors headers, and CORS preflights never need c
 - the trusted header with a non-empty value (set by the portal's reverse proxy after login),
 - the session cookie, which a browser gets by opening any page once with ``?token=<token>``
   (answered with a redirect to the same page without the token, setting an HttpOnly
-  ``SameSite=Lax`` cookie that holds an HMAC of the token, never the token itself).
+  ``SameSite=Lax`` cookie that holds its issue time and an HMAC of the token and that time, never
+  the token itself; the server refuses it after :data:`COOKIE_MAX_AGE`, whatever the browser keeps).
+  The redirect goes to a same-origin path only (``//host``, ``/\\host`` and the like are folded to
+  one leading ``/``).
+- on ``/admin`` and ``/admin/*`` also ``Authorization: Bearer <BOT_ADMIN_TOKEN>`` (an operator's
+  script needs no API token; the admin routes check their own credential behind the door).
 
 ``/api/*`` is also checked by ``app.py`` itself (Bearer or trusted header, not the cookie), a
 second lock kept on purpose. Only static files stay open (:data:`OPEN_PATHS`, :data:`OPEN_PREFIXES`: Gradio's JavaScript,
@@ -26,7 +31,11 @@ whatever the credentials (Gradio would otherwise keep any file it is sent in the
 **JSON.** ``POST``/``PUT``/``PATCH`` to ``/api/*`` and ``/v1/*`` must be ``application/json``
 (415 otherwise: a ``text/plain`` form post from another site needs no CORS preflight) and
 valid strict UTF-8 JSON no deeper than :data:`MAX_JSON_DEPTH` (400 with the reason otherwise),
-at most ``MAX_BODY_BYTES`` (413). The checked body is then replayed to the route.
+at most ``MAX_BODY_BYTES`` (413) and at most :data:`MAX_JSON_ITEMS` values (413: the cost of parsing
+grows with the number of values, not bytes; an 8 MB body of ``[]`` took 5 s of CPU). Bodies over
+:data:`INLINE_BYTES` are checked in a worker thread, one at a time, so a large body never holds the
+event loop (health checks and small requests go on meanwhile). The checked body is replayed to the
+route, and the parsed value is left in ``scope["bot.json"]`` so the route need not parse it again.
 
 **Forwarded headers.** ``X-Forwarded-*`` and ``Forwarded`` are honoured only from the peers in
 ``WebSettings.trusted_proxies`` (uvicorn's proxy-header handling runs inside this middleware,
@@ -41,17 +50,25 @@ import hashlib
 import hmac
 import json
 import logging
-from typing import Any
-from urllib.parse import parse_qsl, urlencode
+import re
+import time
+from typing import Any, Callable
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
+import anyio
+import anyio.to_thread
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("bot.web.security")
 
 MAX_JSON_DEPTH = 32
+# A question with 100 history turns, or an OpenAI message list, is a few hundred values; the cap is far above.
+MAX_JSON_ITEMS = 10_000
+INLINE_BYTES = 64 * 1024  # smaller bodies are checked on the event loop: cheaper than a thread hop
+JSON_KEY = "bot.json"  # where the parsed body is left in the ASGI scope for the route
 COOKIE = "bot_session"
-COOKIE_MAX_AGE = 12 * 3600
+COOKIE_MAX_AGE = 12 * 3600  # the browser's Max-Age and the server's limit on the issue time in the cookie
 JSON_PREFIXES = ("/api/", "/v1/")
 JSON_METHODS = ("POST", "PUT", "PATCH")
 MOUNTS = ("", "/widget")  # the full UI at /, the compact widget at /widget/
@@ -63,43 +80,131 @@ FORWARDED = (b"x-forwarded-host", b"x-forwarded-proto", b"x-forwarded-for", b"x-
              b"x-forwarded-prefix", b"forwarded")
 
 
-def cookie_value(token: str) -> str:
-    """What the session cookie holds: proof of the token without the token (a leaked cookie is not the token)."""
-    return hmac.new(token.encode(), b"bot-session-cookie-v1", hashlib.sha256).hexdigest()
+def cookie_value(token: str, issued: int) -> str:
+    """What the session cookie holds: its issue time and an HMAC of the token and that time.
+
+    Proof of the token without the token (a leaked cookie is not the token), and one that ages: the
+    server refuses it :data:`COOKIE_MAX_AGE` seconds after ``issued`` (see :func:`cookie_ok`).
+    """
+    mac = hmac.new(token.encode(), f"bot-session-cookie-v2:{issued}".encode(), hashlib.sha256).hexdigest()
+    return f"{issued}.{mac}"
+
+
+def cookie_ok(value: str, token: str, now: float) -> bool:
+    """True when ``value`` is a cookie from :func:`cookie_value` for ``token``, issued at most COOKIE_MAX_AGE ago.
+
+    >>> cookie_ok(cookie_value("t0ken", 1000), "t0ken", 1000 + COOKIE_MAX_AGE), cookie_ok(cookie_value("t0ken", 1000), "t0ken", 1001 + COOKIE_MAX_AGE)
+    (True, False)
+    """
+    issued, _, _mac = value.partition(".")
+    if not issued.isdigit() or len(issued) > 12:
+        return False
+    age = now - int(issued)
+    if not -60 <= age <= COOKIE_MAX_AGE:  # a minute of clock skew between replicas; nothing from the future
+        return False
+    return hmac.compare_digest(value.encode(), cookie_value(token, int(issued)).encode())
+
+
+def same_origin_path(root: str, path: str, query: str = "") -> str:
+    """A redirect target that can only be a path on this origin.
+
+    Browsers read ``//host`` and ``/\\host`` as another site (and drop tabs and newlines first), so
+    the path is percent-encoded (``\\`` and controls included) and starts with exactly one ``/``.
+
+    >>> same_origin_path("", "//evil.example/"), same_origin_path("", "/\\evil.example/x\\y"), same_origin_path("/bot", "/widget/", "a=1")
+    ('/evil.example/', '/evil.example/x%5Cy', '/bot/widget/?a=1')
+    """
+    target = "/" + quote(f"{root}{path}".lstrip("/\\"), safe="/:@!$&'()*+,;=-._~")
+    target = re.sub(r"^/+", "/", target)
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc:  # cannot happen after the quoting; never redirect off-site if it did
+        target = "/"
+    return target + (f"?{query}" if query else "")
 
 
 def json_depth(value: Any) -> int:
-    """Nesting depth of a parsed JSON value, iteratively (no recursion limit to hit).
+    """Nesting depth of a parsed JSON value, level by level (no recursion limit to hit).
 
-    >>> json_depth({"a": [1, {"b": []}]}), json_depth(3)
-    (4, 0)
+    >>> json_depth({"a": [1, {"b": []}]}), json_depth(3), json_depth([])
+    (4, 0, 1)
     """
-    depth, level = 0, [(value, 1)]
-    while level:
-        item, d = level.pop()
-        if isinstance(item, dict):
-            depth = max(depth, d)
-            level.extend((v, d + 1) for v in item.values())
-        elif isinstance(item, list):
-            depth = max(depth, d)
-            level.extend((v, d + 1) for v in item)
-    return depth
+    depth, level = 0, [value]
+    while True:
+        level = [v for v in level if type(v) is dict or type(v) is list]
+        if not level:
+            return depth
+        depth += 1
+        below: list = []
+        for item in level:
+            below.extend(item.values() if type(item) is dict else item)
+        level = below
+
+
+# A JSON string, or an unterminated one up to the end (so a stray quote never makes the scan quadratic).
+_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+(?:"|\\?\Z)', re.S)
+
+
+def _marks(body: bytes, start: int = 0, end: int | None = None) -> int:
+    end = len(body) if end is None else end
+    return body.count(b",", start, end) + body.count(b"[", start, end) + body.count(b"{", start, end)
+
+
+def json_items(body: bytes, budget: int = MAX_JSON_ITEMS) -> int:
+    """About how many values a JSON text holds (commas and openers outside strings, plus strings),
+    counted just far enough to tell whether it is over ``budget``: an upper bound from a C-speed
+    count when that is under budget, else a scan that skips strings and stops once past the budget.
+
+    >>> json_items(b'{"q": "a, b, [c]", "h": [1, 2]}'), json_items(b'[' + b'0,' * 50 + b'0]', budget=10) > 10
+    (7, True)
+    """
+    rough = _marks(body)
+    if rough <= budget:
+        return rough
+    count, pos = 0, 0
+    for match in _STRING.finditer(body):
+        count += 1 + _marks(body, pos, match.start())
+        if count > budget:
+            return count
+        pos = match.end()
+    return count + _marks(body, pos)
+
+
+class JSONProblem(ValueError):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def load_json(body: bytes) -> Any:
+    """The parsed body, or :class:`JSONProblem` (status and message) when it is not acceptable JSON.
+
+    Counting the values first bounds the parse: ``json.loads`` holds the GIL for its whole run,
+    so only bodies with few values (strings are cheap to parse) get that far.
+    """
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise JSONProblem(400, f"body is not valid UTF-8 (byte {exc.start}); send JSON encoded as UTF-8") from None
+    if json_items(body) > MAX_JSON_ITEMS:
+        raise JSONProblem(413, f"JSON body with more than {MAX_JSON_ITEMS:,} values; this API takes a question "
+                               "and a short history (see README, JSON API)")
+    try:
+        data = json.loads(text or "null")
+    except RecursionError:
+        raise JSONProblem(400, f"JSON nested too deeply (at most {MAX_JSON_DEPTH} levels)") from None
+    except ValueError as exc:
+        raise JSONProblem(400, f'body is not JSON ({exc}); send e.g. {{"question": "...", "history": []}}') from None
+    if json_depth(data) > MAX_JSON_DEPTH:
+        raise JSONProblem(400, f"JSON nested too deeply (at most {MAX_JSON_DEPTH} levels)")
+    return data
 
 
 def check_json(body: bytes) -> tuple[int, str] | None:
     """(status, message) when ``body`` is not acceptable JSON, else None."""
     try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return 400, f"body is not valid UTF-8 (byte {exc.start}); send JSON encoded as UTF-8"
-    try:
-        data = json.loads(text or "null")
-    except RecursionError:
-        return 400, f"JSON nested too deeply (at most {MAX_JSON_DEPTH} levels)"
-    except ValueError as exc:
-        return 400, f'body is not JSON ({exc}); send e.g. {{"question": "...", "history": []}}'
-    if json_depth(data) > MAX_JSON_DEPTH:
-        return 400, f"JSON nested too deeply (at most {MAX_JSON_DEPTH} levels)"
+        load_json(body)
+    except JSONProblem as problem:
+        return problem.status, str(problem)
     return None
 
 
@@ -111,8 +216,20 @@ def _media_type(value: bytes) -> str:
     return value.decode("latin-1").split(";", 1)[0].strip().lower()
 
 
+def _unknown_gradio_event(exc: BaseException) -> bool:
+    """True when ``exc`` comes from Gradio looking up the event a request names (unknown api_name or fn_index)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return False
+    code = tb.tb_frame.f_code
+    return code.co_name == "get_fn" and code.co_filename.replace("\\", "/").endswith("gradio/route_utils.py")
+
+
 class SecurityMiddleware:
-    def __init__(self, app: ASGIApp, web: Any, max_body_bytes: int | None = None) -> None:
+    def __init__(self, app: ASGIApp, web: Any, max_body_bytes: int | None = None, admin_token: str = "",
+                 clock: Callable[[], float] = time.time) -> None:
         from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
         from bot.web.http import MAX_BODY_BYTES
@@ -125,7 +242,9 @@ class SecurityMiddleware:
         self.proxy = ProxyHeadersMiddleware(app, trusted_hosts=proxies)
         self.app = self.proxy if proxies else app
         self.locked = bool(web.api_token or web.trusted_header)
-        self.cookie = cookie_value(web.api_token) if web.api_token else ""
+        self.admin_token = admin_token
+        self.clock = clock
+        self._big_json: anyio.CapacityLimiter | None = None  # made on first use: it needs the running loop
 
     # ------------------------------------------------------------ routing
 
@@ -148,16 +267,20 @@ class SecurityMiddleware:
 
     # ------------------------------------------------------------ credentials
 
-    def _authorized(self, scope: Scope, headers: dict[bytes, bytes]) -> bool:
+    def _authorized(self, scope: Scope, headers: dict[bytes, bytes], path: str) -> bool:
         web = self.web
+        given = headers.get(b"authorization", b"").decode("latin-1")
+        bearer = given[7:].strip().encode() if given[:7].lower() == "bearer " else b""
+        if self.admin_token and bearer and (path == "/admin" or path.startswith("/admin/")) \
+                and hmac.compare_digest(bearer, self.admin_token.encode()):
+            return True  # an operator's script; the admin routes check this credential again themselves
         if web.api_token:
-            given = headers.get(b"authorization", b"").decode("latin-1")
-            if given[:7].lower() == "bearer " and hmac.compare_digest(given[7:].strip().encode(),
-                                                                       web.api_token.encode()):
+            if bearer and hmac.compare_digest(bearer, web.api_token.encode()):
                 return True
+            now = self.clock()
             for part in headers.get(b"cookie", b"").decode("latin-1").split(";"):
                 name, _, value = part.strip().partition("=")
-                if name == COOKIE and hmac.compare_digest(value.encode(), self.cookie.encode()):
+                if name == COOKIE and cookie_ok(value, web.api_token, now):
                     return True
         if web.trusted_header and headers.get(web.trusted_header.lower().encode(), b"").strip():
             return True
@@ -179,7 +302,8 @@ class SecurityMiddleware:
         proto = headers.get(b"x-forwarded-proto", b"").decode("latin-1").split(",")[0].strip()
         secure = "; Secure" if (proto or scope.get("scheme")) in ("https", "wss") else ""
         path = (scope.get("root_path") or "").rstrip("/") or "/"
-        return (b"set-cookie", f"{COOKIE}={self.cookie}; Path={path}; Max-Age={COOKIE_MAX_AGE}; "
+        value = cookie_value(self.web.api_token, int(self.clock()))
+        return (b"set-cookie", f"{COOKIE}={value}; Path={path}; Max-Age={COOKIE_MAX_AGE}; "
                                f"HttpOnly; SameSite=Lax{secure}".encode())
 
     # ------------------------------------------------------------ answers
@@ -231,7 +355,7 @@ class SecurityMiddleware:
             else:
                 await send({"type": "websocket.close", "code": 1008})
             return
-        if self.locked and not self._is_open(path) and not self._authorized(scope, headers):
+        if self.locked and not self._is_open(path) and not self._authorized(scope, headers, path):
             ok, rest = self._query_token(scope)
             if not ok:
                 if scope["type"] == "websocket":
@@ -240,11 +364,11 @@ class SecurityMiddleware:
                     await self._refuse(scope, send, headers)
                 return
             if scope["type"] == "http" and scope.get("method") == "GET":
-                # Drop the token from the address bar (history, Referer) and continue with the cookie.
-                root = scope.get("root_path") or ""
-                location = f"{root}{path}" + (f"?{rest}" if rest else "")
+                # Drop the token from the address bar (history, Referer) and continue with the cookie, on
+                # this site only: GET //evil.example/?token=... must not send the browser to evil.example.
+                location = same_origin_path(scope.get("root_path") or "", path, rest)
                 await self._send(send, 303, {"detail": "signed in"},
-                                 [(b"location", location.encode("latin-1", "replace")),
+                                 [(b"location", location.encode("ascii")),
                                   self._set_cookie(scope, headers)])
                 return
         if scope["type"] == "http" and scope.get("method") in JSON_METHODS and path.startswith(JSON_PREFIXES):
@@ -253,10 +377,42 @@ class SecurityMiddleware:
         await self._guarded(scope, receive, send)
 
     async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            try:
+                await self.app(scope, receive, send)
+            except ClientDisconnect:
+                self._gone(scope)
+            return
+        held: list[Message] = []  # a 500 from inside (Starlette's error page), sent once we know its cause
+        passed = False
+
+        async def holding_send(message: Message) -> None:
+            nonlocal passed
+            if held or (message["type"] == "http.response.start" and message.get("status") == 500):
+                held.append(message)
+                return
+            passed = True
+            await send(message)
+
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, holding_send)
         except ClientDisconnect:
             self._gone(scope)
+            return
+        except Exception as exc:
+            if not passed and _unknown_gradio_event(exc):
+                # A client naming an event the UI does not have (POST run/predict, a stale fn_index): one
+                # line and a 404, not a 500 with a hundred lines of traceback per request.
+                log.warning("%s %s: no such Gradio event (%s: %s)", scope.get("method", ""), self._path(scope),
+                            type(exc).__name__, str(exc)[:200])
+                await self._send(send, 404, {"detail": "no such event in this UI; see GET /gradio_api/info for "
+                                                       "the API names"})
+                return
+            for message in held:
+                await send(message)
+            raise
+        for message in held:
+            await send(message)
 
     def _gone(self, scope: Scope) -> None:
         client = scope.get("client") or ("?", 0)
@@ -285,10 +441,17 @@ class SecurityMiddleware:
                 return
             if not message.get("more_body"):
                 break
-        problem = check_json(bytes(body))
-        if problem:
-            await self._send(send, problem[0], {"detail": problem[1]})
+        try:
+            if len(body) <= INLINE_BYTES:
+                data = load_json(bytes(body))
+            else:  # off the event loop, one at a time: the loop keeps serving while a large body is checked
+                if self._big_json is None:
+                    self._big_json = anyio.CapacityLimiter(1)
+                data = await anyio.to_thread.run_sync(load_json, bytes(body), limiter=self._big_json)
+        except JSONProblem as problem:
+            await self._send(send, problem.status, {"detail": str(problem)})
             return
+        scope[JSON_KEY] = data
         replayed = False
 
         async def replay() -> Message:

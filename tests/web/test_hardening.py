@@ -240,3 +240,89 @@ def test_cli_refuses_a_negative_section_count(tmp_path):
     out = subprocess.run([sys.executable, "-m", "bot", "ask", "显存不足", "-k", "-5"], capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parents[2], timeout=60)
     assert out.returncode == 2 and "-k -5 is out of range; give 1 to 50" in out.stderr
+
+
+# ---------------------------------------------------------------- issue 19: start-up checks, history cost, one watcher
+
+
+@pytest.mark.parametrize("url", [
+    "https://help.example.com/x)[Click](javascript:alert(1)",  # before: closed the Markdown link, injected another
+    "javascript:alert(1)", "https://help.example.com/a b", 'https://help.example.com/"onmouseover=x',
+    "https://help.example.com/<script>", "ftp://help.example.com/", "https://help.example.com\\@evil.example",
+])
+def test_a_bad_contact_url_stops_start_up_with_one_line(tmp_path, monkeypatch, capsys, url):
+    import app
+
+    monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("BOT_CONTACT_URL", url)
+    monkeypatch.setattr(app, "open_engine", lambda *a, **k: pytest.fail("start-up went on past a bad BOT_CONTACT_URL"))
+    assert app.main([]) == 2  # before: started, and every "none" reply carried the link
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("error: BOT_CONTACT_URL=")
+    assert "http(s):// or mailto:" in err and "Fix or unset the variable" in err
+    assert not (tmp_path / "data").exists()  # stopped before opening the store
+
+
+def test_good_contact_urls_are_kept_as_given():
+    from bot.web.http import contact_from_env
+
+    for url in ("https://chat.example.com/channel/gpu-help?x=1#top", "mailto:gpu-help@example.com",
+                "http://tickets.example.com/new%28gpu%29"):
+        contact = contact_from_env({"BOT_CONTACT_URL": url, "BOT_CONTACT_LABEL": "GPU 支持群"})
+        assert contact.url == url and contact.link("zh") == f"[GPU 支持群]({url})"
+    assert contact_from_env({}).url == ""
+
+
+def test_history_replayed_is_capped_at_max_input_chars_in_total():
+    # Before: each turn was cut to max_input_chars, so 8 turns of 100,000 characters replayed 800,000 (3.3-3.8 s CPU).
+    from bot.web.api_models import AskRequest
+
+    turns = [str(n) * 100_000 for n in range(8)]
+    prior = AskRequest.parse({"question": "q", "history": turns}, max_input_chars=100_000).prior(100_000)
+    assert sum(map(len, prior)) <= 100_000 and len(prior) == 8  # every turn keeps its share
+    assert [p[0] for p in prior] == [str(n) for n in range(8)]
+    short = AskRequest.parse({"question": "q", "history": ["oom", "x" * 500_000, "nccl"]}, max_input_chars=1_000)
+    assert short.prior(1_000) == ["oom", "x" * 993, "nccl"]  # short turns whole, the long one takes the rest
+
+
+def test_one_index_watcher_per_engine_loads_a_new_generation_once(tmp_path, monkeypatch):
+    # Before: python app.py built the app twice (API first, then the UI) and each started a watcher, so every new
+    # generation was loaded twice. Two apps on one engine now share one watcher: one thread, one load.
+    import threading
+    import time
+
+    from app import build_app
+    from bot.engine.live import watch_index
+    from bot.engine.retrieve import Engine
+    from bot.store.database import StoreSettings
+
+    settings = _kb(tmp_path)
+    engine = hash_engine(settings)
+    ops = StoreSettings(data_dir=tmp_path / "data", index_poll_seconds=0.05)
+
+    def watchers() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name == "bot-index-watch"]
+
+    before = set(watchers())
+    build_app(settings, engine, ui=False, ops=ops, progress=False)
+    build_app(settings, engine, ui=False, ops=ops, progress=False)
+    assert len(set(watchers()) - before) == 1
+    live = watch_index(engine, 0.05)
+    loads: list[str] = []
+    real_open = Engine.open.__func__
+
+    def counting_open(cls, *args, **kwargs):
+        loads.append("open")
+        return real_open(cls, *args, **kwargs)
+
+    monkeypatch.setattr(Engine, "open", classmethod(counting_open))
+    (settings.seeds_dir / "nccl.md").write_text("# NCCL\n\n## 多机超时\n\n设置 NCCL_SOCKET_IFNAME。\n", encoding="utf-8")
+    build_index(settings, make_embedder("hash"))
+    deadline = time.monotonic() + 60
+    while live.reloads == 0 and time.monotonic() < deadline:  # poll the condition, with a deadline
+        time.sleep(0.05)
+    checks = live.checks
+    while live.checks < checks + 5 and time.monotonic() < deadline:  # a few more polls after the load
+        time.sleep(0.05)
+    live.stop()
+    assert live.reloads == 1 and loads == ["open"]

@@ -137,12 +137,13 @@ def test_json_endpoints_refuse_other_content_types(open_app, path, body, content
 
 
 @pytest.mark.parametrize("payload,status,words", [
-    (b"[" * 100_000 + b"]" * 100_000, 400, "nested"),  # before: 500 RecursionError
+    (b"[" * 100_000 + b"]" * 100_000, 413, "values"),  # before: 500 RecursionError; now over the value budget
+    (b"[" * 1_000 + b"]" * 1_000, 400, "nested"),
     (b'{"question": "q", "history": ' + b"[" * 40 + b"]" * 40 + b"}", 400, "nested"),
     (b'{"question": "\xff\xfe q"}', 400, "UTF-8"),  # before: accepted with U+FFFD
     (b"{not json", 400, "not JSON"),
     (b'{"question": "q", "history": [' + b'"x", ' * 150 + b'"x"]}', 422, "history"),
-], ids=["deep_100k", "deep_41_in_history", "invalid_utf8", "not_json", "history_151_turns"])
+], ids=["deep_100k", "deep_1k", "deep_41_in_history", "invalid_utf8", "not_json", "history_151_turns"])
 def test_malformed_or_deep_json_is_a_client_error_with_a_message(open_app, payload, status, words):
     response = httpx.post(open_app.url + "/api/ask", content=payload, headers={"Content-Type": "application/json"},
                           timeout=30)
