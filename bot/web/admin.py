@@ -28,7 +28,6 @@ HttpOnly, SameSite=Strict cookie holding an HMAC of the token (never the token).
 from __future__ import annotations
 
 import csv
-import hashlib
 import hmac
 import io
 import math
@@ -47,6 +46,8 @@ from urllib.parse import parse_qs
 import numpy as np
 from fastapi import Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+
+from bot.web.security import COOKIE_MAX_AGE, cookie_ok, cookie_value
 
 TEMPLATES = Path(__file__).parent / "templates"
 COOKIE = "bot_admin"
@@ -643,8 +644,9 @@ def section_titles(engine: Any) -> Callable[[str], str]:
     return title
 
 
-def _cookie_value(token: str) -> str:
-    return hmac.new(token.encode(), b"bot-admin-session-v1", hashlib.sha256).hexdigest()
+def _admin_key(token: str) -> str:
+    """The admin cookie is signed apart from the door's (even if an operator reused the API token)."""
+    return "bot-admin:" + token
 
 
 def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThrottle | None = None) -> None:
@@ -686,7 +688,8 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
                 return True
             throttle.failed(client(request))  # a wrong bearer is a guess like a wrong form
         cookie = request.cookies.get(COOKIE, "")
-        return bool(cookie) and hmac.compare_digest(cookie.encode(), _cookie_value(token).encode())
+        # The issue time is signed in the cookie: it expires on the server too, not only in the browser.
+        return bool(cookie) and cookie_ok(cookie, _admin_key(token), time.time())
 
     def login_page(request: Request, status: int, error: str = "") -> HTMLResponse:
         if not token:
@@ -754,8 +757,8 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
         throttle.succeeded(client(request))
         root = request.scope.get("root_path", "")
         response = RedirectResponse(f"{root}/admin", status_code=303)
-        response.set_cookie(COOKIE, _cookie_value(token), httponly=True, samesite="strict", path=f"{root}/admin",
-                            secure=request.url.scheme == "https", max_age=12 * 3600)
+        response.set_cookie(COOKIE, cookie_value(_admin_key(token), int(time.time())), httponly=True, samesite="strict",
+                            path=f"{root}/admin", secure=request.url.scheme == "https", max_age=COOKIE_MAX_AGE)
         return response
 
     @app.post("/admin/logout", include_in_schema=False)

@@ -35,11 +35,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
+import anyio
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from bot.answer.turn import take_turn
+from bot.web.api_models import cap_history
+from bot.web.security import JSON_KEY
 from bot.web.http import MAX_BODY_BYTES, history_messages, request_base
 
 MODEL_ID = "gpu-troubleshooter"
@@ -209,10 +212,14 @@ def openai_router(engine: Any, recorder: Any, web: Any, authorize: Callable[[Req
         length = request.headers.get("content-length")
         if length and length.isdigit() and int(length) > MAX_BODY_BYTES:
             return _error(413, f"request body over {MAX_BODY_BYTES // (1024 * 1024)} MB")
-        try:
-            body = json.loads((await request.body()).decode("utf-8", errors="replace") or "null")
-        except ValueError:
-            return _error(400, 'body must be JSON: {"model": "...", "messages": [{"role": "user", "content": "..."}]}')
+        if JSON_KEY in request.scope:  # parsed (off the event loop, within budget) by the security middleware
+            body = request.scope[JSON_KEY]
+        else:
+            try:
+                raw = (await request.body()).decode("utf-8", errors="replace") or "null"
+                body = await anyio.to_thread.run_sync(json.loads, raw)
+            except ValueError:
+                return _error(400, 'body must be JSON: {"model": "...", "messages": [{"role": "user", "content": "..."}]}')
         if not isinstance(body, dict):
             return _error(400, "body must be a JSON object")
         refused = check_request(body)
@@ -225,6 +232,8 @@ def openai_router(engine: Any, recorder: Any, web: Any, authorize: Callable[[Req
                 question, prior = parse_messages(messages)
             except ValueError as exc:
                 return _error(400, str(exc), param="messages")
+            # The replayed history costs work in proportion to its size: bounded like /api/ask's.
+            prior = cap_history(prior, engine.settings.max_input_chars)
         session = body.get("user") if isinstance(body.get("user"), str) else ""
         base = request_base(request, web)
 

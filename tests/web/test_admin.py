@@ -164,6 +164,24 @@ def test_admin_refuses_without_the_operator_credential(admin_site):
         assert cookie and ADMIN not in cookie  # an HMAC of the credential, not the credential
 
 
+def test_the_admin_cookie_expires_on_the_server(admin_site):
+    # Before: the cookie was a fixed HMAC of the token, valid forever on the server (12 h was only the browser's).
+    import time
+
+    from bot.web.admin import _admin_key
+    from bot.web.security import COOKIE_MAX_AGE, cookie_value
+
+    server, _ = admin_site
+    with httpx.Client(base_url=server.url, timeout=30) as browser:
+        browser.post("/admin/login", data={"token": ADMIN})
+        fresh = browser.cookies.get("bot_admin")
+    assert fresh and httpx.get(server.url + "/admin", cookies={"bot_admin": fresh}, timeout=30).status_code == 200
+    stale = cookie_value(_admin_key(ADMIN), int(time.time()) - COOKIE_MAX_AGE - 60)
+    assert httpx.get(server.url + "/admin", cookies={"bot_admin": stale}, timeout=30).status_code == 401
+    door = cookie_value(ADMIN, int(time.time()))  # signed like the door's cookie, not the admin's
+    assert httpx.get(server.url + "/admin", cookies={"bot_admin": door}, timeout=30).status_code == 401
+
+
 def test_admin_page_data_and_csv(admin_site):
     server, store = admin_site
     auth = {"Authorization": f"Bearer {ADMIN}"}

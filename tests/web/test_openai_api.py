@@ -249,3 +249,27 @@ def test_a_question_that_mentions_titles_or_tags_is_still_a_question(served):
         reply = client(server).chat.completions.create(model=MODEL_ID, messages=[{"role": "user", "content": question}])
         assert reply.model_extra["bot"]["kind"] != "front_end_task"
     assert store.flush(10) and len([r for r in store.rows() if r["kind"] in ("question", "gap")]) >= 2
+
+
+def test_v1_history_replayed_is_capped_like_api_ask(served, monkeypatch):
+    # Before: /v1 replayed every earlier message whole, so 8 messages of 100,000 characters cost 8x /api/ask's work.
+    import bot.web.openai_api as openai_api
+
+    seen: list[int] = []
+    real = openai_api.take_turn
+
+    def spy(engine, question, *, history=(), **kwargs):
+        seen.append(sum(len(h) for h in history))
+        return real(engine, question, history=history, **kwargs)
+
+    monkeypatch.setattr(openai_api, "take_turn", spy)
+    server, _ = served
+    limit = 100_000  # the hash settings keep the default BOT_MAX_INPUT_CHARS
+    messages = []
+    for n in range(8):
+        messages += [{"role": "user", "content": str(n) * 100_000}, {"role": "assistant", "content": "..."}]
+    messages.append({"role": "user", "content": ZH})
+    response = httpx.post(server.url + "/v1/chat/completions", json={"model": "gpu-troubleshooter", "messages": messages},
+                          headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120)
+    assert response.status_code == 200, response.text
+    assert seen and seen[-1] <= limit
