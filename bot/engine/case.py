@@ -87,8 +87,7 @@ _FOLLOW_ZH_START = re.compile(r"^(?:那|那么|如果|要是|换成|改成|还�
 _FOLLOW_ZH_END = re.compile(r"(?:呢|怎么办|怎么样|行吗|可以吗|吗|么)\s*[？?!！。.]*$")
 _FOLLOW_EN_START = re.compile(
     r"^(?:what about|how about|and|what if|same (?:for|with|on|in)|also|for|with|on|in|using|if i use|"
-    r"instead|but (?:for|with|on|in)|then|so|does (?:it|that|this)|is (?:it|that|this)|can i|could i|would|should i|"
-    r"where|which|how (?:do|can|should) i)\b",
+    r"instead|but (?:for|with|on|in)|then|does (?:it|that|this)|is (?:it|that|this))\b",
     re.IGNORECASE,
 )
 _FOLLOW_EN_END = re.compile(r"\b(?:too|instead|then|as well|here)\s*[?.!]*$", re.IGNORECASE)
@@ -230,12 +229,12 @@ def move_of(message: str, case: Case, *, problems: frozenset[str], is_log: bool 
         return "switch"  # a question about another problem, whatever else it says
     if says_still(text):
         return "retry"
+    if other_problem and len(text) > 12:
+        return "switch"  # another problem, stated ("NCCL timeout on 8 GPUs")
     if is_follow_up(text):
         return "follow_up"
     if not asks(text):
         return "retry"  # a report of what happens now ("ping 是通的"): what was shown did not settle it
-    if other_problem and len(text) > 12:
-        return "switch"
     if problems and problems <= case.problem and len(text) > FOLLOW_UP_MAX_CHARS // 2:
         return "retry"  # the same problem described again
     if len(text) <= FOLLOW_UP_MAX_CHARS or points_back(text):

@@ -34,7 +34,7 @@ from typing import Iterable
 import numpy as np
 
 from bot.engine.calibration import Calibration, Weights, load_for, sources_fingerprint
-from bot.engine.case import advance, is_not_helpful, move_of
+from bot.engine.case import advance, is_follow_up, is_not_helpful, move_of, points_back, starts_new_topic
 from bot.engine.subjects import Lexicon, document_frameworks
 from bot.kb.embed import Embedder, make_embedder
 from bot.kb.eras import newer_release, old_releases
@@ -231,8 +231,18 @@ class Engine:
         The message is cut to the input limit, its move in the case decided (:func:`move_of`),
         its problem and setting merged with the case's, and the scores computed for its own
         words, its first line (a new post) and the case's search joined with it (follow-ups).
+        A "new problem" whose own best section is the one the case already led with is the same
+        problem described again: it is taken as a retry, so that section is not given again.
         """
-        case = case or Case()
+        found = self._evidence(message, case or Case(), use_meta=use_meta, exclude=exclude)
+        if found.move == "switch" and found.case.shown and not found.is_log and not starts_new_topic(found.text):
+            first = rank(found, self.calibration.weights, k=1).order
+            if first and self.sections[first[0]].key in found.case.shown:
+                return self._evidence(message, found.case, use_meta=use_meta, exclude=exclude, move="retry")
+        return found
+
+    def _evidence(self, message: object, case: Case, *, use_meta: bool, exclude: Iterable[str],
+                  move: Move | None = None) -> Evidence:
         text, truncated_from = sanitize(message if isinstance(message, str) else str(message),
                                         self.settings.max_input_chars)
         language = detect_language(text)
@@ -244,12 +254,17 @@ class Engine:
         named = self._main_subjects(self.subjects_of(text))
         problems = frozenset(s for s in named if self.lexicon.category(s) in PROBLEM_CATEGORIES)
         is_log = looks_like_log(text)
-        move = move_of(text, case, problems=problems, is_log=is_log)
+        move = move or move_of(text, case, problems=problems, is_log=is_log)
         if move in ("new", "switch"):
             problem, setting = problems, named - problems
         else:
             problem, setting = case.problem | problems, self._carry_setting(case.setting, named - problems)
         own = self._scores(search_text, use_meta)
+        if move == "follow_up" and not is_follow_up(text) and not points_back(text) and self._margin(own) <= 0:
+            # A full question that is closer to everyday off-topic questions than to the knowledge base, and
+            # does not point back ("how do I bake bread?"), is not about the case: judge it on its own.
+            move = "switch"
+            problem, setting = problems, named - problems
         title_text = _title(text) if move in ("new", "switch") else ""
         title = self._scores(title_text, use_meta) if title_text else None
         joined = None

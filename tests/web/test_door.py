@@ -24,13 +24,10 @@ ADMIN = "0perator-token"
 
 @pytest.fixture(scope="module")
 def door(tmp_path_factory):
-    from fixtures.engines import hash_engine, hash_settings_for
+    from fixtures.engines import one_section_engine
 
     root = tmp_path_factory.mktemp("door")
-    (root / "seeds").mkdir()
-    (root / "seeds" / "gpu.md").write_text("# GPU\n\n## 显存不足怎么办\n\n+ 解决方法：减小 `batch_size`。\n",
-                                           encoding="utf-8")
-    engine = hash_engine(hash_settings_for(root))
+    engine = one_section_engine(root)
     ops = StoreSettings(data_dir=root / "data", admin_token=ADMIN, index_poll_seconds=0)
     store = open_store(ops)
     app = build_app(engine.settings, engine, WebSettings(api_token=TOKEN), progress=False, store=store, ops=ops)

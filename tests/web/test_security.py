@@ -18,8 +18,7 @@ from fixtures.server import ThreadServer
 
 from app import WebSettings, build_app
 from bot.engine.retrieve import Engine
-from bot.settings import Settings
-from fixtures.engines import hash_engine
+from fixtures.engines import one_section_engine
 
 TOKEN = "s3cret-token"
 
@@ -28,13 +27,7 @@ TOKEN = "s3cret-token"
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory) -> Engine:
-    root = tmp_path_factory.mktemp("security")
-    (root / "seeds").mkdir()
-    (root / "seeds" / "gpu.md").write_text("# GPU\n\n## 显存不足怎么办\n\n+ 解决方法：减小 `batch_size`。\n",
-                                           encoding="utf-8")
-    settings = Settings(seeds_dir=root / "seeds", index_dir=root / "index", embedder="hash",
-                        feedback_log=root / "feedback.jsonl")
-    return hash_engine(settings)
+    return one_section_engine(tmp_path_factory.mktemp("security"))
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,7 @@ import time
 
 import httpx
 import pytest
-import uvicorn
-from fixtures.server import free_port, wait_ready
+from fixtures.server import ThreadServer
 
 import bot.web.security as security
 from app import build_app
@@ -25,41 +24,17 @@ from bot.web.security import MAX_JSON_ITEMS
 BIG = "big-body-marker"
 
 
-class ConfiguredServer:
-    """uvicorn with ``server_config(app, web)`` in a background thread (what ``app.main`` runs)."""
-
-    def __init__(self, app, web: WebSettings) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.config = server_config(app, web, host="127.0.0.1", port=self.port, log_level="warning")
-        self.server = uvicorn.Server(self.config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> ConfiguredServer:
-        self.thread.start()
-        wait_ready(self.url + "/healthz", timeout=60)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
-
-
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory):
-    from fixtures.engines import hash_engine, hash_settings_for
+    from fixtures.engines import one_section_engine
 
-    root = tmp_path_factory.mktemp("limits")
-    (root / "seeds").mkdir()
-    (root / "seeds" / "gpu.md").write_text("# GPU\n\n## 显存不足怎么办\n\n+ 解决方法：减小 `batch_size`。\n",
-                                           encoding="utf-8")
-    return hash_engine(hash_settings_for(root))
+    return one_section_engine(tmp_path_factory.mktemp("limits"))
 
 
 @pytest.fixture(scope="module")
 def served(engine):
     web = WebSettings(request_timeout=1.0)  # short, so that the tests can await the close
-    with ConfiguredServer(build_app(engine.settings, engine, web, progress=False, ui=False), web) as server:
+    with ThreadServer(build_app(engine.settings, engine, web, progress=False, ui=False), web=web) as server:
         yield server
 
 
@@ -181,7 +156,7 @@ def test_a_half_sent_request_is_closed_after_the_request_timeout(served, first_b
 
 def test_past_the_cap_the_oldest_half_open_connection_is_closed_and_new_clients_get_in(engine):
     web = WebSettings(request_timeout=600.0, max_half_open=4)  # the timeout is out of the picture here
-    with ConfiguredServer(build_app(engine.settings, engine, web, progress=False, ui=False), web) as server:
+    with ThreadServer(build_app(engine.settings, engine, web, progress=False, ui=False), web=web) as server:
         socks = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(8)]
         try:
             for sock in socks:
