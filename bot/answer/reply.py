@@ -29,7 +29,7 @@ import html
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from bot.kb.meta import SectionMeta
 from bot.kb.parse import FIX_FIELDS
@@ -58,26 +58,109 @@ MAX_FOLLOW_UPS = 3
 SPECIFIC_REASONS = ("uncovered", "uncovered_top", "old_release", "setting_conflict")
 
 
+HANDOFF_CHARS = 1_500  # transcript carried in a contact link: mail clients and browsers drop URLs of a few KB
+_SAFE_URL = re.compile(r"^(?:https?://|mailto:)[^\s<>\"'`]+$")
+
+
 @dataclass(frozen=True)
 class Contact:
-    """Where a user can ask a person; configured by the operator (``BOT_CONTACT_URL``, ``BOT_CONTACT_LABEL``)."""
+    """Where a user can ask a person; configured by the operator (``BOT_CONTACT_URL``, ``BOT_CONTACT_LABEL``,
+    ``BOT_HANDOFF_WEBHOOK``).
+
+    ``transcript`` / ``question`` are set per turn by the edge (:func:`dataclasses.replace`) so that the
+    link carries the conversation: a ``mailto:`` gets ``?subject=…&body=…``, a URL template gets its
+    ``{transcript}`` / ``{question}`` placeholders filled, URL-encoded and capped at :data:`HANDOFF_CHARS`.
+    """
 
     url: str = ""
     label: str = ""
+    webhook: str = ""  # BOT_HANDOFF_WEBHOOK: receives the transcript as JSON when the user asks for a person
+    transcript: str = ""
+    question: str = ""
 
-    def link(self, language: str) -> str:
-        """Markdown for the contact, or a generic hint when none is configured.
+    @property
+    def configured(self) -> bool:
+        """True when there is somewhere to hand the user to (a link or a webhook)."""
+        return bool(_SAFE_URL.match(self.url.strip())) or bool(self.webhook.strip())
+
+    def href(self, cited: Sequence[str] = ()) -> str:
+        """The contact URL carrying the conversation ("" when no URL is configured).
+
+        >>> Contact("mailto:gpu@example.com", question="OOM?", transcript="Q: OOM?").href(["Doc › OOM · lines 3–9"])
+        'mailto:gpu@example.com?subject=OOM%3F&body=Q%3A%20OOM%3F%0A%0ACited%3A%0A-%20Doc%20%E2%80%BA%20OOM%20%C2%B7%20lines%203%E2%80%939'
+        >>> Contact("https://desk.example.com/new?q={question}", question="a b").href()
+        'https://desk.example.com/new?q=a%20b'
+        """
+        url = self.url.strip()
+        if not _SAFE_URL.match(url):
+            return ""
+        body = self.transcript.strip()
+        if cited:
+            body = (body + "\n\n" if body else "") + "Cited:\n" + "\n".join(f"- {c}" for c in cited)
+        body = _cap(body, HANDOFF_CHARS)
+        subject = _cap(" ".join(self.question.split()), 120)
+        if "{transcript}" in url or "{question}" in url:
+            return url.replace("{transcript}", quote(body, safe="")).replace("{question}", quote(subject, safe=""))
+        if url.startswith("mailto:") and (body or subject):
+            query = "&".join(f"{k}={quote(v, safe='')}" for k, v in (("subject", subject), ("body", body)) if v)
+            return url + ("&" if "?" in url else "?") + query
+        return url
+
+    def link(self, language: str, cited: Sequence[str] = ()) -> str:
+        """Markdown for the contact (carrying the conversation), or "" when no URL is configured.
 
         >>> Contact("https://help.example.com/gpu", "GPU 支持群").link("zh")
         '[GPU 支持群](https://help.example.com/gpu)'
         >>> Contact().link("en")
-        'your team’s support channel'
+        ''
         """
-        url = self.url.strip()
-        if url and re.match(r"^(?:https?://|mailto:)[^\s<>\"'`]+$", url):
-            label = escape_inline(self.label.strip() or text(language, "contact_default"))
-            return f"[{label}]({url})"
-        return text(language, "contact_none")
+        href = self.href(cited)
+        if not href:
+            return ""
+        label = escape_inline(self.label.strip() or text(language, "contact_default"))
+        return f"[{label}](<{href}>)" if "(" in href or ")" in href else f"[{label}]({href})"
+
+
+def _cap(value: str, limit: int) -> str:
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def person_line(language: str, contact: Contact | None, cited: Sequence[str] = (), *, collect: bool = True) -> str:
+    """"Talk to a person: <link>" when a contact is configured; otherwise what to collect for a colleague
+    (``collect``) or nothing — never a promise of a channel that does not exist.
+
+    >>> person_line("en", Contact()).startswith("No support contact is set up here")
+    True
+    >>> person_line("en", Contact(), collect=False)
+    ''
+    """
+    contact = contact or Contact()
+    link = contact.link(language, cited)
+    if link:
+        return text(language, "ask_person", contact=link)
+    if contact.configured:  # a webhook only: asking for a person hands the conversation over
+        return text(language, "ask_person_webhook")
+    return text(language, "collect_for_colleague") if collect else ""
+
+
+def with_person(reply: "Reply", contact: Contact | None) -> "Reply":
+    """Add "talk to a person" to a reply after "that didn't help" (a retry) when a contact is configured.
+
+    Tentative and none replies carry it already (:func:`format_no_match`); an answer given after a
+    retry is where the user said the last one failed, so a person is offered there too.
+    """
+    contact = contact or Contact()
+    if not contact.configured or reply.kind == "intent":
+        return reply
+    line = person_line(reply.language, contact, _cited(reply.shown), collect=False)
+    retry = any(e.kind == "not_helpful" for e in reply.events)
+    if line and (retry or reply.tier in ("tentative", "none")) and line not in reply.markdown:
+        reply.markdown = reply.markdown.rstrip() + "\n\n" + line
+    return reply
+
+
+def _cited(shown: Sequence["Shown"]) -> list[str]:
+    return [citation_label(s.hit.section, None, "en") for s in shown[:5]]
 
 
 # ---------------------------------------------------------------- citations
@@ -471,6 +554,7 @@ class Reply:
     tier: str = "none"  # "answer" | "tentative" | "none", as decided by the engine (see bot.records.Answer)
     reason: str = ""  # one line in the reply language; empty for a plain answer
     events: list[Event] = field(default_factory=list)  # what the edge should record for this turn
+    handoff: bool = False  # the user asked for a person: the edge sends the transcript to BOT_HANDOFF_WEBHOOK
 
     def citations(self) -> list[dict]:
         return [s.citation() for s in self.shown]
@@ -574,8 +658,9 @@ def _option_list(hits: Sequence[Hit], meta: MetaLookup, base: str, language: str
 
 
 def format_tentative(answer: Answer, meta: MetaLookup, base: str, *, limit: int, language: str | None = None,
-                     notes: Iterable[str] = (), suggestions: int = 3) -> Reply:
-    """The closest sections, clearly marked as possibly not applying, with the reason in one line."""
+                     notes: Iterable[str] = (), suggestions: int = 3, contact: Contact | None = None) -> Reply:
+    """The closest sections, clearly marked as possibly not applying, with the reason in one line
+    (and "talk to a person" when a contact is configured)."""
     language = language or answer.language
     reason = " ".join(reason_text(answer, meta, language).split()) or text(language, "tentative_reason")
     parts = [f"⚠️ **{text(language, 'may_not_apply')}:** {escape_inline(reason)}"]  # how sure, first
@@ -584,6 +669,9 @@ def format_tentative(answer: Answer, meta: MetaLookup, base: str, *, limit: int,
     if listing:
         parts.append(text(language, "nearest") + "\n\n" + listing)
     parts.append(text(language, "ask_more"))
+    person = person_line(language, contact, _cited(shown), collect=False)
+    if person:
+        parts.append(person)
     return Reply(
         kind="no_match", language=language, markdown="\n\n".join(parts), shown=shown, options=options,
         answered=False, signature=answer.signature, truncated_from=answer.truncated_from,
@@ -602,8 +690,8 @@ def format_none(answer: Answer, meta: MetaLookup, base: str, *, limit: int, lang
         parts.append(escape_inline(" ".join(reason.split())))
     parts.append(text(language, "covers"))
     parts.append(text(language, "ask_more"))
-    parts.append(text(language, "ask_person", contact=(contact or Contact()).link(language)))
     shown, _, listing = _option_list(answer.hits[:suggestions], meta, base, language, "suggestion")
+    parts.append(person_line(language, contact, _cited(shown)))
     if listing:
         parts.append(_details(text(language, "pointers"), listing))
     return Reply(
@@ -619,7 +707,8 @@ def format_no_match(answer: Answer, meta: MetaLookup, base: str, *, limit: int, 
     if answer.tier == "none" or not answer.hits:
         return format_none(answer, meta, base, limit=limit, language=language, notes=notes, contact=contact,
                            suggestions=suggestions)
-    return format_tentative(answer, meta, base, limit=limit, language=language, notes=notes, suggestions=suggestions)
+    return format_tentative(answer, meta, base, limit=limit, language=language, notes=notes, suggestions=suggestions,
+                            contact=contact)
 
 
 def format_clarify(answer: Answer, hits: Sequence[Hit], meta: MetaLookup, base: str, *, limit: int,
@@ -638,8 +727,7 @@ def format_clarify(answer: Answer, hits: Sequence[Hit], meta: MetaLookup, base: 
 
 def format_exhausted(language: str, notes: Iterable[str] = (), contact: Contact | None = None) -> Reply:
     parts = [n for n in notes if n] + [
-        text(language, "exhausted"), text(language, "ask_more"),
-        text(language, "ask_person", contact=(contact or Contact()).link(language)),
+        text(language, "exhausted"), text(language, "ask_more"), person_line(language, contact),
     ]
     return Reply(kind="exhausted", language=language, markdown="\n\n".join(parts))
 
@@ -655,13 +743,24 @@ def format_intent(label: str, language: str, contact: Contact | None = None) -> 
 
     >>> format_intent("human", "en", Contact("https://help.example.com", "GPU support")).markdown.split("\\n")[0]
     'You can reach a person here: [GPU support](https://help.example.com).'
+    >>> format_intent("human", "en").markdown.startswith("No support contact is set up here")
+    True
     >>> format_intent("thanks", "zh").kind, format_intent("thanks", "zh").events
     ('intent', [])
     """
     key = {"thanks": "intent_thanks", "greeting": "intent_greeting", "small_talk": "intent_small_talk",
            "human": "intent_human"}.get(label, "intent_small_talk")
-    markdown = text(language, key, contact=(contact or Contact()).link(language))
-    return Reply(kind="intent", language=language, markdown=markdown, tier="none")
+    contact = contact or Contact()
+    if key != "intent_human":
+        return Reply(kind="intent", language=language, markdown=text(language, key), tier="none")
+    link = contact.link(language)
+    if link:
+        markdown = text(language, key, contact=link)
+    elif contact.configured:  # webhook only: the edge posts the transcript (bot.web.handoff)
+        markdown = text(language, "intent_human_webhook")
+    else:  # no channel configured: say what a colleague will need instead of an empty promise
+        markdown = text(language, "collect_for_colleague")
+    return Reply(kind="intent", language=language, markdown=markdown, tier="none", handoff=True)
 
 
 # ---------------------------------------------------------------- suggested follow-ups

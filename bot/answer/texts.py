@@ -61,6 +61,19 @@ TEXTS: dict[str, dict[str, str]] = {
         ),
         "ask_person": "想找人帮忙？请到 {contact}。",
         "pointers": "最接近的章节（可能无关）",
+        "ask_person_webhook": "想找人帮忙？点“找人工”或直接说“转人工”，我会把这段对话转给技术支持。",
+        "intent_human_webhook": (
+            "已把这段对话（你的问题、我的回答和引用的章节）转给技术支持，他们会联系你。\n\n"
+            "等待的时候，也可以把完整的报错日志贴给我，我先查一下知识库。"
+        ),
+        "handoff_failed": "抱歉，这段对话没能转给技术支持（转交服务暂时不可用）。",
+        "collect_for_colleague": (
+            "这里没有配置人工支持渠道。找同事帮忙时，请一起发给他们：\n\n"
+            "- 版本：PaddlePaddle 或 TensorFlow、CUDA、cuDNN（`python -c \"import paddle; print(paddle.__version__)\"`）\n"
+            "- GPU 型号和驱动版本：`nvidia-smi` 的输出\n"
+            "- 日志的最后几十行（`tail -n 50 train.log`），从第一条 Error 或 Traceback 开始\n"
+            "- 你已经试过的方法"
+        ),
         "intent_thanks": "不客气！还有其他 GPU 训练问题，随时问我。",
         "intent_greeting": "你好！描述你遇到的 GPU 训练问题，或直接粘贴报错日志，我会从知识库里找解决方法。",
         "intent_small_talk": (
@@ -129,6 +142,19 @@ TEXTS: dict[str, dict[str, str]] = {
         ),
         "ask_person": "To ask a person, go to {contact}.",
         "pointers": "Closest sections (probably unrelated)",
+        "ask_person_webhook": "To ask a person, press “Talk to a person” (or say so) and I'll pass this conversation on.",
+        "intent_human_webhook": (
+            "I've passed this conversation (your questions, my replies and the sections I cited) to support; "
+            "someone will get back to you.\n\nWhile you wait, paste the full error log and I'll check the knowledge base."
+        ),
+        "handoff_failed": "Sorry, I could not pass this conversation on (the hand-off service is not reachable).",
+        "collect_for_colleague": (
+            "No support contact is set up here. When you ask a colleague, send them:\n\n"
+            "- versions: PaddlePaddle or TensorFlow, CUDA, cuDNN (`python -c \"import paddle; print(paddle.__version__)\"`)\n"
+            "- the GPU model and driver version: the output of `nvidia-smi`\n"
+            "- the last lines of the log (`tail -n 50 train.log`), from the first Error or Traceback\n"
+            "- what you have tried already"
+        ),
         "intent_thanks": "You're welcome! Ask any time you hit another GPU training problem.",
         "intent_greeting": (
             "Hi! Describe the GPU training problem you hit, or paste the error log, and I'll look for the fix "

@@ -33,12 +33,13 @@ import gradio as gr
 from bot.answer.conversation import Conversation, Turn
 from bot.answer.turn import Turned, take_turn
 from bot.records import Event
-from bot.answer.reply import Contact, format_intent, truncation_notice, user_echo
+from bot.answer.reply import Contact, Reply, format_intent, person_line, truncation_notice, user_echo, with_person
 from bot.answer.reply import text as reply_text
 from bot.settings import Settings
 from bot.kb.signature import looks_like_log
 from bot.kb.tokenize import detect_language
 from bot.store.feedback import with_origin
+from bot.web.handoff import Exchange, carrying, hand_off
 from bot.web.http import WebSettings, public_base, request_base
 
 MAX_MESSAGES = 40  # chat bubbles kept per session (older ones scroll away for good)
@@ -365,10 +366,35 @@ def choose(state: ChatState, value: Any) -> ChatState:
     return state
 
 
+def exchanges(state: ChatState, pending: str | None = None) -> list[Exchange]:
+    """The tab's questions with their replies' tiers and citations (what a person is handed), oldest first."""
+    out = [Exchange(info.question, info.tier, tuple(info.cited))
+           for _, info in sorted(state.answers.items(), key=lambda item: int(item[0]))]
+    if pending and pending.strip():
+        out.append(Exchange(pending[:2_000]))
+    return out
+
+
+def _contact(deps: Deps, state: ChatState, pending: str | None = None) -> Contact:
+    """The configured contact, its link carrying this tab's conversation."""
+    return carrying(deps.contact, exchanges(state, pending), deps.engine)
+
+
 def _reply_for(deps: Deps, state: ChatState, message: str, base: str) -> tuple[Turned, Conversation]:
     """The tab's conversation answers: the same turn as /api/ask and /v1 (:func:`bot.answer.turn.take_turn`)."""
-    talk = Conversation(deps.engine, base_url=base, turns=list(state.turns), contact=deps.contact)
+    talk = Conversation(deps.engine, base_url=base, turns=list(state.turns), contact=_contact(deps, state, message))
     return take_turn(deps.engine, message, conversation=talk)
+
+
+def ask_person(deps: Deps, state: ChatState) -> Reply:
+    """The "talk to a person" button or a typed "转人工": the contact (carrying the conversation), the transcript
+    sent to ``BOT_HANDOFF_WEBHOOK``, or — with neither configured — what to collect for a colleague."""
+    reply = format_intent("human", state.language, _contact(deps, state))
+    return hand_off(reply, deps.contact, exchanges(state), deps.engine, origin=deps_origin(deps))
+
+
+def deps_origin(deps: Deps) -> str:
+    return str(getattr(deps.recorder, "origin", "") or "")
 
 
 def respond(deps: Deps, state: ChatState, base: str) -> ChatState:
@@ -386,6 +412,10 @@ def respond(deps: Deps, state: ChatState, base: str) -> ChatState:
         state.messages.append({"role": "assistant", "content": reply_text(language, "error")})
         return state
     reply, latency = turned.reply, turned.latency_ms
+    contact = _contact(deps, state, message)
+    with_person(reply, contact)  # after "that didn't help": a person is offered too
+    if reply.handoff:  # a typed "转人工"
+        hand_off(reply, deps.contact, exchanges(state, message), deps.engine, origin=deps_origin(deps))
     if total and not reply.truncated_from:  # cut here (head + tail) before the engine saw it
         reply.truncated_from = total
         notice = truncation_notice(total, deps.settings.max_input_chars, reply.language)
@@ -455,6 +485,13 @@ def vote_reason(deps: Deps, state: ChatState, reason: str) -> tuple[ChatState, s
     info.reason = reason
     _record(deps, state, [_vote_event(info)])
     return state, ui_text(state.language, "reason_thanks")
+
+
+def reason_prompt(deps: Deps, state: ChatState) -> str:
+    """The line above the 👎 reasons: "what was wrong?", and "talk to a person" when a contact is configured."""
+    label = ui_text(state.language, "reason_label")
+    person = person_line(state.language, _contact(deps, state), collect=False) if state.disliked is not None else ""
+    return f"{label}  \n{person}" if person else label
 
 
 def _vote_event(info: AnswerInfo) -> Event:
@@ -608,7 +645,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
         if toast:
             gr.Info(toast, duration=3)
         show = state.disliked is not None
-        return state, gr.update(visible=show, value=None), snapshot(state)
+        return state, gr.update(visible=show, value=None), snapshot(state), gr.update(value=reason_prompt(deps, state))
 
     def on_reason(reason: str | None, state: Any):
         state = _state(state)
@@ -621,7 +658,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
 
     def on_person(state: Any):
         state = _state(state)
-        reply = format_intent("human", state.language, deps.contact)
+        reply = ask_person(deps, state)
         state.messages.append({"role": "assistant", "content": reply.markdown})
         _trim(state)
         return state.messages, state, snapshot(state)
@@ -704,7 +741,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
         ).then(on_answer, [state], [chatbot, state, saved], show_progress="minimal").then(
             None, [saved], None, js=save_js
         ).then(None, js=scroll_bot)
-        chatbot.like(on_vote, [state], [state, reason_row, saved]).then(None, [saved], None, js=save_js)
+        chatbot.like(on_vote, [state], [state, reason_row, saved, reason_label]).then(None, [saved], None, js=save_js)
         reasons.select(lambda value, s: on_reason(value, s), [reasons, state], [state, reason_row, saved]).then(
             None, [saved], None, js=save_js
         )

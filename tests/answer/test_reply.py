@@ -330,7 +330,9 @@ def test_none_says_what_the_knowledge_base_covers_what_would_help_and_where_to_a
         assert "[GPU support](https://help.example.com/gpu)" in md
         assert md.index("[GPU support]") < md.index("<details>")  # pointers only collapsed, after the contact
     plain = format_no_match(dataclasses.replace(answer(language="en"), tier="none"), meta, BASE, limit=LIMIT)
-    assert "your team’s support channel" in plain.markdown and "javascript" not in plain.markdown
+    # no contact configured: what to collect for a colleague, not a promise of a channel that does not exist
+    assert TEXTS["en"]["collect_for_colleague"] in plain.markdown and "support channel" not in plain.markdown
+    assert "javascript" not in plain.markdown
     bad = Contact("javascript:alert(1)", "x")
     assert "javascript" not in format_intent("human", "en", bad).markdown
 
