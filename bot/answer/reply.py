@@ -36,7 +36,8 @@ from bot.kb.parse import FIX_FIELDS
 from bot.records import Answer, Event, Hit, Section
 from bot.answer.safe_markdown import _blocks, code_block, code_span, doc_markdown, escape_inline, escape_text
 from bot.answer.reasons import reason_text
-from bot.answer.source_view import old_release, section_terms
+from bot.answer.source_view import focus_lines, old_release, section_terms
+from bot.kb.tokenize import detect_language
 from bot.answer.texts import TEXTS, text
 
 __all__ = [  # the escaping and text helpers are part of this module's interface too
@@ -163,6 +164,75 @@ def _cited(shown: Sequence["Shown"]) -> list[str]:
     return [citation_label(s.hit.section, None, "en") for s in shown[:5]]
 
 
+# ---------------------------------------------------------------- what the knowledge base covers
+
+MAX_SCOPE_TITLES = 8
+_GPU_WORDS = re.compile(r"\bgpu|\bcuda|cudnn|nvidia|nccl|显存|显卡|多卡", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What the knowledge base is about, from its own documents (not text written for one company's seeds)."""
+
+    titles: tuple[str, ...] = ()  # document titles, in index order
+    documents: int = 0
+    gpu: bool = False  # most documents are about GPUs: ask for `nvidia-smi`, CUDA and cuDNN versions
+
+
+def kb_scope(sections: Sequence[Section]) -> Scope:
+    """The :class:`Scope` of ``engine.sections``: document titles, and whether the documents are about GPUs.
+
+    >>> s = [Section(f"{n}.md", "h", ("T",), 1, 2, "h", body, title) for n, (title, body) in
+    ...      enumerate([("GPU FAQ", "CUDA error"), ("GPU FAQ", "nccl"), ("Billing", "invoices")])]
+    >>> kb_scope(s)
+    Scope(titles=('GPU FAQ', 'Billing'), documents=3, gpu=True)
+    """
+    titles: dict[str, None] = {}
+    sources: dict[str, bool] = {}
+    for section in sections:
+        title = " ".join((section.title or section.source).split())
+        if title:
+            titles.setdefault(title[:60], None)
+        about = bool(_GPU_WORDS.search(f"{section.title} {section.heading} {section.text[:600]}"))
+        sources[section.source] = sources.get(section.source, False) or about
+    gpu = bool(sources) and sum(sources.values()) * 2 > len(sources)
+    return Scope(tuple(list(titles)[:MAX_SCOPE_TITLES]), len(sources), gpu)
+
+
+def scope_text(language: str, scope: Scope | None) -> str:
+    """ "What the knowledge base covers", from its document titles (a generic line without them).
+
+    >>> scope_text("en", Scope(("GPU FAQ", "Billing"), 2))
+    'This assistant answers from the 2 documents in its knowledge base: “GPU FAQ”, “Billing”.'
+    """
+    if scope is None or not scope.titles:
+        return text(language, "covers_generic")
+    if language == "zh":
+        names = "、".join(f"《{t}》" for t in scope.titles)
+    else:
+        names = ", ".join(f"“{t}”" for t in scope.titles)
+    more = len(scope.titles) < scope.documents
+    names = escape_inline(names) + (text(language, "scope_more") if more else "")
+    return text(language, "covers", n=scope.documents, titles=names)
+
+
+def with_scope(reply: "Reply", scope: Scope) -> "Reply":
+    """Say what *this* knowledge base covers, and ask for GPU details only when it is about GPUs.
+
+    The conversation formats replies without the engine's document list; every edge passes the reply
+    through here with :func:`kb_scope` of ``engine.sections``.
+    """
+    language = reply.language
+    markdown = reply.markdown.replace(text(language, "covers_generic"), scope_text(language, scope))
+    if reply.kind == "intent" and markdown == text(language, "intent_small_talk") and scope.titles:
+        markdown += "\n\n" + scope_text(language, scope)  # "what can you do?": what these documents cover
+    if not scope.gpu:  # nvidia-smi and cuDNN versions mean nothing for another company's documents
+        for key in ("ask_more", "collect_for_colleague"):
+            markdown = markdown.replace(text(language, key), text(language, key + "_generic"))
+    reply.markdown = markdown
+    return reply
+
+
 # ---------------------------------------------------------------- citations
 
 @dataclass(frozen=True)
@@ -185,7 +255,7 @@ class Shown:
         return data
 
 
-def source_url(base: str, section: Section, terms: Sequence[str] = (), language: str = "zh") -> str:
+def source_url(base: str, section: Section, terms: Sequence[str] = (), language: str = "zh", line: int = 0) -> str:
     """The in-app source view of a section, with the terms to highlight.
 
     >>> s = Section("a b.md", "H", ("Doc", "H"), 3, 9, "h", "x", "Doc")
@@ -197,13 +267,25 @@ def source_url(base: str, section: Section, terms: Sequence[str] = (), language:
     if terms:
         query["terms"] = " ".join(terms)
     query["lang"] = "zh" if language == "zh" else "en"
-    return f"{base.rstrip('/')}/source?{urlencode(query)}#L{section.start_line}"
+    return f"{base.rstrip('/')}/source?{urlencode(query)}#L{line or section.start_line}"
+
+
+def text_line(section: Section, index: int) -> int:
+    """The document line of line ``index`` (0-based) of ``section.text`` (the text ends at ``end_line``)."""
+    return section.end_line - len(section.text.splitlines()) + 1 + index
+
+
+def focus(section: Section, terms: Sequence[str]) -> tuple[int, int] | None:
+    """[first, last) lines of ``section.text`` around the lines matching ``terms`` (None: its top is the place)."""
+    return focus_lines(section.text, terms)
 
 
 def section_url(base: str, section: Section, terms: Sequence[str], language: str) -> str:
-    """:func:`source_url` with only the terms that occur in that section and are not noise."""
+    """:func:`source_url` with only the terms that occur in that section and are not noise, opened at the
+    lines that match them (a long section's top may be far from what the question is about)."""
     own = section_terms(terms, "\n".join([section.heading, section.text]))
-    return source_url(base, section, own, language)
+    window = focus(section, own)
+    return source_url(base, section, own, language, line=text_line(section, window[0]) if window else 0)
 
 
 def clean_heading(heading: str) -> str:
@@ -313,27 +395,48 @@ _COMMAND = re.compile(
 )
 
 
+_SEQUENCE = re.compile(r"^(?:然后|接着|之后|最后|再(?!次)|首先|其次|then\b|next\b|finally\b|after that\b)", re.IGNORECASE)
+
+
 @dataclass
 class Step:
     text: str  # markdown prose (may be empty when a step is only code)
-    code: list[str] = field(default_factory=list)  # fenced code blocks
+    code: list[str] = field(default_factory=list)  # blocks shown after it as written: its code, a table, a remark
+
+
+def _is_table(block: str) -> bool:
+    lines = [line.strip() for line in block.splitlines() if line.strip()]
+    return len(lines) >= 2 and all(line.startswith("|") for line in lines)
+
+
+def _numbered(block: str) -> bool:
+    stripped = block.strip()
+    return bool(_STEP_MARK.match(stripped)) or (len(_LIST_ITEM.split(stripped)) > 2 and
+                                                not _LIST_ITEM.split(stripped)[0].strip())
 
 
 def fix_steps(markdown: str) -> tuple[str, list[Step], list[str]]:
-    """Split inert fix markdown into (lead line, steps, trailing notes).
+    """Split inert fix markdown into (lead, steps, trailing notes); no steps when the fix is prose to show as written.
 
-    Each paragraph is a step, numbered list items too; code blocks belong to the step before them;
-    a short first paragraph ending in a colon is the lead ("可以尝试按如下方法解决："); closing
-    "see the docs" paragraphs are notes.
+    Steps are what the document wrote as steps: numbered list items ("1." "（2）" "第三步"), or — in a fix
+    with commands — the paragraph that introduces a code block and the ones that say "then". Tables and
+    other prose are never numbered: they stay as written, after the step they follow (a table used to get
+    a step number and break). A short first paragraph ending in a colon is the lead ("可以尝试按如下方法解决：");
+    closing "see the docs" paragraphs are notes.
 
     >>> lead, steps, notes = fix_steps("可以尝试：\\n\\n1. 减小 batch_size；\\n\\n2. 开启选项：\\n\\n```bash\\nexport A=1\\n```\\n\\n详细请参考文档。")
     >>> lead, [(s.text, len(s.code)) for s in steps], notes
     ('可以尝试：', [('减小 batch_size；', 0), ('开启选项：', 1)], ['详细请参考文档。'])
+    >>> fix_steps("显存不足时先看日志。\\n\\n也可以换一张卡。")[1]
+    []
     """
-    lead = ""
+    lead: list[str] = []
     steps: list[Step] = []
     notes: list[str] = []
     blocks = _blocks(markdown)
+    numbered = any(kind == "prose" and not _is_table(b) and _numbered(b) for kind, b in blocks)
+    if not numbered and not any(kind == "code" for kind, _ in blocks):
+        return "", [], []  # prose (and tables): shown as written, not renumbered
     for n, (kind, block) in enumerate(blocks):
         if kind == "code":
             if notes and steps:  # code after a note belongs to that note's text: keep the order readable
@@ -345,17 +448,23 @@ def fix_steps(markdown: str) -> tuple[str, list[Step], list[str]]:
         stripped = block.strip()
         if n == 0 and len(blocks) > 1 and re.search(r"[:：]$", stripped) and len(stripped) <= 80 \
                 and not _STEP_MARK.match(stripped):
-            lead = stripped
+            lead.append(stripped)
             continue
         if steps and _REFERENCE.match(stripped):
             notes.append(stripped)
+            continue
+        before_code = n + 1 < len(blocks) and blocks[n + 1][0] == "code"
+        is_step = not _is_table(stripped) and (
+            _numbered(stripped) if numbered else (before_code or bool(_SEQUENCE.match(stripped))))
+        if not is_step:  # a table or a remark: as written, after the step it follows
+            (steps[-1].code if steps else lead).append(stripped)
             continue
         items = _LIST_ITEM.split(stripped)
         if len(items) > 2 and not items[0].strip():  # "1. a\n2. b" in one paragraph: one step each
             steps.extend(Step(item.strip(), []) for item in items[1:] if item.strip())
             continue
         steps.append(Step(_STEP_MARK.sub("", stripped, count=1), []))
-    return lead, steps, notes
+    return "\n\n".join(lead), steps, notes
 
 
 def render_steps(lead: str, steps: Sequence[Step], notes: Sequence[str]) -> str:
@@ -484,6 +593,7 @@ def section_body(hit: Hit, meta: SectionMeta | None, language: str, limit: int =
     section = hit.section
     fix = _fix_field(section, hit.matched_terms)
     details: list[str] = []
+    doc_language = section_language(section)
     if language != "zh" and meta is not None and meta.summary_en.strip():
         parts = _summary_parts(meta.summary_en)
         steps = _english_steps(parts.get("fix") or parts.get("other") or meta.summary_en)
@@ -494,10 +604,11 @@ def section_body(hit: Hit, meta: SectionMeta | None, language: str, limit: int =
         if context:
             context_md, _ = doc_markdown(context, FULL_CHARS, "en")
             details.append(_details(text(language, "background"), context_md))
-        original, cut = doc_markdown(section.text, FULL_CHARS, "zh")
-        if cut:
-            original += "\n\n" + text(language, "cut")
-        details.append(_details(f"{text(language, 'original')}: {clean_heading(section.heading)}", original))
+        if doc_language == "zh":  # an English section needs no "original Chinese" copy of itself
+            original, cut = doc_markdown(section.text, FULL_CHARS, "zh")
+            if cut:
+                original += "\n\n" + text(language, "cut")
+            details.append(_details(f"{text(language, 'original')}: {clean_heading(section.heading)}", original))
         return body, details
 
     if fix:
@@ -515,18 +626,32 @@ def section_body(hit: Hit, meta: SectionMeta | None, language: str, limit: int =
                 other_md += "\n\n" + text(language, "cut")
             details.append(_details(text(language, "details" if name != "问" else "rest"), other_md))
     else:
-        text_md, cut = doc_markdown(section.text, limit, language)
+        shown_text, note = section.text, ""
+        window = focus(section, hit.matched_terms) if len(section.text) > limit // 2 else None
+        if window:  # a long section: the lines that match the question, not its first screen
+            first, last = window
+            shown_text = "\n".join(section.text.splitlines()[first:last])
+            note = "_" + text(language, "showing", start=text_line(section, first),
+                               end=text_line(section, last - 1)) + "_"
+        text_md, cut = doc_markdown(shown_text, limit, language)
         body, rest = _steps_or_text(text_md)
-        if cut:
+        if note:
+            body = note + "\n\n" + body
+        if cut or window:
             body += "\n\n" + text(language, "cut")
         if rest:
             details.append(_details(text(language, "more_steps"), rest))
     if language == "zh" and meta is not None and meta.summary_en.strip():
         summary, _ = doc_markdown(meta.summary_en, FULL_CHARS, "en")
         details.append(_details(f"{text('en', 'en_summary')}: {meta.title_en}", summary))
-    if language != "zh" and meta is None:
+    if language != "zh" and meta is None and doc_language == "zh":
         body = text(language, "no_english") + "\n\n" + body
     return body, details
+
+
+def section_language(section: Section) -> str:
+    """The language a section is written in ("zh" or "en"), from its heading and text."""
+    return "zh" if detect_language(f"{section.heading}\n{section.text[:3_000]}") == "zh" else "en"
 
 
 def section_title(section: Section, meta: SectionMeta | None, language: str) -> str:
@@ -680,7 +805,8 @@ def format_tentative(answer: Answer, meta: MetaLookup, base: str, *, limit: int,
 
 
 def format_none(answer: Answer, meta: MetaLookup, base: str, *, limit: int, language: str | None = None,
-                notes: Iterable[str] = (), contact: Contact | None = None, suggestions: int = 3) -> Reply:
+                notes: Iterable[str] = (), contact: Contact | None = None, suggestions: int = 3,
+                scope: Scope | None = None) -> Reply:
     """Nothing close: what the knowledge base covers, which details would help, where to ask a person."""
     language = language or answer.language
     parts = [f"ℹ️ **{text(language, 'no_match_title')}**"]
@@ -688,7 +814,7 @@ def format_none(answer: Answer, meta: MetaLookup, base: str, *, limit: int, lang
     reason = reason_text(answer, meta, language)
     if answer.reason is not None and answer.reason.code in SPECIFIC_REASONS:  # "No document here covers Jetson"
         parts.append(escape_inline(" ".join(reason.split())))
-    parts.append(text(language, "covers"))
+    parts.append(scope_text(language, scope))
     parts.append(text(language, "ask_more"))
     shown, _, listing = _option_list(answer.hits[:suggestions], meta, base, language, "suggestion")
     parts.append(person_line(language, contact, _cited(shown)))

@@ -111,14 +111,14 @@ def from_turns(turns: Sequence[Any]) -> list[Exchange]:
             for t in turns]
 
 
-def finish(reply: Reply, contact: Contact, turns: Sequence[Any], engine: Any, *, origin: str = "") -> Reply:
-    """What every edge does after a turn: a person offered after "that didn't help", the transcript handed
-    over when the user asked for a person."""
-    from bot.answer.reply import with_person
+def finish(reply: Reply, contact: Contact, exchanges: Sequence[Exchange], engine: Any, *, origin: str = "") -> Reply:
+    """What every edge does after a turn: say what this knowledge base covers, offer a person after
+    "that didn't help", and hand the transcript over when the user asked for a person."""
+    from bot.answer.reply import kb_scope, with_person, with_scope
 
-    exchanged = from_turns(turns)
-    with_person(reply, carrying(contact, exchanged, engine))
-    return hand_off(reply, contact, exchanged, engine, origin=origin)
+    with_scope(reply, kb_scope(getattr(engine, "sections", ()) or ()))
+    with_person(reply, carrying(contact, exchanges, engine))
+    return hand_off(reply, contact, exchanges, engine, origin=origin)
 
 
 def api_turn(engine: Any, question: str, prior: Sequence[str], *, base_url: str, contact: Contact, origin: str,
@@ -133,5 +133,5 @@ def api_turn(engine: Any, question: str, prior: Sequence[str], *, base_url: str,
     asked = [Exchange(q[:QUESTION_CHARS]) for q in (*prior, question)]
     turned, talk = (take or take_turn)(engine, question, history=prior, base_url=base_url,
                              contact=carrying(contact, asked, engine))
-    finish(turned.reply, contact, talk.turns or asked[:-1], engine, origin=origin)
+    finish(turned.reply, contact, from_turns(talk.turns) or asked[:-1], engine, origin=origin)
     return turned, talk

@@ -33,13 +33,13 @@ import gradio as gr
 from bot.answer.conversation import Conversation, Turn
 from bot.answer.turn import Turned, take_turn
 from bot.records import Event
-from bot.answer.reply import Contact, Reply, format_intent, person_line, truncation_notice, user_echo, with_person
+from bot.answer.reply import Contact, Reply, format_intent, person_line, truncation_notice, user_echo
 from bot.answer.reply import text as reply_text
 from bot.settings import Settings
 from bot.kb.signature import looks_like_log
 from bot.kb.tokenize import detect_language
 from bot.store.feedback import with_origin
-from bot.web.handoff import Exchange, carrying, hand_off
+from bot.web.handoff import Exchange, carrying, finish
 from bot.web.http import WebSettings, public_base, request_base
 
 MAX_MESSAGES = 40  # chat bubbles kept per session (older ones scroll away for good)
@@ -390,7 +390,7 @@ def ask_person(deps: Deps, state: ChatState) -> Reply:
     """The "talk to a person" button or a typed "转人工": the contact (carrying the conversation), the transcript
     sent to ``BOT_HANDOFF_WEBHOOK``, or — with neither configured — what to collect for a colleague."""
     reply = format_intent("human", state.language, _contact(deps, state))
-    return hand_off(reply, deps.contact, exchanges(state), deps.engine, origin=deps_origin(deps))
+    return finish(reply, deps.contact, exchanges(state), deps.engine, origin=deps_origin(deps))
 
 
 def deps_origin(deps: Deps) -> str:
@@ -412,10 +412,8 @@ def respond(deps: Deps, state: ChatState, base: str) -> ChatState:
         state.messages.append({"role": "assistant", "content": reply_text(language, "error")})
         return state
     reply, latency = turned.reply, turned.latency_ms
-    contact = _contact(deps, state, message)
-    with_person(reply, contact)  # after "that didn't help": a person is offered too
-    if reply.handoff:  # a typed "转人工"
-        hand_off(reply, deps.contact, exchanges(state, message), deps.engine, origin=deps_origin(deps))
+    # what this knowledge base covers; a person after "that didn't help"; a typed "转人工" hands the transcript over
+    finish(reply, deps.contact, exchanges(state, message), deps.engine, origin=deps_origin(deps))
     if total and not reply.truncated_from:  # cut here (head + tail) before the engine saw it
         reply.truncated_from = total
         notice = truncation_notice(total, deps.settings.max_input_chars, reply.language)

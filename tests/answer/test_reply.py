@@ -26,6 +26,9 @@ from bot.answer.reply import (
     format_answer,
     format_clarify,
     format_no_match,
+    kb_scope,
+    scope_text,
+    with_scope,
     short_title,
     signature_line,
     source_url,
@@ -322,10 +325,11 @@ def test_none_says_what_the_knowledge_base_covers_what_would_help_and_where_to_a
     for language in ("en", "zh"):
         a = dataclasses.replace(answer(*hits, language=language), tier="none")
         reply = format_no_match(a, meta, BASE, limit=LIMIT, contact=contact)
-        md = reply.markdown
+        scope = kb_scope([section(1), section(2, source="nccl.md", title="NCCL on TensorFlow")])
+        md = with_scope(reply, scope).markdown
         assert reply.tier == "none" and reply.kind == "no_match" and reply.options == []
         assert md.startswith("ℹ️ **" + TEXTS[language]["no_match_title"])
-        assert TEXTS[language]["covers"] in md and "NCCL" in md and "TensorFlow" in md
+        assert scope_text(language, scope) in md and "NCCL" in md and "TensorFlow" in md
         assert "nvidia-smi" in md
         assert "[GPU support](https://help.example.com/gpu)" in md
         assert md.index("[GPU support]") < md.index("<details>")  # pointers only collapsed, after the contact
