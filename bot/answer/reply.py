@@ -49,7 +49,6 @@ MetaLookup = Callable[[str], "SectionMeta | None"]
 FIX_CHARS = 1_800  # fix text shown up front
 FULL_CHARS = 4_000  # rest of a section shown in a collapsed block
 MAX_STEPS = 5  # steps shown up front; the rest of the fix goes into the collapsed details
-USER_ECHO_LINES = 40  # lines of a pasted log echoed back in the user's bubble
 USER_ECHO_CHARS = 4_000
 MAX_TERMS = 20
 MAX_FOLLOW_UPS = 3
@@ -347,6 +346,28 @@ def signature_line(signature: str, language: str) -> str:
     return f"**{text(language, 'detected')}:** {code_span(signature)}" if signature else ""
 
 
+_BARE_ERROR = re.compile(r"^[\w.]*(?:Error|Exception|Exhausted)\s*:?\s*$")
+_ERROR_WITH_MESSAGE = re.compile(r"(?:[A-Za-z_][\w]*\.)*([A-Z]\w*(?:Error|Exception)):\s*(\S.*)$")
+
+
+def own_error_line(signature: str, log: str) -> str:
+    """The error as the log says it: when the detected signature is a bare name ("MemoryError"), the log's last
+    error line that carries a message ("ResourceExhaustedError: OOM … cannot allocate 2.25 GB"), module path dropped.
+
+    >>> own_error_line("MemoryError", "MemoryError\\nx.errors_impl.ResourceExhaustedError: OOM, cannot allocate 2.25 GB")
+    'ResourceExhaustedError: OOM, cannot allocate 2.25 GB'
+    >>> own_error_line("EnforceNotMet: no libnccl.so", "whatever")
+    'EnforceNotMet: no libnccl.so'
+    """
+    if not signature or not _BARE_ERROR.match(signature.strip()):
+        return signature
+    for line in reversed(log.splitlines()[-400:]):
+        match = _ERROR_WITH_MESSAGE.search(line.strip()[:1_000])
+        if match:
+            return f"{match.group(1)}: {match.group(2).strip()}"[:200]
+    return signature
+
+
 def truncation_notice(truncated_from: int, limit: int, language: str) -> str:
     """The visible notice for an input that was cut to the server-side limit (empty when it was not).
 
@@ -366,21 +387,35 @@ def era_line(section: Section, language: str) -> str:
     return f"_{text(language, 'era', era=era)}_" if era else ""
 
 
+ECHO_HEAD_LINES = 2  # of a long pasted log: its first lines (the command), then its end (where the error is)
+ECHO_TAIL_LINES = 12  # a bubble of ~15 lines: the widget's first screen still shows the answer after it
+
+
 def user_echo(value: str, is_log: bool | None = None) -> str:
-    """The user's message as shown in their chat bubble: inert, and short even for a huge paste."""
+    """The user's message as shown in their chat bubble: inert, and short even for a huge paste.
+
+    A log is a code block of its first lines and its *last* ones (the error is at the end; the bubble
+    used to show the first 40 INFO lines); a typed question of a few lines stays text.
+
+    >>> user_echo("显存不足怎么办？\\n用的是 V100")
+    '显存不足怎么办？  \\n用的是 V100'
+    """
     value = value.rstrip()
     lines = value.splitlines()
-    multi = len(lines) > 1
-    if is_log or multi:
-        shown = "\n".join(line[:300] for line in lines[:USER_ECHO_LINES])[:USER_ECHO_CHARS]
-        more = ""
-        if len(shown) < len(value):
-            rest = max(0, len(lines) - len(shown.splitlines()))
-            more = "\n\n" + (f"… (+{rest} lines, {len(value):,} chars)" if rest else f"… ({len(value):,} chars)")
+    code_like = any(line.startswith(("    ", "\t")) for line in lines) or len(lines) > 6
+    if is_log or (len(lines) > 1 and code_like):
+        kept = [line[:300] for line in lines]
+        if len(kept) > ECHO_HEAD_LINES + ECHO_TAIL_LINES + 1:
+            tail = kept[-ECHO_TAIL_LINES:]
+            kept = kept[:ECHO_HEAD_LINES] + [f"… (+{len(lines) - len(tail) - ECHO_HEAD_LINES:,} lines) …"] + tail
+        shown = "\n".join(kept)
+        if len(shown) > USER_ECHO_CHARS:  # keep the end: that is where the error is
+            shown = "…" + shown[-USER_ECHO_CHARS:]
+        more = f"\n\n… ({len(value):,} chars)" if len(shown) < len(value) else ""
         return code_block(shown) + more
     shown = value[:USER_ECHO_CHARS]
     more = f" … ({len(value):,} chars)" if len(shown) < len(value) else ""
-    return escape_inline(shown) + more
+    return "  \n".join(escape_inline(line) for line in shown.splitlines()) + more
 
 
 # ---------------------------------------------------------------- the fix as steps
@@ -704,7 +739,7 @@ def _preamble(answer: Answer | None, language: str, limit: int, notes: Iterable[
     parts = [n for n in notes if n]
     if answer is not None:
         parts.append(truncation_notice(answer.truncated_from, limit, language))
-        parts.append(signature_line(answer.signature, language))
+        parts.append(signature_line(own_error_line(answer.signature, answer.query), language))
     return [p for p in parts if p]
 
 

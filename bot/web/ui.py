@@ -63,6 +63,7 @@ UI: dict[str, dict[str, str]] = {
         "new_chat": "新对话",
         "person": "找人工",
         "reason_label": "哪里不对？（可选）",
+        "toast_title": "提示",
         "wrong_section": "引用的章节不对",
         "outdated": "内容过时",
         "not_my_framework": "不是我用的框架",
@@ -83,6 +84,7 @@ UI: dict[str, dict[str, str]] = {
         "new_chat": "New chat",
         "person": "Talk to a person",
         "reason_label": "What was wrong? (optional)",
+        "toast_title": "Note",
         "wrong_section": "Wrong section",
         "outdated": "Outdated",
         "not_my_framework": "Not my framework",
@@ -193,6 +195,9 @@ html, body { overscroll-behavior: none; }
 .bot-reasons .wrap { gap: 0.3rem !important; }
 .bot-reasons label { font-size: 0.82rem !important; padding: 0.15rem 0.5rem !important; }
 footer { display: none !important; }
+/* Gradio titles a toast with its level in English ("Info") whatever gr.Info(title=…) says: a Chinese UI says 提示. */
+html:lang(zh) .toast-title.info { font-size: 0 !important; }
+html:lang(zh) .toast-title.info::before { content: "提示"; font-size: var(--text-md, 14px); }
 @media (max-width: 640px) {
   .gradio-container { padding: 4px 6px !important; }
   .gradio-container .main, .gradio-container .wrap.fillable { padding: 0 !important; }
@@ -208,6 +213,9 @@ WIDGET_CSS = CSS + """
 #chat .message-wrap h3 { font-size: 14px; }
 #chat .message-wrap p { margin: 0.25rem 0; }
 #chat pre { font-size: 12px; margin: 0.25rem 0; }
+/* 366 px of bubble: code wraps instead of hiding its end behind a sideways scroll (a command's flags, a log's error). */
+#chat pre, #chat pre code { white-space: pre-wrap !important; overflow-wrap: anywhere !important; word-break: break-word; }
+#chat pre { overflow-x: hidden !important; }
 .bot-widget-hint, .bot-widget-hint p { font-size: 0.78rem; opacity: 0.75; margin: 0; line-height: 1.25;
   overflow: hidden; text-overflow: ellipsis; }
 #question textarea { max-height: 96px; }
@@ -485,6 +493,11 @@ def vote_reason(deps: Deps, state: ChatState, reason: str) -> tuple[ChatState, s
     return state, ui_text(state.language, "reason_thanks")
 
 
+def notify(language: str, message: str) -> None:
+    """A toast titled in the UI language (Gradio's default title is the English "Info")."""
+    gr.Info(message, duration=3, title=ui_text(language, "toast_title"))
+
+
 def reason_prompt(deps: Deps, state: ChatState) -> str:
     """The line above the 👎 reasons: "what was wrong?", and "talk to a person" when a contact is configured."""
     label = ui_text(state.language, "reason_label")
@@ -617,7 +630,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
         state = _state(state)
         state, taken = submit(state, message, limit)
         if not taken:
-            gr.Info(ui_text(state.language, "empty"), duration=3)
+            notify(state.language, ui_text(state.language, "empty"))
             return gr.update(), gr.update(), state
         return "", state.messages, state
 
@@ -641,7 +654,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
     def on_vote(state: Any, evt: gr.LikeData):
         state, toast = vote(deps, _state(state), evt.index, evt.liked)
         if toast:
-            gr.Info(toast, duration=3)
+            notify(state.language, toast)
         show = state.disliked is not None
         return state, gr.update(visible=show, value=None), snapshot(state), gr.update(value=reason_prompt(deps, state))
 
@@ -651,7 +664,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
             return state, gr.update(), gr.update()
         state, toast = vote_reason(deps, state, reason)
         if toast:
-            gr.Info(toast, duration=3)
+            notify(state.language, toast)
         return state, gr.update(visible=False, value=None), snapshot(state)
 
     def on_person(state: Any):
