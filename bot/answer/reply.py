@@ -154,7 +154,9 @@ def with_person(reply: "Reply", contact: Contact | None) -> "Reply":
         return reply
     line = person_line(reply.language, contact, _cited(reply.shown), collect=False)
     retry = any(e.kind == "not_helpful" for e in reply.events)
-    if line and (retry or reply.tier in ("tentative", "none")) and line not in reply.markdown:
+    offered = any(text(reply.language, key).split("{contact}")[0] in reply.markdown
+                  for key in ("ask_person", "ask_person_webhook"))  # the link may carry another transcript
+    if line and (retry or reply.tier in ("tentative", "none")) and not offered:
         reply.markdown = reply.markdown.rstrip() + "\n\n" + line
     return reply
 

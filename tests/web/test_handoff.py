@@ -220,6 +220,20 @@ def test_the_api_posts_the_transcript_when_asked_for_a_person(engine, hash_setti
     assert "mailto:gpu-help@example.com?subject=" in response.json()["reply"]
 
 
+def test_an_api_reply_offers_a_person_once(engine, hash_settings):
+    from fastapi.testclient import TestClient
+
+    from app import build_app
+
+    app = build_app(hash_settings, engine=engine, web=WebSettings(), progress=False,
+                    contact=Contact(MAILTO, "GPU help"), ui=False)
+    with TestClient(app) as client:
+        for question, history in (("Jetson Nano 上怎么编译 Paddle", []), ("没用，还是不行", ["显存不足怎么办"])):
+            data = client.post("/api/ask", json={"question": question, "history": history}).json()
+            if data["tier"] != "answer" or question.startswith("没用"):
+                assert data["reply"].count("](mailto:gpu-help@example.com") == 1, data["reply"]
+
+
 def test_the_webhook_setting_is_checked_at_start_up():
     assert contact_from_env({"BOT_HANDOFF_WEBHOOK": "https://tickets.example.com/hook"}).webhook == \
         "https://tickets.example.com/hook"
