@@ -62,6 +62,7 @@ UI: dict[str, dict[str, str]] = {
         "send": "发送",
         "new_chat": "新对话",
         "person": "找人工",
+        "person_none": "求助同事",
         "reason_label": "哪里不对？（可选）",
         "toast_title": "提示",
         "wrong_section": "引用的章节不对",
@@ -83,6 +84,7 @@ UI: dict[str, dict[str, str]] = {
         "send": "Send",
         "new_chat": "New chat",
         "person": "Talk to a person",
+        "person_none": "Ask a colleague",
         "reason_label": "What was wrong? (optional)",
         "toast_title": "Note",
         "wrong_section": "Wrong section",
@@ -615,6 +617,8 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
     """The chat as Gradio Blocks; ``compact`` is the portal widget (no header, fills its frame)."""
     deps = Deps(engine, settings, web, with_origin(recorder, "widget" if compact else "ui"), contact or Contact())
     limit = settings.max_input_chars
+    # No contact configured: the button gives what to collect for a colleague, and says so (no promise of a person).
+    person_key = "person" if deps.contact.configured else "person_none"
     page = "widget" if compact else "page"
     save_js = SAVE_JS.replace("KEY", STORAGE_KEY.replace("PAGE", page))
     load_js = LOAD_JS.replace("KEY", STORAGE_KEY.replace("PAGE", page))
@@ -688,7 +692,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
         t = UI[state.language]
         reasons = [(t[r], r) for r in VOTE_REASONS]
         top = [gr.update(value=t["hint"] if compact else f"# {t['title']}\n{t['intro']}"),
-               gr.update(value=t["person"]), gr.update(value=t["new_chat"])]
+               gr.update(value=t[person_key]), gr.update(value=t["new_chat"])]
         return (chat_value(state), state, gr.update(placeholder=t["placeholder"]), gr.update(choices=reasons),
                 gr.update(value=t["reason_label"]), *top, state.language)
 
@@ -701,7 +705,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
                 intro = gr.Markdown(UI["en"]["hint"], elem_classes=["bot-widget-hint"])
             else:
                 intro = gr.Markdown(f"# {TITLE}\n{UI['zh']['intro']}  \n{UI['en']['intro']}", elem_classes=["bot-header"])
-            person = gr.Button(UI["en"]["person"], elem_id="talk-to-person", scale=0, size="sm", variant="secondary")
+            person = gr.Button(UI["en"][person_key], elem_id="talk-to-person", scale=0, size="sm", variant="secondary")
             new = gr.Button(UI["en"]["new_chat"], elem_id="new-chat", scale=0, size="sm", variant="secondary")
         chatbot = gr.Chatbot(
             label="Chat",

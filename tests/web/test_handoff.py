@@ -247,3 +247,15 @@ def test_a_mailto_with_its_own_query_keeps_it():
     assert href == "mailto:a@example.com?cc=b@example.com&subject=OOM"
     assert unquote(Contact(MAILTO, transcript="x" * 10_000).href()).count("x") <= HANDOFF_CHARS
     assert dataclasses.replace(Contact(MAILTO), transcript="").href() == MAILTO
+
+
+def test_the_person_button_promises_a_person_only_when_one_is_configured(engine, hash_settings):
+    from bot.web.ui import make_ui
+
+    def label(contact: Contact) -> str:
+        blocks = make_ui(engine, hash_settings, WebSettings(), compact=True, contact=contact)
+        (button,) = [c for c in blocks.config["components"] if c.get("props", {}).get("elem_id") == "talk-to-person"]
+        return button["props"]["value"]
+
+    assert label(Contact()) == "Ask a colleague"
+    assert label(Contact(MAILTO)) == label(Contact(webhook="https://hook.example.com/x")) == "Talk to a person"
