@@ -38,6 +38,7 @@ from starlette.concurrency import run_in_threadpool
 
 from bot.store import feedback
 from bot.web.api_models import AskRequest, FeedbackRequest
+from bot.web.handoff import api_turn
 from bot.answer.turn import take_turn
 from bot.records import Event
 from bot.web.security import JSON_KEY, JSONProblem, SecurityMiddleware, load_json
@@ -164,7 +165,8 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
         session = data.get("session") if isinstance(data.get("session"), str) else ""
 
         def run() -> dict:
-            turned, _ = take_turn(engine, question, history=prior, base_url=base, contact=contact)
+            turned, _ = api_turn(engine, question, prior, base_url=base, contact=contact, origin="api",
+                                 take=take_turn)
             for event in turned.reply.events:
                 recorder.record(replace(event, origin="api", answer_id=turned.answer_id), session=session,
                                 latency_ms=turned.latency_ms)

@@ -29,14 +29,15 @@ import html
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from bot.kb.meta import SectionMeta
 from bot.kb.parse import FIX_FIELDS
 from bot.records import Answer, Event, Hit, Section
 from bot.answer.safe_markdown import _blocks, code_block, code_span, doc_markdown, escape_inline, escape_text
 from bot.answer.reasons import reason_text
-from bot.answer.source_view import old_release, section_terms
+from bot.answer.source_view import focus_lines, old_release, section_terms
+from bot.kb.tokenize import detect_language
 from bot.answer.texts import TEXTS, text
 
 __all__ = [  # the escaping and text helpers are part of this module's interface too
@@ -48,7 +49,6 @@ MetaLookup = Callable[[str], "SectionMeta | None"]
 FIX_CHARS = 1_800  # fix text shown up front
 FULL_CHARS = 4_000  # rest of a section shown in a collapsed block
 MAX_STEPS = 5  # steps shown up front; the rest of the fix goes into the collapsed details
-USER_ECHO_LINES = 40  # lines of a pasted log echoed back in the user's bubble
 USER_ECHO_CHARS = 4_000
 MAX_TERMS = 20
 MAX_FOLLOW_UPS = 3
@@ -58,26 +58,180 @@ MAX_FOLLOW_UPS = 3
 SPECIFIC_REASONS = ("uncovered", "uncovered_top", "old_release", "setting_conflict")
 
 
+HANDOFF_CHARS = 1_500  # transcript carried in a contact link: mail clients and browsers drop URLs of a few KB
+_SAFE_URL = re.compile(r"^(?:https?://|mailto:)[^\s<>\"'`]+$")
+
+
 @dataclass(frozen=True)
 class Contact:
-    """Where a user can ask a person; configured by the operator (``BOT_CONTACT_URL``, ``BOT_CONTACT_LABEL``)."""
+    """Where a user can ask a person; configured by the operator (``BOT_CONTACT_URL``, ``BOT_CONTACT_LABEL``,
+    ``BOT_HANDOFF_WEBHOOK``).
+
+    ``transcript`` / ``question`` are set per turn by the edge (:func:`dataclasses.replace`) so that the
+    link carries the conversation: a ``mailto:`` gets ``?subject=…&body=…``, a URL template gets its
+    ``{transcript}`` / ``{question}`` placeholders filled, URL-encoded and capped at :data:`HANDOFF_CHARS`.
+    """
 
     url: str = ""
     label: str = ""
+    webhook: str = ""  # BOT_HANDOFF_WEBHOOK: receives the transcript as JSON when the user asks for a person
+    transcript: str = ""
+    question: str = ""
 
-    def link(self, language: str) -> str:
-        """Markdown for the contact, or a generic hint when none is configured.
+    @property
+    def configured(self) -> bool:
+        """True when there is somewhere to hand the user to (a link or a webhook)."""
+        return bool(_SAFE_URL.match(self.url.strip())) or bool(self.webhook.strip())
+
+    def href(self, cited: Sequence[str] = ()) -> str:
+        """The contact URL carrying the conversation ("" when no URL is configured).
+
+        >>> Contact("mailto:gpu@example.com", question="OOM?", transcript="Q: OOM?").href(["Doc › OOM · lines 3–9"])
+        'mailto:gpu@example.com?subject=OOM%3F&body=Q%3A%20OOM%3F%0A%0ACited%3A%0A-%20Doc%20%E2%80%BA%20OOM%20%C2%B7%20lines%203%E2%80%939'
+        >>> Contact("https://desk.example.com/new?q={question}", question="a b").href()
+        'https://desk.example.com/new?q=a%20b'
+        """
+        url = self.url.strip()
+        if not _SAFE_URL.match(url):
+            return ""
+        body = self.transcript.strip()
+        if cited:
+            body = (body + "\n\n" if body else "") + "Cited:\n" + "\n".join(f"- {c}" for c in cited)
+        body = _cap(body, HANDOFF_CHARS)
+        subject = _cap(" ".join(self.question.split()), 120)
+        if "{transcript}" in url or "{question}" in url:
+            return url.replace("{transcript}", quote(body, safe="")).replace("{question}", quote(subject, safe=""))
+        if url.startswith("mailto:") and (body or subject):
+            query = "&".join(f"{k}={quote(v, safe='')}" for k, v in (("subject", subject), ("body", body)) if v)
+            return url + ("&" if "?" in url else "?") + query
+        return url
+
+    def link(self, language: str, cited: Sequence[str] = ()) -> str:
+        """Markdown for the contact (carrying the conversation), or "" when no URL is configured.
 
         >>> Contact("https://help.example.com/gpu", "GPU 支持群").link("zh")
         '[GPU 支持群](https://help.example.com/gpu)'
         >>> Contact().link("en")
-        'your team’s support channel'
+        ''
         """
-        url = self.url.strip()
-        if url and re.match(r"^(?:https?://|mailto:)[^\s<>\"'`]+$", url):
-            label = escape_inline(self.label.strip() or text(language, "contact_default"))
-            return f"[{label}]({url})"
-        return text(language, "contact_none")
+        href = self.href(cited)
+        if not href:
+            return ""
+        label = escape_inline(self.label.strip() or text(language, "contact_default"))
+        return f"[{label}](<{href}>)" if "(" in href or ")" in href else f"[{label}]({href})"
+
+
+def _cap(value: str, limit: int) -> str:
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def person_line(language: str, contact: Contact | None, cited: Sequence[str] = (), *, collect: bool = True) -> str:
+    """"Talk to a person: <link>" when a contact is configured; otherwise what to collect for a colleague
+    (``collect``) or nothing — never a promise of a channel that does not exist.
+
+    >>> person_line("en", Contact()).startswith("No support contact is set up here")
+    True
+    >>> person_line("en", Contact(), collect=False)
+    ''
+    """
+    contact = contact or Contact()
+    link = contact.link(language, cited)
+    if link:
+        return text(language, "ask_person", contact=link)
+    if contact.configured:  # a webhook only: asking for a person hands the conversation over
+        return text(language, "ask_person_webhook")
+    return text(language, "collect_for_colleague") if collect else ""
+
+
+def with_person(reply: "Reply", contact: Contact | None) -> "Reply":
+    """Add "talk to a person" to a reply after "that didn't help" (a retry) when a contact is configured.
+
+    Tentative and none replies carry it already (:func:`format_no_match`); an answer given after a
+    retry is where the user said the last one failed, so a person is offered there too.
+    """
+    contact = contact or Contact()
+    if not contact.configured or reply.kind == "intent":
+        return reply
+    line = person_line(reply.language, contact, _cited(reply.shown), collect=False)
+    retry = any(e.kind == "not_helpful" for e in reply.events)
+    offered = any(text(reply.language, key).split("{contact}")[0] in reply.markdown
+                  for key in ("ask_person", "ask_person_webhook"))  # the link may carry another transcript
+    if line and (retry or reply.tier in ("tentative", "none")) and not offered:
+        reply.markdown = reply.markdown.rstrip() + "\n\n" + line
+    return reply
+
+
+def _cited(shown: Sequence["Shown"]) -> list[str]:
+    return [citation_label(s.hit.section, None, "en") for s in shown[:5]]
+
+
+# ---------------------------------------------------------------- what the knowledge base covers
+
+MAX_SCOPE_TITLES = 8
+_GPU_WORDS = re.compile(r"\bgpu|\bcuda|cudnn|nvidia|nccl|显存|显卡|多卡", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What the knowledge base is about, from its own documents (not text written for one company's seeds)."""
+
+    titles: tuple[str, ...] = ()  # document titles, in index order
+    documents: int = 0
+    gpu: bool = False  # most documents are about GPUs: ask for `nvidia-smi`, CUDA and cuDNN versions
+
+
+def kb_scope(sections: Sequence[Section]) -> Scope:
+    """The :class:`Scope` of ``engine.sections``: document titles, and whether the documents are about GPUs.
+
+    >>> s = [Section(f"{n}.md", "h", ("T",), 1, 2, "h", body, title) for n, (title, body) in
+    ...      enumerate([("GPU FAQ", "CUDA error"), ("GPU FAQ", "nccl"), ("Billing", "invoices")])]
+    >>> kb_scope(s)
+    Scope(titles=('GPU FAQ', 'Billing'), documents=3, gpu=True)
+    """
+    titles: dict[str, None] = {}
+    sources: dict[str, bool] = {}
+    for section in sections:
+        title = " ".join((section.title or section.source).split())
+        if title:
+            titles.setdefault(title[:60], None)
+        about = bool(_GPU_WORDS.search(f"{section.title} {section.heading} {section.text[:600]}"))
+        sources[section.source] = sources.get(section.source, False) or about
+    gpu = bool(sources) and sum(sources.values()) * 2 > len(sources)
+    return Scope(tuple(list(titles)[:MAX_SCOPE_TITLES]), len(sources), gpu)
+
+
+def scope_text(language: str, scope: Scope | None) -> str:
+    """ "What the knowledge base covers", from its document titles (a generic line without them).
+
+    >>> scope_text("en", Scope(("GPU FAQ", "Billing"), 2))
+    'This assistant answers from the 2 documents in its knowledge base: “GPU FAQ”, “Billing”.'
+    """
+    if scope is None or not scope.titles:
+        return text(language, "covers_generic")
+    if language == "zh":
+        names = "、".join(f"《{t}》" for t in scope.titles)
+    else:
+        names = ", ".join(f"“{t}”" for t in scope.titles)
+    more = len(scope.titles) < scope.documents
+    names = escape_inline(names) + (text(language, "scope_more") if more else "")
+    return text(language, "covers", n=scope.documents, titles=names)
+
+
+def with_scope(reply: "Reply", scope: Scope) -> "Reply":
+    """Say what *this* knowledge base covers, and ask for GPU details only when it is about GPUs.
+
+    The conversation formats replies without the engine's document list; every edge passes the reply
+    through here with :func:`kb_scope` of ``engine.sections``.
+    """
+    language = reply.language
+    markdown = reply.markdown.replace(text(language, "covers_generic"), scope_text(language, scope))
+    if reply.kind == "intent" and markdown == text(language, "intent_small_talk") and scope.titles:
+        markdown += "\n\n" + scope_text(language, scope)  # "what can you do?": what these documents cover
+    if not scope.gpu:  # nvidia-smi and cuDNN versions mean nothing for another company's documents
+        for key in ("ask_more", "collect_for_colleague"):
+            markdown = markdown.replace(text(language, key), text(language, key + "_generic"))
+    reply.markdown = markdown
+    return reply
 
 
 # ---------------------------------------------------------------- citations
@@ -102,7 +256,7 @@ class Shown:
         return data
 
 
-def source_url(base: str, section: Section, terms: Sequence[str] = (), language: str = "zh") -> str:
+def source_url(base: str, section: Section, terms: Sequence[str] = (), language: str = "zh", line: int = 0) -> str:
     """The in-app source view of a section, with the terms to highlight.
 
     >>> s = Section("a b.md", "H", ("Doc", "H"), 3, 9, "h", "x", "Doc")
@@ -114,13 +268,25 @@ def source_url(base: str, section: Section, terms: Sequence[str] = (), language:
     if terms:
         query["terms"] = " ".join(terms)
     query["lang"] = "zh" if language == "zh" else "en"
-    return f"{base.rstrip('/')}/source?{urlencode(query)}#L{section.start_line}"
+    return f"{base.rstrip('/')}/source?{urlencode(query)}#L{line or section.start_line}"
+
+
+def text_line(section: Section, index: int) -> int:
+    """The document line of line ``index`` (0-based) of ``section.text`` (the text ends at ``end_line``)."""
+    return section.end_line - len(section.text.splitlines()) + 1 + index
+
+
+def focus(section: Section, terms: Sequence[str]) -> tuple[int, int] | None:
+    """[first, last) lines of ``section.text`` around the lines matching ``terms`` (None: its top is the place)."""
+    return focus_lines(section.text, terms)
 
 
 def section_url(base: str, section: Section, terms: Sequence[str], language: str) -> str:
-    """:func:`source_url` with only the terms that occur in that section and are not noise."""
+    """:func:`source_url` with only the terms that occur in that section and are not noise, opened at the
+    lines that match them (a long section's top may be far from what the question is about)."""
     own = section_terms(terms, "\n".join([section.heading, section.text]))
-    return source_url(base, section, own, language)
+    window = focus(section, own)
+    return source_url(base, section, own, language, line=text_line(section, window[0]) if window else 0)
 
 
 def clean_heading(heading: str) -> str:
@@ -182,6 +348,28 @@ def signature_line(signature: str, language: str) -> str:
     return f"**{text(language, 'detected')}:** {code_span(signature)}" if signature else ""
 
 
+_BARE_ERROR = re.compile(r"^[\w.]*(?:Error|Exception|Exhausted)\s*:?\s*$")
+_ERROR_WITH_MESSAGE = re.compile(r"(?:[A-Za-z_][\w]*\.)*([A-Z]\w*(?:Error|Exception)):\s*(\S.*)$")
+
+
+def own_error_line(signature: str, log: str) -> str:
+    """The error as the log says it: when the detected signature is a bare name ("MemoryError"), the log's last
+    error line that carries a message ("ResourceExhaustedError: OOM … cannot allocate 2.25 GB"), module path dropped.
+
+    >>> own_error_line("MemoryError", "MemoryError\\nx.errors_impl.ResourceExhaustedError: OOM, cannot allocate 2.25 GB")
+    'ResourceExhaustedError: OOM, cannot allocate 2.25 GB'
+    >>> own_error_line("EnforceNotMet: no libnccl.so", "whatever")
+    'EnforceNotMet: no libnccl.so'
+    """
+    if not signature or not _BARE_ERROR.match(signature.strip()):
+        return signature
+    for line in reversed(log.splitlines()[-400:]):
+        match = _ERROR_WITH_MESSAGE.search(line.strip()[:1_000])
+        if match:
+            return f"{match.group(1)}: {match.group(2).strip()}"[:200]
+    return signature
+
+
 def truncation_notice(truncated_from: int, limit: int, language: str) -> str:
     """The visible notice for an input that was cut to the server-side limit (empty when it was not).
 
@@ -201,21 +389,35 @@ def era_line(section: Section, language: str) -> str:
     return f"_{text(language, 'era', era=era)}_" if era else ""
 
 
+ECHO_HEAD_LINES = 2  # of a long pasted log: its first lines (the command), then its end (where the error is)
+ECHO_TAIL_LINES = 12  # a bubble of ~15 lines: the widget's first screen still shows the answer after it
+
+
 def user_echo(value: str, is_log: bool | None = None) -> str:
-    """The user's message as shown in their chat bubble: inert, and short even for a huge paste."""
+    """The user's message as shown in their chat bubble: inert, and short even for a huge paste.
+
+    A log is a code block of its first lines and its *last* ones (the error is at the end; the bubble
+    used to show the first 40 INFO lines); a typed question of a few lines stays text.
+
+    >>> user_echo("显存不足怎么办？\\n用的是 V100")
+    '显存不足怎么办？  \\n用的是 V100'
+    """
     value = value.rstrip()
     lines = value.splitlines()
-    multi = len(lines) > 1
-    if is_log or multi:
-        shown = "\n".join(line[:300] for line in lines[:USER_ECHO_LINES])[:USER_ECHO_CHARS]
-        more = ""
-        if len(shown) < len(value):
-            rest = max(0, len(lines) - len(shown.splitlines()))
-            more = "\n\n" + (f"… (+{rest} lines, {len(value):,} chars)" if rest else f"… ({len(value):,} chars)")
+    code_like = any(line.startswith(("    ", "\t")) for line in lines) or len(lines) > 6
+    if is_log or (len(lines) > 1 and code_like):
+        kept = [line[:300] for line in lines]
+        if len(kept) > ECHO_HEAD_LINES + ECHO_TAIL_LINES + 1:
+            tail = kept[-ECHO_TAIL_LINES:]
+            kept = kept[:ECHO_HEAD_LINES] + [f"… (+{len(lines) - len(tail) - ECHO_HEAD_LINES:,} lines) …"] + tail
+        shown = "\n".join(kept)
+        if len(shown) > USER_ECHO_CHARS:  # keep the end: that is where the error is
+            shown = "…" + shown[-USER_ECHO_CHARS:]
+        more = f"\n\n… ({len(value):,} chars)" if len(shown) < len(value) else ""
         return code_block(shown) + more
     shown = value[:USER_ECHO_CHARS]
     more = f" … ({len(value):,} chars)" if len(shown) < len(value) else ""
-    return escape_inline(shown) + more
+    return "  \n".join(escape_inline(line) for line in shown.splitlines()) + more
 
 
 # ---------------------------------------------------------------- the fix as steps
@@ -230,27 +432,48 @@ _COMMAND = re.compile(
 )
 
 
+_SEQUENCE = re.compile(r"^(?:然后|接着|之后|最后|再(?!次)|首先|其次|then\b|next\b|finally\b|after that\b)", re.IGNORECASE)
+
+
 @dataclass
 class Step:
     text: str  # markdown prose (may be empty when a step is only code)
-    code: list[str] = field(default_factory=list)  # fenced code blocks
+    code: list[str] = field(default_factory=list)  # blocks shown after it as written: its code, a table, a remark
+
+
+def _is_table(block: str) -> bool:
+    lines = [line.strip() for line in block.splitlines() if line.strip()]
+    return len(lines) >= 2 and all(line.startswith("|") for line in lines)
+
+
+def _numbered(block: str) -> bool:
+    stripped = block.strip()
+    return bool(_STEP_MARK.match(stripped)) or (len(_LIST_ITEM.split(stripped)) > 2 and
+                                                not _LIST_ITEM.split(stripped)[0].strip())
 
 
 def fix_steps(markdown: str) -> tuple[str, list[Step], list[str]]:
-    """Split inert fix markdown into (lead line, steps, trailing notes).
+    """Split inert fix markdown into (lead, steps, trailing notes); no steps when the fix is prose to show as written.
 
-    Each paragraph is a step, numbered list items too; code blocks belong to the step before them;
-    a short first paragraph ending in a colon is the lead ("可以尝试按如下方法解决："); closing
-    "see the docs" paragraphs are notes.
+    Steps are what the document wrote as steps: numbered list items ("1." "（2）" "第三步"), or — in a fix
+    with commands — the paragraph that introduces a code block and the ones that say "then". Tables and
+    other prose are never numbered: they stay as written, after the step they follow (a table used to get
+    a step number and break). A short first paragraph ending in a colon is the lead ("可以尝试按如下方法解决：");
+    closing "see the docs" paragraphs are notes.
 
     >>> lead, steps, notes = fix_steps("可以尝试：\\n\\n1. 减小 batch_size；\\n\\n2. 开启选项：\\n\\n```bash\\nexport A=1\\n```\\n\\n详细请参考文档。")
     >>> lead, [(s.text, len(s.code)) for s in steps], notes
     ('可以尝试：', [('减小 batch_size；', 0), ('开启选项：', 1)], ['详细请参考文档。'])
+    >>> fix_steps("显存不足时先看日志。\\n\\n也可以换一张卡。")[1]
+    []
     """
-    lead = ""
+    lead: list[str] = []
     steps: list[Step] = []
     notes: list[str] = []
     blocks = _blocks(markdown)
+    numbered = any(kind == "prose" and not _is_table(b) and _numbered(b) for kind, b in blocks)
+    if not numbered and not any(kind == "code" for kind, _ in blocks):
+        return "", [], []  # prose (and tables): shown as written, not renumbered
     for n, (kind, block) in enumerate(blocks):
         if kind == "code":
             if notes and steps:  # code after a note belongs to that note's text: keep the order readable
@@ -262,17 +485,23 @@ def fix_steps(markdown: str) -> tuple[str, list[Step], list[str]]:
         stripped = block.strip()
         if n == 0 and len(blocks) > 1 and re.search(r"[:：]$", stripped) and len(stripped) <= 80 \
                 and not _STEP_MARK.match(stripped):
-            lead = stripped
+            lead.append(stripped)
             continue
         if steps and _REFERENCE.match(stripped):
             notes.append(stripped)
+            continue
+        before_code = n + 1 < len(blocks) and blocks[n + 1][0] == "code"
+        is_step = not _is_table(stripped) and (
+            _numbered(stripped) if numbered else (before_code or bool(_SEQUENCE.match(stripped))))
+        if not is_step:  # a table or a remark: as written, after the step it follows
+            (steps[-1].code if steps else lead).append(stripped)
             continue
         items = _LIST_ITEM.split(stripped)
         if len(items) > 2 and not items[0].strip():  # "1. a\n2. b" in one paragraph: one step each
             steps.extend(Step(item.strip(), []) for item in items[1:] if item.strip())
             continue
         steps.append(Step(_STEP_MARK.sub("", stripped, count=1), []))
-    return lead, steps, notes
+    return "\n\n".join(lead), steps, notes
 
 
 def render_steps(lead: str, steps: Sequence[Step], notes: Sequence[str]) -> str:
@@ -401,6 +630,7 @@ def section_body(hit: Hit, meta: SectionMeta | None, language: str, limit: int =
     section = hit.section
     fix = _fix_field(section, hit.matched_terms)
     details: list[str] = []
+    doc_language = section_language(section)
     if language != "zh" and meta is not None and meta.summary_en.strip():
         parts = _summary_parts(meta.summary_en)
         steps = _english_steps(parts.get("fix") or parts.get("other") or meta.summary_en)
@@ -411,10 +641,11 @@ def section_body(hit: Hit, meta: SectionMeta | None, language: str, limit: int =
         if context:
             context_md, _ = doc_markdown(context, FULL_CHARS, "en")
             details.append(_details(text(language, "background"), context_md))
-        original, cut = doc_markdown(section.text, FULL_CHARS, "zh")
-        if cut:
-            original += "\n\n" + text(language, "cut")
-        details.append(_details(f"{text(language, 'original')}: {clean_heading(section.heading)}", original))
+        if doc_language == "zh":  # an English section needs no "original Chinese" copy of itself
+            original, cut = doc_markdown(section.text, FULL_CHARS, "zh")
+            if cut:
+                original += "\n\n" + text(language, "cut")
+            details.append(_details(f"{text(language, 'original')}: {clean_heading(section.heading)}", original))
         return body, details
 
     if fix:
@@ -432,18 +663,32 @@ def section_body(hit: Hit, meta: SectionMeta | None, language: str, limit: int =
                 other_md += "\n\n" + text(language, "cut")
             details.append(_details(text(language, "details" if name != "问" else "rest"), other_md))
     else:
-        text_md, cut = doc_markdown(section.text, limit, language)
+        shown_text, note = section.text, ""
+        window = focus(section, hit.matched_terms) if len(section.text) > limit // 2 else None
+        if window:  # a long section: the lines that match the question, not its first screen
+            first, last = window
+            shown_text = "\n".join(section.text.splitlines()[first:last])
+            note = "_" + text(language, "showing", start=text_line(section, first),
+                               end=text_line(section, last - 1)) + "_"
+        text_md, cut = doc_markdown(shown_text, limit, language)
         body, rest = _steps_or_text(text_md)
-        if cut:
+        if note:
+            body = note + "\n\n" + body
+        if cut or window:
             body += "\n\n" + text(language, "cut")
         if rest:
             details.append(_details(text(language, "more_steps"), rest))
     if language == "zh" and meta is not None and meta.summary_en.strip():
         summary, _ = doc_markdown(meta.summary_en, FULL_CHARS, "en")
         details.append(_details(f"{text('en', 'en_summary')}: {meta.title_en}", summary))
-    if language != "zh" and meta is None:
+    if language != "zh" and meta is None and doc_language == "zh":
         body = text(language, "no_english") + "\n\n" + body
     return body, details
+
+
+def section_language(section: Section) -> str:
+    """The language a section is written in ("zh" or "en"), from its heading and text."""
+    return "zh" if detect_language(f"{section.heading}\n{section.text[:3_000]}") == "zh" else "en"
 
 
 def section_title(section: Section, meta: SectionMeta | None, language: str) -> str:
@@ -471,6 +716,7 @@ class Reply:
     tier: str = "none"  # "answer" | "tentative" | "none", as decided by the engine (see bot.records.Answer)
     reason: str = ""  # one line in the reply language; empty for a plain answer
     events: list[Event] = field(default_factory=list)  # what the edge should record for this turn
+    handoff: bool = False  # the user asked for a person: the edge sends the transcript to BOT_HANDOFF_WEBHOOK
 
     def citations(self) -> list[dict]:
         return [s.citation() for s in self.shown]
@@ -495,7 +741,7 @@ def _preamble(answer: Answer | None, language: str, limit: int, notes: Iterable[
     parts = [n for n in notes if n]
     if answer is not None:
         parts.append(truncation_notice(answer.truncated_from, limit, language))
-        parts.append(signature_line(answer.signature, language))
+        parts.append(signature_line(own_error_line(answer.signature, answer.query), language))
     return [p for p in parts if p]
 
 
@@ -574,8 +820,9 @@ def _option_list(hits: Sequence[Hit], meta: MetaLookup, base: str, language: str
 
 
 def format_tentative(answer: Answer, meta: MetaLookup, base: str, *, limit: int, language: str | None = None,
-                     notes: Iterable[str] = (), suggestions: int = 3) -> Reply:
-    """The closest sections, clearly marked as possibly not applying, with the reason in one line."""
+                     notes: Iterable[str] = (), suggestions: int = 3, contact: Contact | None = None) -> Reply:
+    """The closest sections, clearly marked as possibly not applying, with the reason in one line
+    (and "talk to a person" when a contact is configured)."""
     language = language or answer.language
     reason = " ".join(reason_text(answer, meta, language).split()) or text(language, "tentative_reason")
     parts = [f"⚠️ **{text(language, 'may_not_apply')}:** {escape_inline(reason)}"]  # how sure, first
@@ -584,6 +831,9 @@ def format_tentative(answer: Answer, meta: MetaLookup, base: str, *, limit: int,
     if listing:
         parts.append(text(language, "nearest") + "\n\n" + listing)
     parts.append(text(language, "ask_more"))
+    person = person_line(language, contact, _cited(shown), collect=False)
+    if person:
+        parts.append(person)
     return Reply(
         kind="no_match", language=language, markdown="\n\n".join(parts), shown=shown, options=options,
         answered=False, signature=answer.signature, truncated_from=answer.truncated_from,
@@ -592,7 +842,8 @@ def format_tentative(answer: Answer, meta: MetaLookup, base: str, *, limit: int,
 
 
 def format_none(answer: Answer, meta: MetaLookup, base: str, *, limit: int, language: str | None = None,
-                notes: Iterable[str] = (), contact: Contact | None = None, suggestions: int = 3) -> Reply:
+                notes: Iterable[str] = (), contact: Contact | None = None, suggestions: int = 3,
+                scope: Scope | None = None) -> Reply:
     """Nothing close: what the knowledge base covers, which details would help, where to ask a person."""
     language = language or answer.language
     parts = [f"ℹ️ **{text(language, 'no_match_title')}**"]
@@ -600,10 +851,10 @@ def format_none(answer: Answer, meta: MetaLookup, base: str, *, limit: int, lang
     reason = reason_text(answer, meta, language)
     if answer.reason is not None and answer.reason.code in SPECIFIC_REASONS:  # "No document here covers Jetson"
         parts.append(escape_inline(" ".join(reason.split())))
-    parts.append(text(language, "covers"))
+    parts.append(scope_text(language, scope))
     parts.append(text(language, "ask_more"))
-    parts.append(text(language, "ask_person", contact=(contact or Contact()).link(language)))
     shown, _, listing = _option_list(answer.hits[:suggestions], meta, base, language, "suggestion")
+    parts.append(person_line(language, contact, _cited(shown)))
     if listing:
         parts.append(_details(text(language, "pointers"), listing))
     return Reply(
@@ -619,7 +870,8 @@ def format_no_match(answer: Answer, meta: MetaLookup, base: str, *, limit: int, 
     if answer.tier == "none" or not answer.hits:
         return format_none(answer, meta, base, limit=limit, language=language, notes=notes, contact=contact,
                            suggestions=suggestions)
-    return format_tentative(answer, meta, base, limit=limit, language=language, notes=notes, suggestions=suggestions)
+    return format_tentative(answer, meta, base, limit=limit, language=language, notes=notes, suggestions=suggestions,
+                            contact=contact)
 
 
 def format_clarify(answer: Answer, hits: Sequence[Hit], meta: MetaLookup, base: str, *, limit: int,
@@ -638,8 +890,7 @@ def format_clarify(answer: Answer, hits: Sequence[Hit], meta: MetaLookup, base: 
 
 def format_exhausted(language: str, notes: Iterable[str] = (), contact: Contact | None = None) -> Reply:
     parts = [n for n in notes if n] + [
-        text(language, "exhausted"), text(language, "ask_more"),
-        text(language, "ask_person", contact=(contact or Contact()).link(language)),
+        text(language, "exhausted"), text(language, "ask_more"), person_line(language, contact),
     ]
     return Reply(kind="exhausted", language=language, markdown="\n\n".join(parts))
 
@@ -655,13 +906,24 @@ def format_intent(label: str, language: str, contact: Contact | None = None) -> 
 
     >>> format_intent("human", "en", Contact("https://help.example.com", "GPU support")).markdown.split("\\n")[0]
     'You can reach a person here: [GPU support](https://help.example.com).'
+    >>> format_intent("human", "en").markdown.startswith("No support contact is set up here")
+    True
     >>> format_intent("thanks", "zh").kind, format_intent("thanks", "zh").events
     ('intent', [])
     """
     key = {"thanks": "intent_thanks", "greeting": "intent_greeting", "small_talk": "intent_small_talk",
            "human": "intent_human"}.get(label, "intent_small_talk")
-    markdown = text(language, key, contact=(contact or Contact()).link(language))
-    return Reply(kind="intent", language=language, markdown=markdown, tier="none")
+    contact = contact or Contact()
+    if key != "intent_human":
+        return Reply(kind="intent", language=language, markdown=text(language, key), tier="none")
+    link = contact.link(language)
+    if link:
+        markdown = text(language, key, contact=link)
+    elif contact.configured:  # webhook only: the edge posts the transcript (bot.web.handoff)
+        markdown = text(language, "intent_human_webhook")
+    else:  # no channel configured: say what a colleague will need instead of an empty promise
+        markdown = text(language, "collect_for_colleague")
+    return Reply(kind="intent", language=language, markdown=markdown, tier="none", handoff=True)
 
 
 # ---------------------------------------------------------------- suggested follow-ups

@@ -91,6 +91,42 @@ def section_terms(terms: Iterable[str], text: str, limit: int = MAX_TERMS) -> li
     return out
 
 
+FOCUS_LINES = 18  # lines of a long section shown around the lines that match the question
+
+
+def focus_lines(text: str, terms: Iterable[str], size: int = FOCUS_LINES) -> tuple[int, int] | None:
+    """[first, last) line indices of ``text``'s ``size``-line window that matches the most distinct terms,
+    or None when its first lines match as well (nothing to move to) or nothing matches.
+
+    A long section used to be shown from its top, so a question about its line 199 got lines 17–33.
+
+    >>> doc = "\\n".join(["intro"] * 40 + ["set CUDA_VISIBLE_DEVICES=0 for nccl"] + ["more"] * 40)
+    >>> focus_lines(doc, ["CUDA_VISIBLE_DEVICES", "nccl"])
+    (38, 56)
+    >>> focus_lines("nccl first\\n" + "x\\n" * 50, ["nccl"]) is None
+    True
+    """
+    lines = text.splitlines()
+    pattern = terms_pattern(section_terms(terms, text))
+    if pattern is None or len(lines) <= size:
+        return None
+    found = [{m.group(0).lower() for m in pattern.finditer(line)} for line in lines]
+
+    def score(first: int) -> int:
+        window: set[str] = set()
+        for words in found[first:first + size]:
+            window |= words
+        return len(window) * 1_000 + sum(len(words) for words in found[first:first + size])
+
+    top = score(0)
+    best = max(range(0, len(lines) - size + 1), key=lambda first: (score(first), -first))
+    if score(best) <= top:
+        return None
+    first_hit = next(n for n in range(best, best + size) if found[n])
+    start = max(0, min(first_hit - 2, len(lines) - size))  # two lines of context before the first match
+    return start, min(len(lines), start + size)
+
+
 def highlight(line: str, pattern: re.Pattern[str] | None) -> list[tuple[str, bool]]:
     """A line as (text, marked) pieces for the template (which escapes them).
 

@@ -50,22 +50,42 @@ TEXTS: dict[str, dict[str, str]] = {
         "contact_none": "你们团队的技术支持渠道",
         "era": "这一节写于 {era} 时代，新版本（PaddlePaddle 2.x / TensorFlow 2.x）的做法可能不同。",
         "more_steps": "更多步骤",
+        "showing": "（这一节较长，下面是与问题相关的第 {start}–{end} 行）",
         "background": "问题与背景",
         "no_english": "（这一节还没有英文摘要，下面是中文原文。）",
         "may_not_apply": "可能不适用",
         "tentative_reason": "知识库里没有和你的问题完全对应的内容，下面只是最接近的章节。",
         "no_match_title": "知识库里没有和这个问题相近的内容。",
-        "covers": (
-            "这个助手能回答的是 PaddlePaddle 和 TensorFlow 的 GPU 训练问题：显存不足（OOM）、多卡 / NCCL 报错、"
-            "GPU 利用率低、指定 GPU 设备、多机数据并行训练，以及 TensorFlow 的显存管理和设备放置。"
+        "covers": "这个助手根据知识库里的 {n} 份文档回答问题：{titles}。",
+        "covers_generic": "这个助手只根据知识库里的文档回答问题。",
+        "scope_more": " 等",
+        "ask_more_generic": (
+            "为了更准确地定位问题，请补充以下信息：\n\n"
+            "- 完整的报错信息或日志（从第一条 Error 开始）\n"
+            "- 用到的软件和版本\n"
+            "- 你做了什么、期望的结果和实际的结果"
+        ),
+        "intent_thanks": "不客气！还有其他问题，随时问我。",
+        "intent_greeting": "你好！描述你遇到的问题，或直接粘贴报错日志，我会从知识库里找解决方法。",
+        "intent_small_talk": "我是知识库问答助手：根据知识库里的文档回答问题，每个回答都标明出处。描述问题或粘贴报错日志即可。",
+        "collect_for_colleague_generic": (
+            "这里没有配置人工支持渠道。找同事帮忙时，请一起发给他们：\n\n"
+            "- 用到的软件和版本\n- 完整的报错信息或日志的最后几十行\n- 你已经试过的方法"
         ),
         "ask_person": "想找人帮忙？请到 {contact}。",
         "pointers": "最接近的章节（可能无关）",
-        "intent_thanks": "不客气！还有其他 GPU 训练问题，随时问我。",
-        "intent_greeting": "你好！描述你遇到的 GPU 训练问题，或直接粘贴报错日志，我会从知识库里找解决方法。",
-        "intent_small_talk": (
-            "我是 GPU 训练故障助手：回答 PaddlePaddle 和 TensorFlow 的 GPU 训练问题（显存不足、多卡 / NCCL、"
-            "GPU 利用率、设备选择、多机训练），每个回答都标明出处。描述问题或粘贴报错日志即可。"
+        "ask_person_webhook": "想找人帮忙？点“找人工”或直接说“转人工”，我会把这段对话转给技术支持。",
+        "intent_human_webhook": (
+            "已把这段对话（你的问题、我的回答和引用的章节）转给技术支持，他们会联系你。\n\n"
+            "等待的时候，也可以把完整的报错日志贴给我，我先查一下知识库。"
+        ),
+        "handoff_failed": "抱歉，这段对话没能转给技术支持（转交服务暂时不可用）。",
+        "collect_for_colleague": (
+            "这里没有配置人工支持渠道。找同事帮忙时，请一起发给他们：\n\n"
+            "- 版本：PaddlePaddle 或 TensorFlow、CUDA、cuDNN（`python -c \"import paddle; print(paddle.__version__)\"`）\n"
+            "- GPU 型号和驱动版本：`nvidia-smi` 的输出\n"
+            "- 日志的最后几十行（`tail -n 50 train.log`），从第一条 Error 或 Traceback 开始\n"
+            "- 你已经试过的方法"
         ),
         "intent_human": "可以在这里找人帮忙：{contact}。\n\n等待的时候，也可以把完整的报错日志贴给我，我先查一下知识库。",
         "new_chat_done": "已开始新对话。",
@@ -117,27 +137,48 @@ TEXTS: dict[str, dict[str, str]] = {
         "contact_none": "your team’s support channel",
         "era": "Written for {era}; on newer releases (PaddlePaddle 2.x / TensorFlow 2.x) the fix may differ.",
         "more_steps": "More steps",
+        "showing": "(a long section: lines {start}–{end}, where it matches your question)",
         "background": "Problem and background",
-        "no_english": "_(No English summary for this section yet; the original Chinese text follows.)_",
+        "no_english": "_(No English summary for this section yet; the original text, in Chinese, follows.)_",
         "may_not_apply": "May not apply",
         "tentative_reason": "Nothing here matches your question exactly; these are only the closest sections.",
         "no_match_title": "The knowledge base has nothing close to this question.",
-        "covers": (
-            "This assistant answers GPU training problems with PaddlePaddle and TensorFlow: out-of-memory errors, "
-            "multi-GPU / NCCL errors, low GPU utilisation, choosing GPU devices, multi-machine data-parallel "
-            "training, and TensorFlow GPU memory and device placement."
+        "covers": "This assistant answers from the {n} documents in its knowledge base: {titles}.",
+        "covers_generic": "This assistant answers only from the documents in its knowledge base.",
+        "scope_more": " and others",
+        "ask_more_generic": (
+            "To pin the problem down, please add:\n\n"
+            "- the full error message or log (from the first Error line)\n"
+            "- the software involved and its versions\n"
+            "- what you did, what you expected and what happened"
+        ),
+        "intent_thanks": "You're welcome! Ask any time.",
+        "intent_greeting": (
+            "Hi! Describe the problem you hit, or paste the error log, and I'll look for the fix in the knowledge base."
+        ),
+        "intent_small_talk": (
+            "I answer questions from the documents in this knowledge base and cite the source of every answer. "
+            "Describe your problem or paste an error log."
+        ),
+        "collect_for_colleague_generic": (
+            "No support contact is set up here. When you ask a colleague, send them:\n\n"
+            "- the software involved and its versions\n- the full error message or the last lines of the log\n"
+            "- what you have tried already"
         ),
         "ask_person": "To ask a person, go to {contact}.",
         "pointers": "Closest sections (probably unrelated)",
-        "intent_thanks": "You're welcome! Ask any time you hit another GPU training problem.",
-        "intent_greeting": (
-            "Hi! Describe the GPU training problem you hit, or paste the error log, and I'll look for the fix "
-            "in the knowledge base."
+        "ask_person_webhook": "To ask a person, press “Talk to a person” (or say so) and I'll pass this conversation on.",
+        "intent_human_webhook": (
+            "I've passed this conversation (your questions, my replies and the sections I cited) to support; "
+            "someone will get back to you.\n\nWhile you wait, paste the full error log and I'll check the knowledge base."
         ),
-        "intent_small_talk": (
-            "I'm the GPU training troubleshooter: I answer PaddlePaddle and TensorFlow GPU training problems "
-            "(out of memory, multi-GPU / NCCL, GPU utilisation, device selection, multi-machine training) and cite "
-            "the source of every answer. Describe your problem or paste an error log."
+        "handoff_failed": "Sorry, I could not pass this conversation on (the hand-off service is not reachable).",
+        "collect_for_colleague": (
+            "No support contact is set up here. When you ask a colleague, send them:\n\n"
+            "- versions: PaddlePaddle or TensorFlow, CUDA, cuDNN (`python -c \"import paddle; print(paddle.__version__)\"`)\n"
+            "- the GPU model and driver version: the output of `nvidia-smi`\n"
+            "- the last lines of the log (`tail -n 50 train.log`), from the first Error or Traceback\n"
+            "- what you have tried already"
         ),
         "intent_human": (
             "You can reach a person here: {contact}.\n\nWhile you wait, paste the full error log and I'll check "

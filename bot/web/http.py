@@ -139,10 +139,12 @@ class _ContactModel(BaseModel):
 
     contact_url: Annotated[str, Field(max_length=2000, pattern=CONTACT_URL)] | None = None
     contact_label: Annotated[str, Field(max_length=200)] | None = None
+    handoff_webhook: Annotated[str, Field(max_length=2000, pattern=r"^https?://[^\s/<>\"'`\\]+[^\s<>\"'`\\]*$")] | None = None
 
 
 def contact_from_env(environ: Mapping[str, str]) -> Any:
-    """The :class:`bot.answer.reply.Contact` of ``BOT_CONTACT_URL`` / ``BOT_CONTACT_LABEL``, checked at start-up.
+    """The :class:`bot.answer.reply.Contact` of ``BOT_CONTACT_URL`` / ``BOT_CONTACT_LABEL`` /
+    ``BOT_HANDOFF_WEBHOOK``, checked at start-up.
 
     A bad URL raises ValueError naming the variable, the value and what is allowed, like the other settings.
 
@@ -152,11 +154,13 @@ def contact_from_env(environ: Mapping[str, str]) -> Any:
     from bot.answer.reply import Contact
     from bot.settings import load
 
-    values = load(_ContactModel, environ, ["contact_url", "contact_label"], {}, None, allowed={
+    values = load(_ContactModel, environ, ["contact_url", "contact_label", "handoff_webhook"], {}, None, allowed={
         "contact_url": "an http(s):// or mailto: address without spaces, quotes, backticks, backslashes, "
                        "( ) < or > (percent-encode them, e.g. %28 %29)",
-        "contact_label": "a label of at most 200 characters"})
-    return Contact(url=values.get("contact_url", ""), label=values.get("contact_label", ""))
+        "contact_label": "a label of at most 200 characters",
+        "handoff_webhook": "an http(s):// URL that accepts a JSON POST"})
+    return Contact(url=values.get("contact_url", ""), label=values.get("contact_label", ""),
+                   webhook=values.get("handoff_webhook", ""))
 
 
 # ---------------------------------------------------------------- middleware

@@ -40,7 +40,9 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
+from bot.answer.reply import Contact
 from bot.answer.turn import take_turn
+from bot.web.handoff import api_turn
 from bot.web.api_models import cap_history
 from bot.web.security import JSON_KEY
 from bot.web.http import MAX_BODY_BYTES, history_messages, request_base
@@ -238,7 +240,8 @@ def openai_router(engine: Any, recorder: Any, web: Any, authorize: Callable[[Req
         base = request_base(request, web)
 
         def run():
-            turned, _ = take_turn(engine, question, history=prior, base_url=base, contact=contact)
+            turned, _ = api_turn(engine, question, prior, base_url=base, contact=contact or Contact(), origin="v1",
+                                 take=take_turn)
             for event in turned.reply.events:
                 recorder.record(replace(event, origin="v1", answer_id=turned.answer_id), session=session,
                                 latency_ms=turned.latency_ms)

@@ -33,12 +33,13 @@ import gradio as gr
 from bot.answer.conversation import Conversation, Turn
 from bot.answer.turn import Turned, take_turn
 from bot.records import Event
-from bot.answer.reply import Contact, format_intent, truncation_notice, user_echo
+from bot.answer.reply import Contact, Reply, format_intent, person_line, truncation_notice, user_echo
 from bot.answer.reply import text as reply_text
 from bot.settings import Settings
 from bot.kb.signature import looks_like_log
 from bot.kb.tokenize import detect_language
 from bot.store.feedback import with_origin
+from bot.web.handoff import Exchange, carrying, finish
 from bot.web.http import WebSettings, public_base, request_base
 
 MAX_MESSAGES = 40  # chat bubbles kept per session (older ones scroll away for good)
@@ -61,7 +62,9 @@ UI: dict[str, dict[str, str]] = {
         "send": "发送",
         "new_chat": "新对话",
         "person": "找人工",
+        "person_none": "求助同事",
         "reason_label": "哪里不对？（可选）",
+        "toast_title": "提示",
         "wrong_section": "引用的章节不对",
         "outdated": "内容过时",
         "not_my_framework": "不是我用的框架",
@@ -81,7 +84,9 @@ UI: dict[str, dict[str, str]] = {
         "send": "Send",
         "new_chat": "New chat",
         "person": "Talk to a person",
+        "person_none": "Ask a colleague",
         "reason_label": "What was wrong? (optional)",
+        "toast_title": "Note",
         "wrong_section": "Wrong section",
         "outdated": "Outdated",
         "not_my_framework": "Not my framework",
@@ -192,6 +197,9 @@ html, body { overscroll-behavior: none; }
 .bot-reasons .wrap { gap: 0.3rem !important; }
 .bot-reasons label { font-size: 0.82rem !important; padding: 0.15rem 0.5rem !important; }
 footer { display: none !important; }
+/* Gradio titles a toast with its level in English ("Info") whatever gr.Info(title=…) says: a Chinese UI says 提示. */
+html:lang(zh) .toast-title.info { font-size: 0 !important; }
+html:lang(zh) .toast-title.info::before { content: "提示"; font-size: var(--text-md, 14px); }
 @media (max-width: 640px) {
   .gradio-container { padding: 4px 6px !important; }
   .gradio-container .main, .gradio-container .wrap.fillable { padding: 0 !important; }
@@ -207,6 +215,9 @@ WIDGET_CSS = CSS + """
 #chat .message-wrap h3 { font-size: 14px; }
 #chat .message-wrap p { margin: 0.25rem 0; }
 #chat pre { font-size: 12px; margin: 0.25rem 0; }
+/* 366 px of bubble: code wraps instead of hiding its end behind a sideways scroll (a command's flags, a log's error). */
+#chat pre, #chat pre code { white-space: pre-wrap !important; overflow-wrap: anywhere !important; word-break: break-word; }
+#chat pre { overflow-x: hidden !important; }
 .bot-widget-hint, .bot-widget-hint p { font-size: 0.78rem; opacity: 0.75; margin: 0; line-height: 1.25;
   overflow: hidden; text-overflow: ellipsis; }
 #question textarea { max-height: 96px; }
@@ -365,10 +376,35 @@ def choose(state: ChatState, value: Any) -> ChatState:
     return state
 
 
+def exchanges(state: ChatState, pending: str | None = None) -> list[Exchange]:
+    """The tab's questions with their replies' tiers and citations (what a person is handed), oldest first."""
+    out = [Exchange(info.question, info.tier, tuple(info.cited))
+           for _, info in sorted(state.answers.items(), key=lambda item: int(item[0]))]
+    if pending and pending.strip():
+        out.append(Exchange(pending[:2_000]))
+    return out
+
+
+def _contact(deps: Deps, state: ChatState, pending: str | None = None) -> Contact:
+    """The configured contact, its link carrying this tab's conversation."""
+    return carrying(deps.contact, exchanges(state, pending), deps.engine)
+
+
 def _reply_for(deps: Deps, state: ChatState, message: str, base: str) -> tuple[Turned, Conversation]:
     """The tab's conversation answers: the same turn as /api/ask and /v1 (:func:`bot.answer.turn.take_turn`)."""
-    talk = Conversation(deps.engine, base_url=base, turns=list(state.turns), contact=deps.contact)
+    talk = Conversation(deps.engine, base_url=base, turns=list(state.turns), contact=_contact(deps, state, message))
     return take_turn(deps.engine, message, conversation=talk)
+
+
+def ask_person(deps: Deps, state: ChatState) -> Reply:
+    """The "talk to a person" button or a typed "转人工": the contact (carrying the conversation), the transcript
+    sent to ``BOT_HANDOFF_WEBHOOK``, or — with neither configured — what to collect for a colleague."""
+    reply = format_intent("human", state.language, _contact(deps, state))
+    return finish(reply, deps.contact, exchanges(state), deps.engine, origin=deps_origin(deps))
+
+
+def deps_origin(deps: Deps) -> str:
+    return str(getattr(deps.recorder, "origin", "") or "")
 
 
 def respond(deps: Deps, state: ChatState, base: str) -> ChatState:
@@ -386,6 +422,8 @@ def respond(deps: Deps, state: ChatState, base: str) -> ChatState:
         state.messages.append({"role": "assistant", "content": reply_text(language, "error")})
         return state
     reply, latency = turned.reply, turned.latency_ms
+    # what this knowledge base covers; a person after "that didn't help"; a typed "转人工" hands the transcript over
+    finish(reply, deps.contact, exchanges(state, message), deps.engine, origin=deps_origin(deps))
     if total and not reply.truncated_from:  # cut here (head + tail) before the engine saw it
         reply.truncated_from = total
         notice = truncation_notice(total, deps.settings.max_input_chars, reply.language)
@@ -455,6 +493,18 @@ def vote_reason(deps: Deps, state: ChatState, reason: str) -> tuple[ChatState, s
     info.reason = reason
     _record(deps, state, [_vote_event(info)])
     return state, ui_text(state.language, "reason_thanks")
+
+
+def notify(language: str, message: str) -> None:
+    """A toast titled in the UI language (Gradio's default title is the English "Info")."""
+    gr.Info(message, duration=3, title=ui_text(language, "toast_title"))
+
+
+def reason_prompt(deps: Deps, state: ChatState) -> str:
+    """The line above the 👎 reasons: "what was wrong?", and "talk to a person" when a contact is configured."""
+    label = ui_text(state.language, "reason_label")
+    person = person_line(state.language, _contact(deps, state), collect=False) if state.disliked is not None else ""
+    return f"{label}  \n{person}" if person else label
 
 
 def _vote_event(info: AnswerInfo) -> Event:
@@ -567,6 +617,8 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
     """The chat as Gradio Blocks; ``compact`` is the portal widget (no header, fills its frame)."""
     deps = Deps(engine, settings, web, with_origin(recorder, "widget" if compact else "ui"), contact or Contact())
     limit = settings.max_input_chars
+    # No contact configured: the button gives what to collect for a colleague, and says so (no promise of a person).
+    person_key = "person" if deps.contact.configured else "person_none"
     page = "widget" if compact else "page"
     save_js = SAVE_JS.replace("KEY", STORAGE_KEY.replace("PAGE", page))
     load_js = LOAD_JS.replace("KEY", STORAGE_KEY.replace("PAGE", page))
@@ -582,7 +634,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
         state = _state(state)
         state, taken = submit(state, message, limit)
         if not taken:
-            gr.Info(ui_text(state.language, "empty"), duration=3)
+            notify(state.language, ui_text(state.language, "empty"))
             return gr.update(), gr.update(), state
         return "", state.messages, state
 
@@ -606,9 +658,9 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
     def on_vote(state: Any, evt: gr.LikeData):
         state, toast = vote(deps, _state(state), evt.index, evt.liked)
         if toast:
-            gr.Info(toast, duration=3)
+            notify(state.language, toast)
         show = state.disliked is not None
-        return state, gr.update(visible=show, value=None), snapshot(state)
+        return state, gr.update(visible=show, value=None), snapshot(state), gr.update(value=reason_prompt(deps, state))
 
     def on_reason(reason: str | None, state: Any):
         state = _state(state)
@@ -616,12 +668,12 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
             return state, gr.update(), gr.update()
         state, toast = vote_reason(deps, state, reason)
         if toast:
-            gr.Info(toast, duration=3)
+            notify(state.language, toast)
         return state, gr.update(visible=False, value=None), snapshot(state)
 
     def on_person(state: Any):
         state = _state(state)
-        reply = format_intent("human", state.language, deps.contact)
+        reply = ask_person(deps, state)
         state.messages.append({"role": "assistant", "content": reply.markdown})
         _trim(state)
         return state.messages, state, snapshot(state)
@@ -640,7 +692,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
         t = UI[state.language]
         reasons = [(t[r], r) for r in VOTE_REASONS]
         top = [gr.update(value=t["hint"] if compact else f"# {t['title']}\n{t['intro']}"),
-               gr.update(value=t["person"]), gr.update(value=t["new_chat"])]
+               gr.update(value=t[person_key]), gr.update(value=t["new_chat"])]
         return (chat_value(state), state, gr.update(placeholder=t["placeholder"]), gr.update(choices=reasons),
                 gr.update(value=t["reason_label"]), *top, state.language)
 
@@ -653,7 +705,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
                 intro = gr.Markdown(UI["en"]["hint"], elem_classes=["bot-widget-hint"])
             else:
                 intro = gr.Markdown(f"# {TITLE}\n{UI['zh']['intro']}  \n{UI['en']['intro']}", elem_classes=["bot-header"])
-            person = gr.Button(UI["en"]["person"], elem_id="talk-to-person", scale=0, size="sm", variant="secondary")
+            person = gr.Button(UI["en"][person_key], elem_id="talk-to-person", scale=0, size="sm", variant="secondary")
             new = gr.Button(UI["en"]["new_chat"], elem_id="new-chat", scale=0, size="sm", variant="secondary")
         chatbot = gr.Chatbot(
             label="Chat",
@@ -704,7 +756,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
         ).then(on_answer, [state], [chatbot, state, saved], show_progress="minimal").then(
             None, [saved], None, js=save_js
         ).then(None, js=scroll_bot)
-        chatbot.like(on_vote, [state], [state, reason_row, saved]).then(None, [saved], None, js=save_js)
+        chatbot.like(on_vote, [state], [state, reason_row, saved, reason_label]).then(None, [saved], None, js=save_js)
         reasons.select(lambda value, s: on_reason(value, s), [reasons, state], [state, reason_row, saved]).then(
             None, [saved], None, js=save_js
         )

@@ -26,6 +26,9 @@ from bot.answer.reply import (
     format_answer,
     format_clarify,
     format_no_match,
+    kb_scope,
+    scope_text,
+    with_scope,
     short_title,
     signature_line,
     source_url,
@@ -248,6 +251,27 @@ def test_user_text_is_inert_and_huge_pastes_are_shortened():
     assert_inert(shown)
 
 
+def test_a_typed_two_line_question_is_text_and_a_log_shows_its_end():
+    echo = user_echo("多卡训练报错怎么办？\n用的是 <b>8</b> 张 V100", is_log=False)
+    assert "```" not in echo and "多卡训练报错怎么办？  \n用的是" in echo  # text with a line break, not code
+    assert_inert(echo)
+    log = "\n".join(f"I0221 12:00:{n % 60:02d} trainer.cc:88] step {n} loss=0.1" for n in range(200)) + \
+        "\nResourceExhaustedError: OOM when allocating tensor, cannot allocate 2.25 GB"
+    shown = user_echo(log, is_log=True)
+    assert shown.startswith("```") and "cannot allocate 2.25 GB" in shown  # the error at the end of the paste
+    assert "step 0 " in shown and "step 50 " not in shown and "lines" in shown  # the head, then the tail
+    assert len(shown.splitlines()) < 20
+
+
+def test_the_detected_error_is_the_logs_own_line_not_a_bare_exception_name():
+    log = ("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\nMemoryError\n"
+           "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor "
+           "cannot allocate 2.25 GB")
+    a = dataclasses.replace(answer(hit(section(1))), query=log, signature="MemoryError")
+    md = format_answer(a, meta, BASE, limit=LIMIT).markdown
+    assert "`ResourceExhaustedError: OOM when allocating tensor cannot allocate 2.25 GB`" in md.split("\n\n")[0]
+
+
 def test_code_span_and_code_block_cannot_be_broken_out_of():
     assert_inert(code_span("`` <img src=x onerror=1> ``"))
     block = code_block("```\n</code><img src=x onerror=1>\n```")
@@ -322,15 +346,18 @@ def test_none_says_what_the_knowledge_base_covers_what_would_help_and_where_to_a
     for language in ("en", "zh"):
         a = dataclasses.replace(answer(*hits, language=language), tier="none")
         reply = format_no_match(a, meta, BASE, limit=LIMIT, contact=contact)
-        md = reply.markdown
+        scope = kb_scope([section(1), section(2, source="nccl.md", title="NCCL on TensorFlow")])
+        md = with_scope(reply, scope).markdown
         assert reply.tier == "none" and reply.kind == "no_match" and reply.options == []
         assert md.startswith("ℹ️ **" + TEXTS[language]["no_match_title"])
-        assert TEXTS[language]["covers"] in md and "NCCL" in md and "TensorFlow" in md
+        assert scope_text(language, scope) in md and "NCCL" in md and "TensorFlow" in md
         assert "nvidia-smi" in md
         assert "[GPU support](https://help.example.com/gpu)" in md
         assert md.index("[GPU support]") < md.index("<details>")  # pointers only collapsed, after the contact
     plain = format_no_match(dataclasses.replace(answer(language="en"), tier="none"), meta, BASE, limit=LIMIT)
-    assert "your team’s support channel" in plain.markdown and "javascript" not in plain.markdown
+    # no contact configured: what to collect for a colleague, not a promise of a channel that does not exist
+    assert TEXTS["en"]["collect_for_colleague"] in plain.markdown and "support channel" not in plain.markdown
+    assert "javascript" not in plain.markdown
     bad = Contact("javascript:alert(1)", "x")
     assert "javascript" not in format_intent("human", "en", bad).markdown
 

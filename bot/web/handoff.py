@@ -1,0 +1,137 @@
+"""Handing a conversation to a person: the transcript, and the webhook that receives it.
+
+When a contact is configured (``BOT_CONTACT_URL`` and/or ``BOT_HANDOFF_WEBHOOK``, see
+:class:`bot.answer.reply.Contact`), the person a user is sent to should not have to ask
+"what did you try?" again. Every edge builds the same :class:`Exchange` list:
+
+- the contact link carries it as text (:func:`transcript_text`: a ``mailto:`` body or a
+  ``{transcript}`` URL placeholder, capped by the reply module);
+- when the user asks for a person, :func:`hand_off` POSTs it as JSON (:func:`payload`) to
+  ``BOT_HANDOFF_WEBHOOK`` and the reply says whether that worked.
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from bot.answer.reply import Contact, Reply, citation_label, person_line, text
+
+WEBHOOK_TIMEOUT = 5.0  # seconds; the user is waiting for the reply that says the hand-off worked
+MAX_EXCHANGES = 12  # the newest exchanges sent along (the UI keeps no more turns than that)
+QUESTION_CHARS = 2_000  # of each question (a pasted log: its head and the error at its end are in the first 2,000)
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One question and what the bot did with it."""
+
+    question: str
+    tier: str = ""  # answer | tentative | none | "" (not a search: a greeting, a hand-off request)
+    cited: tuple[str, ...] = ()  # section keys, the answer first
+
+
+def _label(engine: Any, key: str) -> str:
+    section = engine.section(key) if engine is not None else None
+    return citation_label(section, None, "en") if section is not None else key
+
+
+def payload(exchanges: Sequence[Exchange], engine: Any, *, language: str = "en", origin: str = "") -> dict:
+    """The JSON the webhook receives: each question, the reply's tier and the sections it cited.
+
+    >>> payload([Exchange("OOM?", "answer", ("a.md#x",))], None, origin="ui")["turns"]
+    [{'question': 'OOM?', 'tier': 'answer', 'cited': [{'key': 'a.md#x', 'label': 'a.md#x'}]}]
+    """
+    turns = [{"question": e.question[:QUESTION_CHARS], "tier": e.tier,
+              "cited": [{"key": k, "label": _label(engine, k)} for k in e.cited[:5]]}
+             for e in list(exchanges)[-MAX_EXCHANGES:]]
+    return {"type": "handoff", "language": language, "origin": origin, "turns": turns}
+
+
+def transcript_text(exchanges: Sequence[Exchange], engine: Any) -> str:
+    """The conversation as plain text for a mail body or a ticket (the reply module caps it).
+
+    >>> print(transcript_text([Exchange("OOM?", "answer", ("a.md#x",)), Exchange("still OOM", "none")], None))
+    Q1: OOM?
+      -> answer: a.md#x
+    Q2: still OOM
+      -> none
+    """
+    lines = []
+    for n, e in enumerate(list(exchanges)[-MAX_EXCHANGES:], 1):
+        question = " ".join(e.question.split())
+        lines.append(f"Q{n}: {question[:300]}{'…' if len(question) > 300 else ''}")
+        if e.tier:
+            cited = "; ".join(_label(engine, k) for k in e.cited[:3])
+            lines.append(f"  -> {e.tier}" + (f": {cited}" if cited else ""))
+    return "\n".join(lines)
+
+
+def carrying(contact: Contact, exchanges: Sequence[Exchange], engine: Any) -> Contact:
+    """The contact whose link carries this conversation (subject: its first question)."""
+    if not contact.configured or not exchanges:
+        return contact
+    return replace(contact, transcript=transcript_text(exchanges, engine), question=exchanges[0].question[:200])
+
+
+def send(webhook: str, data: dict, timeout: float = WEBHOOK_TIMEOUT) -> bool:
+    """POST ``data`` as JSON to the webhook; True on a 2xx answer. Failures are printed, never raised."""
+    body = json.dumps(data, ensure_ascii=False).encode()
+    request = urllib.request.Request(webhook, data=body, method="POST",
+                                     headers={"Content-Type": "application/json; charset=utf-8"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 (http(s) checked at start-up)
+            return 200 <= response.status < 300
+    except Exception:  # the chat must answer even when the ticket system is down
+        traceback.print_exc()
+        return False
+
+
+def hand_off(reply: Reply, contact: Contact, exchanges: Sequence[Exchange], engine: Any, *, origin: str = "") -> Reply:
+    """For a "talk to a person" reply: send the transcript to ``BOT_HANDOFF_WEBHOOK`` and say if it failed."""
+    if not reply.handoff or not contact.webhook.strip():
+        return reply
+    if send(contact.webhook.strip(), payload(exchanges, engine, language=reply.language, origin=origin)):
+        return reply
+    fallback = person_line(reply.language, replace(contact, webhook=""))  # the link, or what to collect
+    reply.markdown = text(reply.language, "handoff_failed") + "\n\n" + fallback
+    return reply
+
+
+def from_turns(turns: Sequence[Any]) -> list[Exchange]:
+    """Exchanges from :class:`bot.answer.conversation.Turn` s (an API conversation rebuilt from its history).
+
+    A turn keeps whether it was answered, not the tentative/none split: those are both "no_match".
+    """
+    return [t if isinstance(t, Exchange) else Exchange(t.question, "answer" if t.answered else "no_match", tuple(t.shown))
+            for t in turns]
+
+
+def finish(reply: Reply, contact: Contact, exchanges: Sequence[Exchange], engine: Any, *, origin: str = "") -> Reply:
+    """What every edge does after a turn: say what this knowledge base covers, offer a person after
+    "that didn't help", and hand the transcript over when the user asked for a person."""
+    from bot.answer.reply import kb_scope, with_person, with_scope
+
+    with_scope(reply, kb_scope(getattr(engine, "sections", ()) or ()))
+    with_person(reply, carrying(contact, exchanges, engine))
+    return hand_off(reply, contact, exchanges, engine, origin=origin)
+
+
+def api_turn(engine: Any, question: str, prior: Sequence[str], *, base_url: str, contact: Contact, origin: str,
+             take: Any = None):
+    """One stateless API turn (``/api/ask``, ``/v1``) with the hand-off: the contact link carries the questions
+    so far, a person is offered after "that didn't help", and "talk to a person" posts the transcript.
+
+    ``take`` is :func:`bot.answer.turn.take_turn` as the edge module sees it (tests count its calls there).
+    """
+    from bot.answer.turn import take_turn
+
+    asked = [Exchange(q[:QUESTION_CHARS]) for q in (*prior, question)]
+    turned, talk = (take or take_turn)(engine, question, history=prior, base_url=base_url,
+                             contact=carrying(contact, asked, engine))
+    finish(turned.reply, contact, from_turns(talk.turns) or asked[:-1], engine, origin=origin)
+    return turned, talk

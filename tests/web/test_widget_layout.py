@@ -1,0 +1,165 @@
+"""The portal widget in Debian's headless Chromium at 400×640 and 390×844: nothing overlaps, code wraps,
+a pasted log shows its error, a typed two-line question stays text, toasts speak the UI's language.
+
+``python app.py`` runs as a subprocess over the repository's seeds indexed with the ``hash`` embedder,
+with a ``mailto:`` contact. Screenshots go to ``$BOT_SCREENSHOT_DIR`` or ``screenshots/``: look at them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from fixtures import REPO
+from fixtures.browser import browser, chromium_missing_reason  # noqa: F401 (browser is a fixture)
+from fixtures.server import free_port, start_app, stop, wait_ready
+
+from bot.web.ui import SAMPLE_LOG
+
+_missing = chromium_missing_reason()
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(_missing is not None, reason=_missing or "")]
+
+CONTACT = "mailto:gpu-help@example.com"
+SIZES = [(400, 640), (390, 844)]
+# A pasted log: 60 INFO lines, then the error at its end (the bubble used to show only the first 40 lines).
+LOG = "\n".join(f"I0221 18:48:{n % 60:02d}.436648 29562 trainer.cc:88] step {n} loss=0.{n}" for n in range(60)) + \
+    "\n" + SAMPLE_LOG.splitlines()[1]
+TWO_LINES = "多卡训练报错怎么办？\n用的是 8 张 V100"
+LONG_COMMAND = ("多卡训练报错 libnccl.so，我运行了 `export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/nccl/lib:"
+                "/opt/conda/lib/python3.8/site-packages/nvidia/nccl/lib:$LD_LIBRARY_PATH`")
+
+# Every box that must not overlap another: chat bubbles, option chips, the bar's buttons, the input.
+BOXES = """() => {
+  const picked = [...document.querySelectorAll(
+    '#chat [data-testid=bot], #chat [data-testid=user], #chat button.option, .bot-top button, #question textarea')];
+  const visible = picked.filter(e => { const r = e.getBoundingClientRect(); const s = getComputedStyle(e);
+    return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none'; });
+  // Bubbles scroll inside the chat: only what is inside the chat's visible box counts.
+  const chat = document.querySelector('#chat').getBoundingClientRect();
+  return visible.map((e, i) => { const r = e.getBoundingClientRect();
+    const inChat = !!e.closest('#chat');
+    const top = inChat ? Math.max(r.top, chat.top) : r.top, bottom = inChat ? Math.min(r.bottom, chat.bottom) : r.bottom;
+    return {i, name: (e.dataset.testid || e.id || e.className || e.tagName).toString().slice(0, 40),
+            text: (e.innerText || e.value || '').slice(0, 30), left: r.left, right: r.right, top, bottom,
+            path: i}; }).filter(b => b.bottom > b.top);
+}"""
+NESTED = """() => {
+  const picked = [...document.querySelectorAll(
+    '#chat [data-testid=bot], #chat [data-testid=user], #chat button.option, .bot-top button, #question textarea')];
+  const pairs = [];
+  picked.forEach((a, i) => picked.forEach((b, j) => { if (i !== j && a.contains(b)) pairs.push([i, j]); }));
+  return pairs;
+}"""
+
+
+@pytest.fixture(scope="module")
+def shots() -> Path:
+    path = Path(os.environ.get("BOT_SCREENSHOT_DIR") or REPO / "screenshots")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def widget_site(tmp_path_factory):
+    from bot.engine.retrieve import Engine
+    from bot.settings import Settings
+
+    root = tmp_path_factory.mktemp("widget")
+    seeds = root / "seeds"
+    shutil.copytree(REPO / "seeds", seeds)
+    settings = Settings(seeds_dir=seeds, index_dir=root / "index", embedder="hash")
+    Engine.open(settings, auto_build=True)
+    port = free_port()
+    process = start_app(port, {
+        "BOT_INDEX_DIR": str(settings.index_dir), "BOT_SEEDS_DIR": str(seeds), "BOT_EMBEDDER": "hash",
+        "BOT_FEEDBACK_LOG": str(root / "feedback.jsonl"), "BOT_DATA_DIR": str(root / "data"),
+        "BOT_CONTACT_URL": CONTACT, "BOT_CONTACT_LABEL": "GPU 支持",
+    })
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(url + "/healthz", process, timeout=120)
+        yield url
+    finally:
+        stop(process)
+
+
+def rendered(page) -> None:
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
+def ask(page, text: str) -> None:
+    before = page.evaluate("document.querySelectorAll('[data-testid=bot]').length")
+    page.fill("#question textarea", text)
+    page.press("#question textarea", "Enter")
+    page.wait_for_function("(n) => document.querySelectorAll('[data-testid=bot]').length > n", arg=before,
+                           timeout=60_000)
+    page.wait_for_function("() => !document.querySelector('#chat .pending, #chat [data-testid=pending]')",
+                           timeout=60_000)
+    rendered(page)
+
+
+def overlaps(page) -> list[tuple[dict, dict]]:
+    boxes = page.evaluate(BOXES)
+    nested = {tuple(p) for p in page.evaluate(NESTED)}
+    found = []
+    for n, a in enumerate(boxes):
+        for b in boxes[n + 1:]:
+            if (a["i"], b["i"]) in nested or (b["i"], a["i"]) in nested:
+                continue
+            if min(a["right"], b["right"]) - max(a["left"], b["left"]) > 1 and \
+                    min(a["bottom"], b["bottom"]) - max(a["top"], b["top"]) > 1:
+                found.append((a, b))
+    return found
+
+
+@pytest.mark.parametrize("width,height", SIZES)
+def test_widget_nothing_overlaps_code_wraps_logs_show_their_error(widget_site, browser, shots, width, height):
+    context = browser.new_context(viewport={"width": width, "height": height}, locale="zh-CN")
+    page = context.new_page()
+    try:
+        page.goto(widget_site + "/widget/", wait_until="load")
+        page.wait_for_selector("#question textarea", timeout=60_000)
+        rendered(page)
+        ask(page, TWO_LINES)
+        user = page.locator("[data-testid=user]").last
+        assert user.locator("pre").count() == 0  # a typed question is text, not a tiny code block
+        assert "用的是 8 张 V100" in user.inner_text()
+        ask(page, LOG)
+        log_bubble = page.locator("[data-testid=user]").last
+        assert "EnforceNotMet" in log_bubble.inner_text()  # the error at the end of the paste is shown
+        ask(page, LONG_COMMAND)
+        ask(page, "how do I bake sourdough bread at home")
+        page.screenshot(path=str(shots / f"widget_layout_{width}x{height}.png"))
+        # Code blocks wrap: nothing is hidden behind a sideways scroll in the narrow bubble.
+        wide = page.evaluate("[...document.querySelectorAll('#chat pre')]"
+                             ".filter(p => p.scrollWidth > p.clientWidth + 1).length")
+        assert wide == 0
+        # Scroll through the conversation; at every position no two boxes overlap.
+        positions = page.evaluate("""() => { const m = document.querySelector('#chat [data-testid=bot]');
+          let box = m.parentElement;
+          while (box && !(box.scrollHeight > box.clientHeight && /(auto|scroll)/.test(getComputedStyle(box).overflowY)))
+            box = box.parentElement;
+          box.id = box.id || 'chat-scroller';
+          return Math.ceil(box.scrollHeight / Math.max(1, box.clientHeight)); }""")
+        for step in range(positions + 1):
+            page.evaluate("(s) => { const b = document.getElementById('chat-scroller') ||"
+                          " document.querySelector('#chat .bubble-wrap'); b.scrollTop = s * b.clientHeight; }", step)
+            rendered(page)
+            found = overlaps(page)
+            assert not found, f"overlapping at scroll step {step}: {found[:3]}"
+        # 👎: the toast is titled in the UI's language, and a person is offered (a contact is configured).
+        page.get_by_role("button", name=re.compile("^(Dislike|踩)$")).last.click()
+        page.wait_for_selector("[data-testid=toast-body], .toast-body", timeout=15_000)
+        # What the title shows: its text, or its ::before content when the text itself is hidden (font-size 0).
+        titles = page.evaluate("""[...document.querySelectorAll('[data-testid=toast-title], .toast-title')].map(t =>
+          parseFloat(getComputedStyle(t).fontSize) === 0 ? getComputedStyle(t, '::before').content.replace(/"/g, '')
+                                                         : t.innerText)""")
+        assert titles and all("Info" not in t for t in titles) and any("提示" in t for t in titles), titles
+        page.wait_for_selector(".bot-reasons a[href^='mailto:gpu-help@example.com']", timeout=10_000)
+        rendered(page)
+        page.screenshot(path=str(shots / f"widget_dislike_{width}x{height}.png"))
+    finally:
+        context.close()
