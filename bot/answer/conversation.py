@@ -50,7 +50,8 @@ MAX_REPLAY_TURNS = 8  # user turns replayed from an API history
 
 @dataclass
 class Turn:
-    """One exchange, as much as later turns need of it (flat fields: the UI keeps it in the browser tab)."""
+    """One exchange, as much as later turns need of it (flat fields: the UI keeps it in the browser tab;
+    a restored snapshot's unknown keys are dropped, see ``bot.web.ui.restore``)."""
 
     question: str
     language: str
@@ -58,11 +59,9 @@ class Turn:
     kind: str  # Reply.kind
     answered: bool
     shown: list[str] = field(default_factory=list)  # section keys shown in this turn
-    excluded: list[str] = field(default_factory=list)  # unused since the case keeps what was shown; kept for old snapshots
     signature: str = ""
     best: str = ""  # key of the section last given as the answer in this case
     top_score: float = 0.0
-    subjects: list[str] = field(default_factory=list)  # problem and setting together (for old snapshots)
     problem: list[str] = field(default_factory=list)  # the case's problem subjects
     setting: list[str] = field(default_factory=list)  # the case's setting subjects
     case_shown: list[str] = field(default_factory=list)  # every section shown for this case
@@ -252,7 +251,7 @@ class Conversation:
         self.turns.append(Turn(
             question=question[:2_000], language=answer.language, search=case.search, kind=reply.kind,
             answered=reply.answered, shown=shown, signature=case.signature, best=best, top_score=top_score,
-            subjects=sorted(case.problem | case.setting), problem=sorted(case.problem), setting=sorted(case.setting),
+            problem=sorted(case.problem), setting=sorted(case.setting),
             case_shown=list(dict.fromkeys((*case.shown, *(shown if reply.kind == "clarify" else ())))),
             tried=list(case.tried), move=answer.move,
         ))

@@ -43,9 +43,10 @@ def is_conversation_file(path: Path) -> bool:
         for line in handle:
             if line.strip():
                 try:
-                    return isinstance(json.loads(line), dict) and "turns" in json.loads(line)
+                    row = json.loads(line)
                 except ValueError:
                     return False
+                return isinstance(row, dict) and "turns" in row
     return False
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import html
 import re
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
@@ -198,6 +199,22 @@ def kb_scope(sections: Sequence[Section]) -> Scope:
         sources[section.source] = sources.get(section.source, False) or about
     gpu = bool(sources) and sum(sources.values()) * 2 > len(sources)
     return Scope(tuple(list(titles)[:MAX_SCOPE_TITLES]), len(sources), gpu)
+
+
+_SCOPE_CACHE: list[tuple[Sequence[Section], Scope]] = []  # the last sections list and its scope
+_SCOPE_LOCK = threading.Lock()
+
+
+def scope_of(sections: Sequence[Section]) -> Scope:
+    """:func:`kb_scope` of ``sections``, computed once per loaded index rather than on every turn
+    (a new index generation is a new list, so it is recomputed once then)."""
+    with _SCOPE_LOCK:
+        if _SCOPE_CACHE and _SCOPE_CACHE[0][0] is sections:
+            return _SCOPE_CACHE[0][1]
+    scope = kb_scope(sections)
+    with _SCOPE_LOCK:
+        _SCOPE_CACHE[:] = [(sections, scope)]
+    return scope
 
 
 def scope_text(language: str, scope: Scope | None) -> str:

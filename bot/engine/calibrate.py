@@ -35,7 +35,7 @@ from bot.engine.calibration import FEATURES, FOLLOW_FEATURES, Calibration, Logis
     sources_fingerprint
 from bot.engine.evaluate import Case as Labelled
 from bot.engine.evaluate import hit_matches, read_cases
-from bot.engine.retrieve import Engine, Evidence, rank
+from bot.engine.retrieve import Engine, Evidence, judge, rank
 from bot.records import Case
 
 LEXICAL_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -99,7 +99,9 @@ def collect_turns(engine: Engine, conversations: list[dict]) -> tuple[list[Row],
             row = Row(tuple(turn.get("expect") or ()), conversation["group"], evidence, conversation.get("kind", ""), n,
                       previous_top)
             (firsts if n == 0 else later).append(row)
-            answer = engine.ask(turn["query"], case=case)
+            # What Engine.ask does, on the evidence already computed: the case the next turn sees.
+            ranking = rank(evidence, engine.calibration.weights)
+            answer = engine.answer(evidence, ranking, judge(engine, evidence, ranking, engine.calibration))
             previous_top = answer.hits[0].section.key if answer.hits else ""
             case = answer.case
     return firsts, later

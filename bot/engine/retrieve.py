@@ -29,7 +29,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -417,10 +417,15 @@ class Engine:
         implies = self.lexicon.subjects[subject].implies if subject in self.lexicon.subjects else ()
         return self.lexicon.category(subject) == "product" and bool(implies) and set(implies) <= covered
 
-    def follow_features(self, evidence: Evidence, top: int) -> dict[str, float]:
-        """The follow-up model's inputs: the message's own evidence, the case's, and how the turn moved it."""
-        own = self.features(evidence, evidence.own, top)
-        joined = self.features(evidence, evidence.joined, top) if evidence.joined is not None else own
+    def follow_features(self, evidence: Evidence, top: int,
+                        first: Sequence[dict[str, float]] = ()) -> dict[str, float]:
+        """The follow-up model's inputs: the message's own evidence, the case's, and how the turn moved it.
+
+        ``first``: :meth:`features` of the own and joined scores when the caller has them already.
+        """
+        own = first[0] if first else self.features(evidence, evidence.own, top)
+        joined = (first[1] if len(first) > 1 else self.features(evidence, evidence.joined, top)) \
+            if evidence.joined is not None else own
         key = self.sections[top].key
         return {
             "own_margin": own["margin"] if evidence.own_weight else -0.05,
@@ -710,7 +715,7 @@ def judge(engine: "Engine", evidence: Evidence, ranking: Ranking, calibration: C
     first = [engine.features(evidence, s, top) for s in (evidence.own, evidence.joined) if s is not None]
     continuing = evidence.move in ("follow_up", "retry")
     if continuing and calibration.follow is not None:
-        probability = calibration.follow.probability(engine.follow_features(evidence, top))
+        probability = calibration.follow.probability(engine.follow_features(evidence, top, first))
     else:
         probability = max(calibration.probability(f) for f in first)
     uncovered, conflicts, (newer, era) = engine.blockers(evidence, top)

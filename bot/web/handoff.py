@@ -114,9 +114,9 @@ def from_turns(turns: Sequence[Any]) -> list[Exchange]:
 def finish(reply: Reply, contact: Contact, exchanges: Sequence[Exchange], engine: Any, *, origin: str = "") -> Reply:
     """What every edge does after a turn: say what this knowledge base covers, offer a person after
     "that didn't help", and hand the transcript over when the user asked for a person."""
-    from bot.answer.reply import kb_scope, with_person, with_scope
+    from bot.answer.reply import scope_of, with_person, with_scope
 
-    with_scope(reply, kb_scope(getattr(engine, "sections", ()) or ()))
+    with_scope(reply, scope_of(getattr(engine, "sections", ()) or ()))
     with_person(reply, carrying(contact, exchanges, engine))
     return hand_off(reply, contact, exchanges, engine, origin=origin)
 

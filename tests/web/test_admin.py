@@ -223,16 +223,21 @@ def test_admin_is_off_without_an_operator_credential(store_settings, hash_settin
         store.close()
 
 
+def report_args(store_settings, hash_settings, monkeypatch) -> list[str]:
+    """``python -m bot report``'s arguments and environment for this store and a hash-embedder index."""
+    Engine.open(hash_settings, auto_build=True)
+    monkeypatch.setenv("BOT_DATABASE_URL", store_settings.database_url)
+    monkeypatch.setenv("BOT_DATA_DIR", str(store_settings.data_dir))
+    return ["--embedder", "hash", "--index", str(hash_settings.index_dir), "--seeds", str(hash_settings.seeds_dir)]
+
+
 def test_cli_report_prints_the_same_from_the_store(store_settings, hash_settings, monkeypatch, capsys):
     from bot.cli import main as cli_main
 
     store = Store.open(store_settings)
     seed(store)
     store.close()
-    Engine.open(hash_settings, auto_build=True)
-    monkeypatch.setenv("BOT_DATABASE_URL", store_settings.database_url)
-    monkeypatch.setenv("BOT_DATA_DIR", str(store_settings.data_dir))
-    args = ["--embedder", "hash", "--index", str(hash_settings.index_dir), "--seeds", str(hash_settings.seeds_dir)]
+    args = report_args(store_settings, hash_settings, monkeypatch)
     assert cli_main(["report", *args]) == 0
     out = capsys.readouterr().out
     assert "gaps grouped by meaning" in out and "15×" in out and "↑ 7 vs 3" in out
@@ -442,10 +447,7 @@ def test_cli_report_deletes_nothing(store_settings, hash_settings, monkeypatch, 
     store._write(old)
     before = len(store.rows())
     store.close()
-    Engine.open(hash_settings, auto_build=True)
-    monkeypatch.setenv("BOT_DATABASE_URL", store_settings.database_url)
-    monkeypatch.setenv("BOT_DATA_DIR", str(store_settings.data_dir))
-    args = ["--embedder", "hash", "--index", str(hash_settings.index_dir), "--seeds", str(hash_settings.seeds_dir)]
+    args = report_args(store_settings, hash_settings, monkeypatch)
     assert cli_main(["report", *args]) == 0
     reader = Store.reader(store_settings)
     try:

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import http.server
 import json
-import os
 import re
-import shutil
 import threading
 import time
 from pathlib import Path
 
 import pytest
 from fixtures import REPO
-from fixtures.browser import CHROMIUM, browser, chromium_missing_reason  # noqa: F401 (browser is a fixture)
+from fixtures.browser import CHROMIUM, browser, chromium_missing_reason, shots  # noqa: F401 (browser and shots are fixtures)
 from fixtures.server import free_port, start_app, stop, wait_ready
 
 from bot.web.ui import SAMPLE_LOG
@@ -76,24 +74,11 @@ def serve_portal(port: int, app_url: str) -> _Portal:
 
 
 @pytest.fixture(scope="module")
-def shots() -> Path:
-    path = Path(os.environ.get("BOT_SCREENSHOT_DIR") or REPO / "screenshots")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-@pytest.fixture(scope="module")
 def hash_index(tmp_path_factory):
     """The repository's seeds (with metadata) indexed with the hash embedder: built in seconds."""
-    from bot.engine.retrieve import Engine
-    from bot.settings import Settings
+    from fixtures.engines import repo_seeds_hash_settings
 
-    root = tmp_path_factory.mktemp("hash_seeds")
-    seeds = root / "seeds"
-    shutil.copytree(REPO / "seeds", seeds)
-    settings = Settings(seeds_dir=seeds, index_dir=root / "index", embedder="hash")
-    Engine.open(settings, auto_build=True)
-    return settings
+    return repo_seeds_hash_settings(tmp_path_factory.mktemp("hash_seeds"))
 
 
 @pytest.fixture(scope="module")

@@ -6,15 +6,13 @@ at the three sizes of tests/web/test_browser.py. Screenshots go to ``screenshots
 
 from __future__ import annotations
 
-import os
 import shutil
-from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from fixtures import REPO
-from fixtures.browser import browser, chromium_missing_reason  # noqa: F401
+from fixtures.browser import browser, chromium_missing_reason, screenshot_dir  # noqa: F401
 from fixtures.server import free_port, start_app, stop, wait_ready
 
 _missing = chromium_missing_reason()
@@ -85,18 +83,12 @@ def ask(page, text: str) -> list[str]:
     return keys
 
 
-def shots() -> Path:
-    path = Path(os.environ.get("BOT_SCREENSHOT_DIR") or REPO / "screenshots")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
 def test_a_follow_up_about_several_machines_cites_the_multi_machine_document(sized):
     size, page = sized
     first = ask(page, "多卡训练报错 libnccl.so 找不到")
     assert first and first[0].startswith("000_"), first
     follow = ask(page, "那多机呢？")
-    page.screenshot(path=str(shots() / f"followup_multi_machine_{size}.png"))
+    page.screenshot(path=str(screenshot_dir() / f"followup_multi_machine_{size}.png"))
     assert follow and follow[0].startswith(MULTI_MACHINE), follow
 
 
@@ -107,4 +99,4 @@ def test_that_didnt_help_after_tensorflow_never_cites_a_paddle_section(sized):
     for turn in range(2):
         keys = ask(page, "that didn't help")
         assert not [k for k in keys if k.startswith(PADDLE_DOCUMENTS)], keys
-    page.screenshot(path=str(shots() / f"followup_tensorflow_retry_{size}.png"))
+    page.screenshot(path=str(screenshot_dir() / f"followup_tensorflow_retry_{size}.png"))

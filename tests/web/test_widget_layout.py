@@ -7,14 +7,10 @@ with a ``mailto:`` contact. Screenshots go to ``$BOT_SCREENSHOT_DIR`` or ``scree
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-from pathlib import Path
 
 import pytest
-from fixtures import REPO
-from fixtures.browser import browser, chromium_missing_reason  # noqa: F401 (browser is a fixture)
+from fixtures.browser import browser, chromium_missing_reason, shots  # noqa: F401 (browser and shots are fixtures)
 from fixtures.server import free_port, start_app, stop, wait_ready
 
 from bot.web.ui import SAMPLE_LOG
@@ -56,22 +52,12 @@ NESTED = """() => {
 
 
 @pytest.fixture(scope="module")
-def shots() -> Path:
-    path = Path(os.environ.get("BOT_SCREENSHOT_DIR") or REPO / "screenshots")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-@pytest.fixture(scope="module")
 def widget_site(tmp_path_factory):
-    from bot.engine.retrieve import Engine
-    from bot.settings import Settings
+    from fixtures.engines import repo_seeds_hash_settings
 
     root = tmp_path_factory.mktemp("widget")
-    seeds = root / "seeds"
-    shutil.copytree(REPO / "seeds", seeds)
-    settings = Settings(seeds_dir=seeds, index_dir=root / "index", embedder="hash")
-    Engine.open(settings, auto_build=True)
+    settings = repo_seeds_hash_settings(root)
+    seeds = settings.seeds_dir
     port = free_port()
     process = start_app(port, {
         "BOT_INDEX_DIR": str(settings.index_dir), "BOT_SEEDS_DIR": str(seeds), "BOT_EMBEDDER": "hash",
