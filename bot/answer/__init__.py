@@ -1,8 +1,9 @@
 """The answer: what the engine decided, written as the reply a person reads.
 
-Holds the turn of a conversation (``conversation``), reply formatting (``reply``), the
-texts in both languages (``texts``), markdown escaping and sanitising (``safe_markdown``)
-and the cited source lines view (``source_view``, template in ``templates/``).
+Holds a chat's turns (``conversation``), one turn for every edge (``turn``), reply formatting
+(``reply``), the reasons behind a tier in words (``reasons``), the texts in both languages
+(``texts``), markdown escaping and sanitising (``safe_markdown``), the cited source lines view
+(``source_view``, template in ``templates/``) and conversation evaluation (``evaluate_turns``).
 
 May import: ``bot.engine``, ``bot.kb``, ``bot.records``, ``bot.settings``; never ``store`` or ``web``.
 """

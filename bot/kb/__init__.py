@@ -2,8 +2,8 @@
 
 Holds parsing (``parse``: markdown -> sections, the unit of citation), chunking (``chunk``),
 curated bilingual metadata (``meta``), tokens for BM25 (``tokenize``), pasted-log detection and
-error signatures (``signature``), embedders (``embed``, ``e5_onnx``) and the on-disk index
-(``index``: build, generations, load).
+error signatures (``signature``), embedders (``embed``, ``e5_onnx``), the on-disk index
+(``index``: build, generations, load) and the old releases a section was written for (``eras``).
 
 May import: ``bot.records``, ``bot.settings`` and the standard/third-party libraries; never
 ``engine``, ``answer``, ``store`` or ``web``.

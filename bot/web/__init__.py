@@ -3,7 +3,8 @@
 Holds the Gradio chat and widget (``ui``), the JSON API request models (``api_models``), the
 OpenAI-compatible API (``openai_api``), the operator page and report (``admin``, templates in
 ``templates/``), the one security middleware (``security``), HTTP helpers and web settings
-(``http``) and the deferred UI start-up (``deferred``). ``app.py`` wires them together.
+(``http``), the hand-off of a transcript to a person (``handoff``) and the deferred UI start-up
+(``deferred``). ``app.py`` wires them together.
 
 May import every other stage; nothing in ``bot`` imports ``web`` except ``bot.cli``.
 """
