@@ -91,6 +91,19 @@ _FOLLOW_EN_START = re.compile(
     re.IGNORECASE,
 )
 _FOLLOW_EN_END = re.compile(r"\b(?:too|instead|then|as well|here)\s*[?.!]*$", re.IGNORECASE)
+# A request stated without a question mark ("I want to set the limit rate …", "我想把显存限制在 30%"): the
+# user asks for something next, they do not report that the answer failed.
+_REQUEST = re.compile(
+    r"\b(?:i (?:want|need|would like|'d like|wish) to|i want|how to|is there (?:a|any) way)\b|我想|我要|想要|希望能?|需要",
+    re.IGNORECASE,
+)
+# Asks for a different answer to the same problem ("还有别的写法吗", "is there another way?").
+_ANOTHER = re.compile(
+    r"还有(?:别的|其他|其它)|(?:别的|其他|其它|另外的?)(?:写法|方法|办法|解决|方案)|换个(?:方法|办法|思路)|"
+    r"\b(?:another|other|alternative|different) (?:way|ways|method|approach|fix|solution)s?\b|\balternatives?\b|"
+    r"\b(?:anything|something) else\b",
+    re.IGNORECASE,
+)
 # Pronouns and deictics that point back into the conversation.
 _ANAPHORA = re.compile(
     r"这个|那个|这些|那些|上面|刚才|它们?|这里|那里|这样|那样|其中|这三个|那三个|这种|那种|"
@@ -198,6 +211,24 @@ def asks(message: str) -> bool:
     return bool(_QUESTION.search(message[:2_000]))
 
 
+def requests(message: str) -> bool:
+    """The message asks for something without a question's form.
+
+    >>> requests("Thanks. I want to set the limit rate of gpu ram."), requests("我想把显存限制在 30%"), requests("ping 是通的")
+    (True, True, False)
+    """
+    return bool(_REQUEST.search(message[:2_000]))
+
+
+def asks_for_another(message: str) -> bool:
+    """The user wants another answer to the same problem.
+
+    >>> asks_for_another("ParamAttr 里 trainable=False 试了好像没效果，还有别的写法吗"), asks_for_another("那多机呢？")
+    (True, False)
+    """
+    return bool(_ANOTHER.search(message[:2_000]))
+
+
 def points_back(message: str) -> bool:
     """The message refers to something said before ("这个", "that", "it").
 
@@ -213,34 +244,39 @@ def move_of(message: str, case: Case, *, problems: frozenset[str], is_log: bool 
     "Still"/"tried" or a plain report of what happens now ("ping 是通的", "batch_size=1了") is a
     retry: what was shown did not settle it. A message naming a problem the case is not about is a
     new case. A question about the case (short, elliptical or pointing back) is a follow-up. A pasted
-    log about another problem starts a new case; a log of the same problem continues it.
+    log about another problem starts a new case; a log of the same problem continues it. A request
+    without a question mark ("I want to set the limit …") is a follow-up, not a report.
     """
     text = message.strip()
     if not case.is_open:
         return "new"
     if starts_new_topic(text):
         return "switch"
-    other_problem = bool(problems) and not (problems & case.problem)
     if is_log:
-        return "switch" if other_problem or not case.problem or not problems else "retry"
+        return "switch" if not case.problem or not problems or not (problems & case.problem) else "retry"
+    # A case whose problem was never named ("训练报错") is refined, not left, by a report that names one;
+    # a full question about a named problem still starts a new case.
+    other_problem = bool(problems) and bool(case.problem) and not (problems & case.problem)
+    names_a_problem = bool(problems) and not (problems & case.problem)
     if is_not_helpful(text):
         return "retry"
-    if other_problem and asks(text) and len(text) > FOLLOW_UP_MAX_CHARS // 4:
+    if names_a_problem and asks(text) and len(text) > FOLLOW_UP_MAX_CHARS // 4:
         return "switch"  # a question about another problem, whatever else it says
-    if says_still(text):
+    if says_still(text) or asks_for_another(text):
         return "retry"
     if other_problem and len(text) > 12:
         return "switch"  # another problem, stated ("NCCL timeout on 8 GPUs")
     if is_follow_up(text):
         return "follow_up"
-    if not asks(text):
+    if not asks(text) and not requests(text):
         return "retry"  # a report of what happens now ("ping 是通的"): what was shown did not settle it
-    if problems and problems <= case.problem and len(text) > FOLLOW_UP_MAX_CHARS // 2:
+    if problems and problems <= case.problem and len(text) > FOLLOW_UP_MAX_CHARS // 2 and not requests(text):
         return "retry"  # the same problem described again
     if len(text) <= FOLLOW_UP_MAX_CHARS or points_back(text):
         return "follow_up"
     return "switch"
 
 
-__all__ = ["Case", "MOVES", "Move", "advance", "is_follow_up", "is_not_helpful", "move_of", "points_back", "says_still",
-           "starts_new_topic"]
+__all__ = ["Case", "MOVES", "Move", "advance", "is_follow_up", "is_not_helpful", "move_of", "points_back", "requests",
+           "asks_for_another",
+           "says_still", "starts_new_topic"]

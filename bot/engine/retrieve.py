@@ -27,14 +27,15 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Iterable, Sequence
 
 import numpy as np
 
 from bot.engine.calibration import Calibration, Weights, load_for, sources_fingerprint
-from bot.engine.case import advance, is_follow_up, is_not_helpful, move_of, points_back, starts_new_topic
+from bot.engine.case import (advance, asks, asks_for_another, is_follow_up, is_not_helpful, move_of, points_back,
+                             requests, says_still, starts_new_topic)
 from bot.engine.subjects import Lexicon, document_frameworks
 from bot.kb.embed import Embedder, make_embedder
 from bot.kb.eras import newer_release, old_releases
@@ -238,8 +239,30 @@ class Engine:
         if found.move == "switch" and found.case.shown and not found.is_log and not starts_new_topic(found.text):
             first = rank(found, self.calibration.weights, k=1).order
             if first and self.sections[first[0]].key in found.case.shown:
-                return self._evidence(message, found.case, use_meta=use_meta, exclude=exclude, move="retry")
+                # A question about what was shown is a follow-up on it; a report of it again did not settle it.
+                asks_more = (asks(found.text) or requests(found.text)) and not (
+                    says_still(found.text) or asks_for_another(found.text))
+                move = "follow_up" if asks_more else "retry"
+                found = self._evidence(message, found.case, use_meta=use_meta, exclude=exclude, move=move)
+        if found.move == "follow_up" and found.case.shown and not is_follow_up(found.text) \
+                and not points_back(found.text):
+            found = self._not_again(found)
         return found
+
+    def _not_again(self, evidence: Evidence) -> Evidence:
+        """A section the case already led with leads a full follow-up question again only when the question's
+        own words rank it first ("剪枝和量化都能做吗" after the compression section); otherwise the case's words
+        alone put it there and the user would get the same answer to a new question. Elliptical follow-ups
+        and those pointing back ("那三个 FLAGS …", "and cards 1 and 3?") are about that answer: it may lead."""
+        first = rank(evidence, self.calibration.weights, k=1).order
+        if not first or self.sections[first[0]].key not in evidence.case.shown:
+            return evidence
+        own_first = rank(replace(evidence, joined=None, own_weight=1.0), self.calibration.weights, k=1).order
+        if own_first and own_first[0] == first[0]:
+            return evidence
+        allowed = evidence.allowed.copy()
+        allowed[first[0]] = False
+        return replace(evidence, allowed=allowed)
 
     def _evidence(self, message: object, case: Case, *, use_meta: bool, exclude: Iterable[str],
                   move: Move | None = None) -> Evidence:
