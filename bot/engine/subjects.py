@@ -36,6 +36,8 @@ FOREIGN_CATEGORIES = ("framework", "product", "os", "hardware", "tool", "feature
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_LINUX = re.compile(r"linux|ubuntu|centos|debian", re.IGNORECASE)
+_SENTENCE = re.compile(r"[.。;；!！?？\n]+(?:\s|$)|[。；！？\n]")  # sentence ends (a dot inside "libnccl.so" is not one)
 
 
 @dataclass(frozen=True)
@@ -76,7 +78,28 @@ class Lexicon:
         return subject.category if subject else ""
 
     def find(self, text: str) -> set[str]:
-        """Names of the subjects ``text`` mentions, with what they imply."""
+        """Names of the subjects ``text`` mentions, with what they imply.
+
+        Operating systems named only as alternatives in one sentence are not the user's setting: they
+        come from boilerplate such as Paddle's "set LD_LIBRARY_PATH on Linux or DYLD_LIBRARY_PATH on
+        Mac OS", pasted with the log.
+
+        >>> sorted(Lexicon.load().find("libnccl.so not found. Set LD_LIBRARY_PATH on Linux or DYLD_LIBRARY_PATH on Mac OS."))
+        ['NCCL']
+        """
+        found = self._find(text)
+        oses = {name for name in found if self.subjects[name].category == "os"}
+        if oses:
+            in_lists = set()
+            alone = set()
+            for sentence in _SENTENCE.split(text):
+                named = {n for n in self._find(sentence) if n in oses}
+                listed = len(named) + bool(_LINUX.search(sentence))  # Linux is the default, not a subject
+                (in_lists if listed >= 2 else alone).update(named)
+            found -= in_lists - alone
+        return found
+
+    def _find(self, text: str) -> set[str]:
         found: set[str] = set()
         words = _pieces(text)
         for n in self._lengths:

@@ -40,6 +40,13 @@ _TF_NEW = re.compile(_A + r"(?:tensorflow(?:[-_]gpu)?|tf)\s{0,3}(?:==|版本|ver
                      + _A + r"tf2" + _Z, re.IGNORECASE)
 
 
+_URL = re.compile(r"https?://\S{1,2000}|\]\([^)\s]{1,2000}\)")  # a link's path ("/api/paddle/fluid/…") dates the site, not the answer
+
+
+def _own_text(section: Section) -> str:
+    return _URL.sub(" ", "\n".join([*section.path, section.heading, section.text[:20_000]]))
+
+
 def old_release(section: Section) -> str:
     """The old release a section was written for ("" when nothing says so).
 
@@ -50,7 +57,7 @@ def old_release(section: Section) -> str:
     >>> old_release(Section("a.md", "显存不足", ("D",), 1, 2, "x", "减小 batch_size", "D"))
     ''
     """
-    text = "\n".join([*section.path, section.heading, section.text[:20_000]])
+    text = _own_text(section)
     for label, pattern in _ERAS:
         if pattern.search(text):
             return label
@@ -62,8 +69,10 @@ def old_releases(section: Section) -> tuple[str, ...]:
 
     >>> old_releases(Section("a.md", "3.问题：Fluid1.2支持使用cuDNN6吗？", ("D",), 1, 2, "x", "可以。", "D"))
     ('Fluid 1.x', 'CUDA 7.5 / 8.0')
+    >>> old_releases(Section("a.md", "不训练某层", ("D",), 1, 2, "x", "[参考](https://x.org/api/paddle/fluid/param_attr)", "D"))
+    ()
     """
-    text = "\n".join([*section.path, section.heading, section.text[:20_000]])
+    text = _own_text(section)
     return tuple(label for label, pattern in _ERAS if pattern.search(text))
 
 
