@@ -310,6 +310,9 @@ class Engine:
         if move == "retry":
             allowed &= self.answer_bearing
         wanted = self.frameworks(setting) if move == "retry" else self.frameworks(named) if move == "follow_up" else frozenset()
+        asked_framework = self.frameworks(named)
+        if move in ("new", "switch") and len(asked_framework) == 1 and any(m & asked_framework for m in self.main_frameworks):
+            wanted = asked_framework  # a TensorFlow question is answered from TensorFlow material when there is any
         if wanted:  # after a TensorFlow answer, or asked "what about PaddlePaddle?": only that framework's sections
             allowed &= np.array([not main or bool(main & wanted) for main in self.main_frameworks], dtype=bool)
         changed = (named - problems) - case.setting if move == "follow_up" else frozenset()

@@ -176,6 +176,39 @@ def test_after_nan_didnt_help_is_not_the_nan_section_again_and_m1_is_not_confide
     assert Conversation(seeds_engine).respond("PaddleDetection on Windows with CUDA 12?").tier != "answer"
 
 
+def test_requests_refinements_and_asks_for_another_way_move_the_case_as_people_mean_them():
+    memory = Case(search="How can I allocate GPU memory? tensorflow v2", problem=frozenset({"GPU memory settings"}))
+    # A request without a question mark asks for something next; it does not report that the answer failed.
+    assert move_of("Thanks. I want to set the limit rate of gpu ram. such as 'per_process_gpu_memory_fraction = 0.3'.",
+                   memory, problems=frozenset({"GPU memory settings"})) == "follow_up"
+    freeze = Case(search="怎么让某一层的权重不参与训练", problem=frozenset({"freeze layers"}))
+    assert move_of("还有别的写法吗", freeze, problems=frozenset()) == "retry"
+    # A case that never named its problem ("训练报错") is refined by a report that names one, not left.
+    unnamed = Case(search="飞桨2.0rc单机多卡训练 HAPI样例报错", setting=frozenset({"multi-card"}))
+    assert move_of("看了一下，好像没有看到nccl的相关信息，只有 device_context 的日志", unnamed,
+                   problems=frozenset({"NCCL"})) == "retry"
+
+
+@pytest.mark.model
+def test_a_full_follow_up_question_gets_the_same_section_again_only_when_its_own_words_point_to_it(seeds_engine):
+    talk = Conversation(seeds_engine)
+    compress = talk.respond("训练出来的 paddle 模型 230MB，放到手机上太大了").shown[0].hit.section.key
+    assert talk.respond("剪枝和量化 PaddleSlim 都能做吗").shown[0].hit.section.key == compress
+    talk = Conversation(seeds_engine)
+    oom = talk.respond("文本数据增强后，显存溢出。即使是将batch_size调小也同样会出问题").shown[0].hit.section.key
+    assert talk.respond("是的，区别只有是否注释了数据增强那句").shown[0].hit.section.key != oom
+
+
+@pytest.mark.model
+def test_boilerplate_and_links_do_not_set_the_os_or_the_release(seeds_engine):
+    log = ("多卡训练提示找不到libnccl.so\nEnforceNotMet: Failed to find dynamic library: libnccl.so ( libnccl.so: cannot open "
+           "shared object file: No such file or directory )\n Please specify its path correctly using following ways: "
+           "set environment variable LD_LIBRARY_PATH on Linux or DYLD_LIBRARY_PATH on Mac OS.")
+    assert "macOS" not in seeds_engine.ask(log).subjects
+    freeze = seeds_engine.ask("在paddle2.1中冻结部分层的参数？请问paddle2.1中有没有固定部分层参数的接口？")
+    assert freeze.reason is None or freeze.reason.code != "old_release", freeze.reason
+
+
 @pytest.mark.model
 def test_a_product_users_framework_problem_is_answered(seeds_engine):
     for question in ("PaddleDetection 训练 yolov3 时 loss 变成 nan", "PaddleOCR 训练时显存不足 out of memory 怎么办"):
