@@ -6,7 +6,10 @@
 - :mod:`~bot.web.ui.strings`: the UI's words per language (:func:`ui_language`, :func:`ui_text`);
 - :mod:`~bot.web.ui.welcome`: the title (``BOT_TITLE``) and example questions from the knowledge base.
 
-The names other modules import are re-exported here.
+The names other modules import are re-exported here (the /admin page takes its language from here too):
+
+    >>> ui_language("zh-CN,zh;q=0.9,en;q=0.8"), ui_text("en", "new_chat")
+    ('zh', 'New chat')
 """
 
 from bot.web.ui.events import Deps, Recorder, ask_person, choose, exchanges, reason_prompt, respond, submit, vote, vote_reason
