@@ -157,6 +157,10 @@ def test_nothing_covers_anything_at_three_sizes_light_and_dark(site, browser, sh
         for question in QUESTIONS:
             ask(page, question)
         problems = []
+        if name == "widget":  # Gradio's own chrome: a copy icon on every message, a trash icon ("New chat" clears)
+            labels = page.evaluate("() => [...document.querySelectorAll('#chat button')].filter(b => b.checkVisibility())"
+                                   ".map(b => b.getAttribute('aria-label') || b.title || '')")
+            problems += [("widget chrome", label) for label in labels if label in ("Copy message", "Clear", "清空对话")]
         for width, height in SIZES:
             page.set_viewport_size({"width": width, "height": height})
             for scheme in SCHEMES:

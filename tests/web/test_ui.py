@@ -220,7 +220,7 @@ def test_the_welcome_comes_from_the_knowledge_base_and_the_title_from_the_settin
     assert title == "Acme billing help"
 
 
-def test_the_widget_has_no_copy_or_trash_icons_and_the_page_keeps_copy(deps):
+def test_the_widget_has_no_per_message_copy_or_trash_icons(deps):
     from bot.web.ui import make_ui
 
     def chat_and_triggers(compact: bool) -> tuple[dict, set[str]]:
@@ -230,6 +230,7 @@ def test_the_widget_has_no_copy_or_trash_icons_and_the_page_keeps_copy(deps):
         return chat["props"], triggers
 
     widget, widget_events = chat_and_triggers(True)
-    assert widget["buttons"] == [] and "clear" not in widget_events  # Gradio shows its trash icon for a .clear listener
+    # The transcript icon only: no copy icon on every message, no .clear listener ("New chat" clears).
+    assert widget["buttons"] == ["copy_all"] and "clear" not in widget_events
     page, _ = chat_and_triggers(False)
-    assert "copy_all" in page["buttons"]  # the full page copies the transcript
+    assert "copy_all" in page["buttons"]

@@ -171,9 +171,9 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
             allow_tags=False,
             render_markdown=True,
             feedback_options=("Like", "Dislike"),
-            # The page copies the transcript (one icon); the widget is a slim panel: no copy, no trash icon
-            # (its "New chat" clears), nothing of Gradio's own chrome over the first bubble.
-            buttons=[] if compact else ["copy", "copy_all"],
+            # Both copy the transcript (one icon above the messages); the slim widget has no copy icon on every
+            # message, and no trash icon (its "New chat" clears; chat.css hides the icon Gradio always draws).
+            buttons=["copy_all"] if compact else ["copy", "copy_all"],
             autoscroll=False,  # SCROLL_JS shows the start of each answer (its summary), not its end
             layout="bubble",
             latex_delimiters=[],
