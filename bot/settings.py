@@ -43,6 +43,8 @@ class Settings:
     # Caps per seed document (bot.kb.parse): bigger files are skipped, later headings not split off; both warned.
     max_seed_bytes: int = 5_000_000
     max_seed_sections: int = 5_000
+    # The chat page's title (BOT_TITLE); empty: a neutral one in the UI's language.
+    title: str = ""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str], **overrides: object) -> "Settings":
@@ -78,6 +80,7 @@ class _SettingsModel(BaseModel):
     feedback_log: Path | None = None
     max_seed_bytes: Annotated[int, Field(ge=1_000, le=2_000_000_000)] | None = None
     max_seed_sections: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
+    title: Annotated[str, Field(max_length=80)] | None = None
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> "_SettingsModel":

@@ -53,6 +53,7 @@ MAX_STEPS = 5  # steps shown up front; the rest of the fix goes into the collaps
 USER_ECHO_CHARS = 4_000
 MAX_TERMS = 20
 MAX_FOLLOW_UPS = 3
+SUGGESTION_CHARS = 300  # a suggested follow-up's label is its whole heading (longer ones are not headings)
 
 
 # Reasons specific enough to say in a "nothing close" reply (a generic "weak" adds nothing there).
@@ -972,7 +973,8 @@ def follow_up_options(cited: Section, sections: Sequence[Section], meta: MetaLoo
     for s in order:
         if s.key in skip or (s.heading == s.title and s.path == (s.title,)):
             continue
-        out.append({"label": short_title(s, meta(s.key), language, limit=60), "value": s.key})
+        # the whole heading: a chip wraps, and a cut one ("… in TensorFl…") reads as a different question
+        out.append({"label": short_title(s, meta(s.key), language, limit=SUGGESTION_CHARS), "value": s.key})
         if len(out) >= limit:
             break
     return out

@@ -165,29 +165,7 @@ def era_note(section: Section, language: str) -> str:
 
 # ---------------------------------------------------------------- the page
 
-CSS = """
-body { font: 15px/1.55 system-ui, -apple-system, "Segoe UI", "Noto Sans CJK SC", sans-serif; margin: 0; color: #1f2328; background: #fff; }
-header { position: sticky; top: 0; background: #f6f8fa; border-bottom: 1px solid #d0d7de; padding: 0.7rem 1rem; }
-h1 { font-size: 1.05rem; margin: 0 0 0.25rem; }
-.meta { color: #57606a; font-size: 0.88rem; }
-.meta code { background: #eaeef2; padding: 0 0.3em; border-radius: 4px; }
-.era { margin: 0.4rem 0 0; padding: 0.3rem 0.6rem; background: #fff1e5; border-left: 3px solid #bc4c00; font-size: 0.88rem; }
-nav { margin-top: 0.35rem; font-size: 0.88rem; }
-main { padding: 0.5rem 0; }
-.line { display: flex; white-space: pre-wrap; word-break: break-word; font: 13px/1.5 ui-monospace, "Noto Sans Mono CJK SC", monospace; }
-.line .n { flex: 0 0 3.5em; text-align: right; padding-right: 0.8em; color: #8c959f; user-select: none; }
-.line .t { flex: 1; padding-right: 1rem; }
-.line.in { background: #fff8c5; }
-.line { scroll-margin-top: 9rem; }
-.line:target .n { color: #0969da; font-weight: 600; }
-mark { background: #ffd33d; padding: 0 1px; border-radius: 2px; }
-.empty { padding: 2rem 1rem; }
-@media (prefers-color-scheme: dark) {
-  body { color: #e6edf3; background: #0d1117; } header { background: #161b22; border-color: #30363d; }
-  .meta { color: #9da7b3; } .meta code { background: #30363d; } .line.in { background: #2d2a12; }
-  .era { background: #3a2410; } mark { background: #9e6a03; color: #fff; }
-}
-"""
+CSS_FILE = "source.css"  # next to the template; inlined in the page (its CSP allows inline styles only)
 TEXT = {
     "zh": {"lines": "第 {a}–{b} 行", "terms": "匹配词", "whole": "显示整个文件", "section": "只显示本章节",
            "missing": "找不到这个章节。它可能已被修改或删除，请重新提问。", "title": "原文"},
@@ -206,6 +184,31 @@ def _environment() -> Environment:
 
 def template(name: str):
     return _environment().get_template(name)
+
+
+@lru_cache(maxsize=1)
+def page_css() -> str:
+    return (TEMPLATES / CSS_FILE).read_text(encoding="utf-8")
+
+
+def document_name(section: Section) -> str:
+    """What the page calls the document: its title, not the file name (seed files are named by a hash).
+
+    >>> document_name(Section("004_c9562597aefa3d00.txt", "h", ("TF GPU", "h"), 1, 2, "h", "x", "TF GPU"))
+    'TF GPU'
+    >>> document_name(Section("notes/nccl.md", "h", ("h",), 1, 2, "h", "x", ""))
+    'nccl.md'
+    """
+    return " ".join(section.title.split()) or Path(section.source).name
+
+
+def section_name(section: Section) -> str:
+    """The section's own heading as the document numbers it, without a leading review mark in backticks.
+
+    >>> section_name(Section("a.md", "`已审核`2.问题：多卡训练报错", ("D", "x"), 1, 2, "h", "x", "D"))
+    '2.问题：多卡训练报错'
+    """
+    return " ".join(re.sub(r"^`[^`]*`\s*", "", section.heading).split()) or document_name(section)
 
 
 @dataclass(frozen=True)
@@ -240,7 +243,7 @@ def render_source(engine: Any, settings: Any, key: str, terms: str, language: st
     page = template("source.html")
     section = engine.section(key) if key else None
     if section is None:
-        return 404, page.render(lang=lang, t=TEXT[lang], css=CSS, section=None)
+        return 404, page.render(lang=lang, t=TEXT[lang], css=page_css(), section=None)
     lines = _lines(section, settings.seeds_dir)
     start, end = section.start_line, min(section.end_line, len(lines))
     own_text = "\n".join(lines[start - 1 : end])
@@ -254,6 +257,7 @@ def render_source(engine: Any, settings: Any, key: str, terms: str, language: st
     toggle = urlencode({"key": key, "terms": terms or "", "lang": lang, **({} if whole else {"whole": "1"})})
     era = old_release(section)
     return 200, page.render(
-        lang=lang, t=TEXT[lang], css=CSS, section=section, terms=words, rows=rows, whole=whole, toggle=toggle,
+        lang=lang, t=TEXT[lang], css=page_css(), section=section, terms=words, rows=rows, whole=whole, toggle=toggle,
+        heading=section_name(section), document=document_name(section),
         era=ERA_NOTE[lang].format(era=era) if era else "",
     )

@@ -149,3 +149,26 @@ def test_a_long_section_shows_and_opens_at_the_lines_that_match_the_question():
     fragment = int(urlsplit(url).fragment[1:])
     assert match_line - 5 <= fragment <= match_line  # the source view opens there too
     assert "lines 15–237" in md  # the citation still names the whole section
+
+
+# ---------------------------------------------------------------- the source view names the document
+
+
+def test_the_source_view_names_the_document_by_its_title_not_its_file(tmp_path):
+    from html import unescape
+
+    from bot.answer.source_view import render_source
+    from fixtures.engines import hash_engine
+
+    (tmp_path / "seeds").mkdir()
+    (tmp_path / "seeds" / "7f3a9c0d1e2b4a56.md").write_text(
+        "# Billing help\n\n## How do I get an invoice?\n\nOpen Settings › Invoices and press Download.\n", encoding="utf-8")
+    settings = hash_settings_for(tmp_path)
+    engine = hash_engine(settings)
+    (section,) = [s for s in engine.sections if s.heading == "How do I get an invoice?"]
+    status, page = render_source(engine, settings, section.key, "invoice", "en", whole=False)
+    # What a reader sees: the text between tags (the file name may stay in a tooltip attribute).
+    visible = unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]*>", " ", page.split("</style>")[1])))
+    assert status == 200
+    assert "Billing help" in visible and "How do I get an invoice?" in visible
+    assert "7f3a9c0d1e2b4a56" not in visible, visible[:300]

@@ -137,7 +137,7 @@ def sized(request, browser, site):
 
 
 # Gradio's page starts as <html lang="en">; the app's load event (which restores a saved conversation) ends by
-# setting lang again (AFTER_LOAD_JS in bot/web/ui.py). Setting an attribute queues a mutation record even when
+# setting lang again (bot/web/ui/static/after_load.js). Setting an attribute queues a mutation record even when
 # the value stays the same, so this marks "the load event is done" for Chinese and English pages alike.
 LOADED_MARKER = """window.__botLoaded = false;
 new MutationObserver((records) => { if (records.some(r => r.target === document.documentElement)) window.__botLoaded = true; })
@@ -163,7 +163,7 @@ def rendered(target) -> None:
     target.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
-# SCROLL_JS (bot/web/ui.py) scrolls the chat so the new answer starts at its top, 150 ms after it arrives, smoothly.
+# SCROLL_JS (bot/web/ui/static/scroll.js) scrolls the chat so the new answer starts at its top, 150 ms after it arrives, smoothly.
 # Done when the answer sits at the top of the chat's scroll box, the box cannot scroll further, or nothing scrolls.
 SCROLLED_TO_ANSWER = """() => { const all = document.querySelectorAll('#chat [data-testid=bot]');
   if (!all.length) return true;

@@ -44,7 +44,7 @@ def sized(request, browser, app_url):
     width, height, path = SIZES[request.param]
     context = browser.new_context(viewport={"width": width, "height": height}, locale="zh-CN")
     page = context.new_page()
-    # The app's load event ends by setting <html lang> (AFTER_LOAD_JS in bot/web/ui.py): the chat is ready then.
+    # The app's load event ends by setting <html lang> (bot/web/ui/static/after_load.js): the chat is ready then.
     page.add_init_script("new MutationObserver(() => { window.__botLoaded = true; })"
                          ".observe(document, {attributes: true, subtree: true, attributeFilter: ['lang']});")
     page.goto(app_url + path, wait_until="load")

