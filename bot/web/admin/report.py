@@ -29,6 +29,7 @@ import io
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal
 
@@ -167,6 +168,7 @@ def _text_of(row: dict) -> str:
     return " ".join(str(row.get("signature") or row.get("question") or "").split())
 
 
+@lru_cache(maxsize=8192)  # a year of rows repeats a few thousand wordings
 def not_a_gap(text: str) -> str | None:
     """Why a message is no coverage gap (an intent label, or ``front_end``), or None for a real question.
 
@@ -214,7 +216,9 @@ def gap_subjects(text: str, context: Sequence[str], lexicon: Lexicon) -> frozens
 
 
 def read_gaps(rows: Sequence[dict], lexicon: Lexicon) -> tuple[list[Gap], Counter[str]]:
-    """The gaps among ``rows`` (oldest first), each in its session's context, and what was left out and why.
+    """The gaps among ``rows`` (oldest first), each in its session's context, and the votes and "didn't help"
+    on messages that are not questions (thanks, small talk …), by why. Such questions themselves are counted
+    by :func:`build_report`.
 
     A 👎 on a tentative or unanswered question of the same session and wording is attached to that
     question (its reason shown with it) instead of counting as a second gap.
@@ -232,7 +236,8 @@ def read_gaps(rows: Sequence[dict], lexicon: Lexicon) -> tuple[list[Gap], Counte
             continue
         text = _text_of(row)
         if text and (why := not_a_gap(text)) is not None:
-            left_out[why] += 1
+            if row["kind"] != "question":
+                left_out[why] += 1
             continue
         if kind == "downvoted" and row.get("session"):
             votes.append((row, text))  # attached below when its question is a gap too
@@ -297,13 +302,16 @@ def build_report(
 
     latencies = []
     origins: Counter[str] = Counter()
+    left_out: Counter[str] = Counter()
     for row in rows:
         day = index_of.get(row["at"].date())
         if day is None:
             continue
         origins[row.get("origin") or "app"] += 1
         cited = list(row.get("cited") or [])
-        if row["kind"] == "question":
+        if row["kind"] == "question" and (why := not_a_gap(_text_of(row))) is not None:
+            left_out[why] += 1  # thanks, small talk, a front-end's title prompt: not a question, answered or not
+        elif row["kind"] == "question":
             series["questions"][day] += 1
             tier = row["tier"] if row["tier"] in ("answer", "tentative") else "none"
             series[{"answer": "answered", "tentative": "tentative", "none": "unanswered"}[tier]][day] += 1
@@ -336,7 +344,8 @@ def build_report(
         "up": sum(series["up"]), "down": sum(series["down"]), "not_helpful": sum(series["not_helpful"]),
         "median_latency_ms": round(float(np.median(latencies)), 1) if latencies else 0.0,
     }
-    gaps, left_out = read_gaps(rows, lexicon)
+    gaps, left_votes = read_gaps(rows, lexicon)
+    left_out += left_votes
     text_kept = any(g.text for g in gaps) or not gaps
     groups, ungrouped = _groups(gaps, embed if text_kept else None, section_title, until, day_list, index_of,
                                 max_new_embeddings, lexicon)
