@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from fixtures.admin_rows import traffic
-from fixtures.browser import browser, chromium_missing_reason, shots  # noqa: F401 (browser and shots are fixtures)
+from fixtures.browser import browser, chromium_missing_reason, overlaps, shots  # noqa: F401 (fixtures)
 from fixtures.engines import repo_seeds_hash_settings
 from fixtures.server import ThreadServer
 
@@ -24,36 +24,12 @@ ADMIN = "operator-secret"
 SIZES = [(1280, 900), (390, 844)]
 
 # Every box a reader tells apart: headings, links, totals, chart texts and legends, group labels, the
-# questions with their context, table cells. A pair overlaps when their boxes share more than 1 px both
-# ways and neither contains the other.
-BOXES = """(selector) => {
-  const picked = [...document.querySelectorAll(selector)];
-  const visible = picked.filter(e => { const r = e.getBoundingClientRect(); const s = getComputedStyle(e);
-    return r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none'; });
-  return visible.map((e, i) => { const r = e.getBoundingClientRect();
-    const nested = visible.map((o, j) => (o !== e && (o.contains(e) || e.contains(o))) ? j : -1).filter(j => j >= 0);
-    return {i, name: (e.className.baseVal ?? e.className ?? '') + ' ' + e.tagName,
-            text: (e.textContent || '').trim().slice(0, 30), left: r.left, right: r.right, top: r.top, bottom: r.bottom,
-            nested}; });
-}"""
+# questions with their context, table cells.
 SELECTOR = ("h1, h2, header .meta, nav a, header button, .totals > div, svg.chart text, .legend span, .group-label, "
             ".kinds span, li.example .context, li.example .question, li.example .what, td, th, svg.spark, p.meta")
 WIDEST = """() => { const w = document.documentElement.clientWidth;
   return [...document.querySelectorAll('body *')].map(e => [e.getBoundingClientRect().right, e.tagName, e.className.baseVal ?? e.className])
     .filter(([right]) => right > w + 1).slice(0, 5); }"""
-
-
-def overlaps(page, selector: str = SELECTOR) -> list[tuple[dict, dict]]:
-    boxes = page.evaluate(BOXES, selector)
-    found = []
-    for n, a in enumerate(boxes):
-        for b in boxes[n + 1:]:
-            if b["i"] in a["nested"]:
-                continue
-            if min(a["right"], b["right"]) - max(a["left"], b["left"]) > 1 and \
-                    min(a["bottom"], b["bottom"]) - max(a["top"], b["top"]) > 1:
-                found.append((a, b))
-    return found
 
 
 def _site(root, days: int):
@@ -106,7 +82,19 @@ def test_admin_reads_well_at_any_size_language_and_span(admin_site, browser, sho
         page.screenshot(path=str(shots / f"admin-{days}d-{lang}-{width}x{height}.png"), full_page=True)
         assert page.evaluate("document.documentElement.scrollWidth") <= width, page.evaluate(WIDEST)
         assert page.evaluate(WIDEST) == []
-        found = overlaps(page)
+        found = overlaps(page, SELECTOR)
         assert not found, found[:3]
     finally:
         context.close()
+
+
+def test_the_layout_checks_see_an_overlap_and_a_sideways_scroll(browser):  # noqa: F811
+    """The two checks above can fail: two labels on top of each other, and a table wider than the phone."""
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    try:
+        page.set_content('<h1 style="position:absolute;top:0">one</h1><h2 style="position:absolute;top:4px">two</h2>'
+                         '<table style="width:900px;margin-top:200px"><tr><td>wide</td></tr></table>', wait_until="load")
+        assert [(a["text"], b["text"]) for a, b in overlaps(page, SELECTOR)] == [("one", "two")]
+        assert page.evaluate("document.documentElement.scrollWidth") > 390 and page.evaluate(WIDEST)
+    finally:
+        page.close()
