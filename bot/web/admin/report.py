@@ -143,7 +143,9 @@ class Report:
     def to_json(self) -> dict:
         return {
             "since": self.since.isoformat(), "until": self.until.isoformat(), "totals": self.totals,
-            "groups": [{**asdict(g), "trend": g.trend} for g in self.groups],
+            # "examples" keeps its first shape, [question, times], for scripts that read it; "in_context" has the rest.
+            "groups": [{**asdict(g), "trend": g.trend, "examples": [[e.question, e.times] for e in g.examples],
+                        "in_context": [asdict(e) for e in g.examples]} for g in self.groups],
             "sections": [asdict(s) for s in self.sections],
             "days": [d.isoformat() for d in self.days], "series": self.series, "text_kept": self.text_kept,
             "origins": self.origins, "ungrouped": self.ungrouped, "left_out": self.left_out,
