@@ -206,3 +206,17 @@ def test_no_data_says_so():
     svg = ET.fromstring(re.search(r"<svg.*?</svg>", markup, re.S).group(0))
     assert [t.text for t in svg.iter(f"{SVG}text") if t.get("class") == "empty"] == ["没有数据"]
     assert not [b for b in svg.findall(f".//{SVG}rect") if float(b.get("height")) > 0]
+
+
+def test_bot_report_prints_a_year_per_month():
+    from datetime import datetime
+
+    from bot.web.admin import build_report, report_text
+
+    now = datetime(2026, 11, 24, 12)
+    rows = [{"at": now - timedelta(days=n), "kind": "question", "tier": "answer", "question": "显存不足怎么办",
+             "cited": [], "vote": None, "latency_ms": None} for n in range(365)]
+    text = report_text(build_report(rows, None, days=365, now=now))
+    assert "per month (one character a month) from 2025-11-25:" in text
+    line = next(x for x in text.splitlines() if x.strip().startswith("questions"))
+    assert line.split("|")[1] == "▂██▇████████▆" and line.endswith("| 365")  # 13 months: Nov 25-30 … February … Nov 1-24

@@ -88,6 +88,20 @@ def trimmed(days: Sequence[date], series: Mapping[str, Sequence[int]]) -> int:
     return 0 if first >= len(days) else first
 
 
+def binned_series(days: Sequence[date], series: Mapping[str, Sequence[int]], names: Sequence[str], start: int = 0
+                  ) -> tuple[Unit, list[Bin], dict[str, list[int]]]:
+    """Daily ``series`` from day ``start`` on, summed per :func:`bins` bin.
+
+    >>> d = [date(2026, 1, 1) + timedelta(n) for n in range(40)]
+    >>> unit, found, sums = binned_series(d, {"q": [1] * 40}, ["q"]); unit, sums["q"][:2], sum(sums["q"])
+    ('week', [4, 7], 40)
+    """
+    unit, found = bins(list(days[start:]))
+    first = days[start] if found else None
+    return unit, found, {name: [sum(series[name][start + (b.start - first).days:start + (b.end - first).days + 1])
+                                for b in found] for name in names}
+
+
 @dataclass(frozen=True)
 class Bar:
     x: float
@@ -160,11 +174,7 @@ def chart(days: Sequence[date], series: Mapping[str, Sequence[int]], names: Sequ
     """
     words = words or {}
     start = trimmed(days, {n: series[n] for n in names}) if start is None else start
-    days = list(days[start:])
-    unit, found = bins(days)
-    offset = {d: i for i, d in enumerate(days)}
-    binned = {name: [sum(series[name][start + offset[b.start] + k] for k in range((b.end - b.start).days + 1))
-                     for b in found] for name in names}
+    unit, found, binned = binned_series(days, series, names, start)
     if small:
         width, height = 120, 24
     left, right, top, bottom = (1, 1, 2, 2) if small else (36, 28, 40, 24)

@@ -37,6 +37,7 @@ import numpy as np
 
 from bot.engine.intents import classify
 from bot.engine.subjects import Lexicon
+from bot.web.admin.charts import binned_series, trimmed
 from bot.web.admin.clusters import (PRIORITY, SMALL_BUCKET, SPLIT_SILHOUETTE, cluster_head_and_tail,
                                     primary_subject)
 from bot.web.openai_api import front_end_task
@@ -525,11 +526,13 @@ def report_text(report: Report, where: str = "") -> str:
         f"{t['questions']} questions: {t['answered']} answered ({t['answered_share']:.0%}), {t['tentative']} tentative, "
         f"{t['unanswered']} unanswered · {t['up']} up-votes, {t['down']} down-votes · {t['not_helpful']} didn't help"
         + (f" · median {t['median_latency_ms']:.0f} ms" if t["median_latency_ms"] else ""),
-        "",
-        "per day (one character a day):",
     ]
-    for name in ("questions", "unanswered", "tentative", "down", "not_helpful"):
-        out.append(f"  {NAMES[name]:<12} |{_spark_text(report.series[name])}| {sum(report.series[name])}")
+    # As the page's charts: from the first day with data, per day up to a month, per week or month beyond.
+    names = ("questions", "unanswered", "tentative", "down", "not_helpful")
+    unit, found, sums = binned_series(report.days, report.series, names, trimmed(report.days, report.series))
+    out += ["", f"per {unit} (one character a {unit})" + (f" from {found[0].start}" if found else "") + ":"]
+    for name in names:
+        out.append(f"  {NAMES[name]:<12} |{_spark_text(sums[name])}| {sum(sums[name])}")
     left = sum(report.left_out.values())
     out += ["", "gaps grouped by subject and meaning, largest first" + ("" if report.text_kept else
             " (no question text is kept: grouped by nearest section)") + ":"]
