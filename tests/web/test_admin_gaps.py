@@ -220,3 +220,21 @@ def test_bot_report_prints_a_year_per_month():
     assert "per month (one character a month) from 2025-11-25:" in text
     line = next(x for x in text.splitlines() if x.strip().startswith("questions"))
     assert line.split("|")[1] == "▂██▇████████▆" and line.endswith("| 365")  # 13 months: Nov 25-30 … February … Nov 1-24
+
+
+def test_a_group_of_follow_ups_is_named_with_what_they_follow():
+    from datetime import datetime
+
+    from bot.kb.embed import HashEmbedder
+    from bot.web.admin import build_report
+
+    now = datetime(2026, 11, 24, 12)
+    rows = []
+    for n in range(3):
+        for k, (question, tier) in enumerate((("how to install CUDA 12 on Ubuntu 22.04", "answer"),
+                                              ("what about 24.04?", "none"))):
+            rows.append({"at": now - timedelta(hours=n, minutes=-k), "kind": "question", "tier": tier,
+                         "question": question, "session": f"s{n}", "cited": [], "vote": None, "latency_ms": None})
+    embedder = HashEmbedder()
+    report = build_report(rows, lambda texts: embedder.embed(texts, role="query"), days=7, now=now)
+    assert [g.label for g in report.groups] == ["how to install CUDA 12 on Ubuntu 22.04 → what about 24.04?"]

@@ -422,7 +422,7 @@ def _groups(gaps: list[Gap], embed, section_title, until: date, day_list, index_
         subjects = _group_subjects(items, lexicon)
         if embed is not None:
             examples = tuple(_example(by_text[k], section_title) for k in counted[:EXAMPLES])
-            label = " · ".join(subjects) or _short(examples[0].question)
+            label = " · ".join(subjects) or _representative(examples)
         else:
             examples = ()
             label = f"near “{section_title(near)}”" if near else "no section"
@@ -459,6 +459,20 @@ def _example(gaps: list[Gap], section_title: Callable[[str], str]) -> Example:
     reasons = Counter(r for gap in gaps for r in gap.reasons)
     return Example(last.text[:300], len(gaps), last.tier, section_title(last.section) if last.section else "",
                    tuple(c[:300] for c in last.context), tuple(reasons.most_common()))
+
+
+def _representative(examples: Sequence[Example]) -> str:
+    """A group's label when its questions share no subject: its most frequent question that stands on its own,
+    else its most frequent follow-up with what it follows (a bare "what about 24.04?" names nothing).
+
+    >>> _representative([Example("what about 24.04?", 3, "none", "", ("install CUDA 12 on Ubuntu 22.04",))])
+    'install CUDA 12 on Ubuntu 22.04 → what about 24.04?'
+    """
+    alone = next((e for e in examples if not e.context), None)
+    if alone is not None:
+        return _short(alone.question)
+    first = examples[0]
+    return _short(f"{first.context[-1]} → {first.question}", 80)
 
 
 def _short(text: str, limit: int = 60) -> str:
