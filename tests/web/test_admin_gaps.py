@@ -72,22 +72,29 @@ def test_groups_are_named_by_subject_and_never_mix_subjects(week):
 @pytest.mark.parametrize("store_settings", ["sqlite"], indirect=True)
 def test_small_talk_and_front_end_prompts_are_left_out_and_counted(week):
     server, _ = week
+    rounds = sum(2 if day % 7 else 4 for day in range(7))  # traffic(): two sessions of each kind a day, four on day 0
+    page = httpx.get(server.url + "/admin?days=7", headers=AUTH, timeout=60).text
+    labels = re.findall(r'<div class="group-label">([^<]*)</div>', page)
+    assert labels and not set(labels) & {"谢谢", "你好", "thanks a lot"}, labels
+    assert f"{4 * rounds} message(s) left out, not questions:" in page and "chat front-end prompts" in page
     report = data(server, days=7)
     shown = {e["question"] for g in report["groups"] for e in g["in_context"]}
     assert not shown & {"谢谢", "你好", "thanks a lot", TITLE_PROMPT}, shown
-    rounds = sum(2 if day % 7 else 4 for day in range(7))  # traffic(): two sessions of each kind a day, four on day 0
     assert report["left_out"] == {"thanks": 2 * rounds, "greeting": rounds, "front_end": rounds}
-    page = httpx.get(server.url + "/admin?days=7", headers=AUTH, timeout=60).text
-    assert f"{4 * rounds} message(s) left out, not questions:" in page and "chat front-end prompts" in page
 
 
 @pytest.mark.parametrize("store_settings", ["sqlite"], indirect=True)
 def test_a_follow_up_is_shown_with_its_context_answer_section_and_reasons(week):
     server, engine = week
     rounds = sum(2 if day % 7 else 4 for day in range(7))
+    nccl_title = engine.section(NCCL).breadcrumb
+    html = httpx.get(server.url + "/admin?days=7", headers=AUTH, timeout=60).text
+    item = re.search(r'<li[^>]*>(?:(?!</li>).)*那多机呢？(?:(?!</li>).)*</li>', html, re.S)
+    item = item.group(0) if item else html  # where the follow-up is listed
+    assert "after: 多卡训练报错 libnccl.so" in item and "unanswered" in item and "wrong section" in item
+    assert nccl_title.split(" › ")[-1] in item
     groups = data(server, days=7)["groups"]
     follow = next(e for g in groups for e in g["in_context"] if e["question"] == "那多机呢？")
-    nccl_title = engine.section(NCCL).breadcrumb
     assert follow["context"] == ["多卡训练报错 libnccl.so"] and follow["tier"] == "none"
     assert follow["section"] == nccl_title and follow["reasons"] == [["wrong_section", rounds]]
     assert any(["那多机呢？", rounds] in g["examples"] for g in groups)  # the JSON's first shape, kept for scripts
@@ -95,10 +102,6 @@ def test_a_follow_up_is_shown_with_its_context_answer_section_and_reasons(week):
     assert not any(e["question"] == "那多机呢？" and e["tier"] == "answer" for g in groups for e in g["in_context"])
     first = next(e for g in groups for e in g["in_context"] if e["question"] == "昇腾 NPU 上训练报错怎么办")
     assert first["context"] == []  # a long first question stands alone
-    html = httpx.get(server.url + "/admin?days=7", headers=AUTH, timeout=60).text
-    item = re.search(r'<li class="example">(?:(?!</li>).)*那多机呢？(?:(?!</li>).)*</li>', html, re.S).group(0)
-    assert "after: 多卡训练报错 libnccl.so" in item and "unanswered" in item and "wrong section" in item
-    assert nccl_title.split(" › ")[-1] in item
     rows = list(csv.DictReader(io.StringIO(httpx.get(server.url + "/admin/export.csv?table=gaps&days=7", headers=AUTH,
                                                       timeout=60).text.lstrip("\ufeff"))))
     row = next(r for r in rows if r["question"] == "那多机呢？")
