@@ -1,8 +1,8 @@
 """The web edges: everything that speaks HTTP or draws a page.
 
 Holds the Gradio chat and widget (``ui``), the JSON API request models (``api_models``), the
-OpenAI-compatible API (``openai_api``), the operator page and report (``admin``, templates in
-``templates/``), the one security middleware (``security``), HTTP helpers and web settings
+OpenAI-compatible API (``openai_api``), the operator page and report (the ``admin`` package,
+with its templates), the one security middleware (``security``), HTTP helpers and web settings
 (``http``), the hand-off of a transcript to a person (``handoff``) and the deferred UI start-up
 (``deferred``). ``app.py`` wires them together.
 

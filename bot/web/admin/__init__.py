@@ -1,0 +1,23 @@
+"""The operator page ``/admin`` and ``python -m bot report``: which questions the documents do not answer.
+
+- :mod:`.report`: store rows in, a :class:`Report` out (totals, gap groups in context, sections,
+  text for a terminal, CSV);
+- :mod:`.clusters`: gaps filed by subject, then grouped by meaning (faiss k-means);
+- :mod:`.charts`: every chart from one function and one template (``templates/chart.svg``);
+- :mod:`.texts`: the page's words in English and Chinese;
+- :mod:`.routes`: ``mount_admin`` (page, sign-in, JSON, CSV) behind the operator credential.
+
+What other modules import is re-exported here. ``mount_admin`` imports the chat UI (for its
+reading of Accept-Language, and with it Gradio) only when called, so ``bot report`` does not load Gradio.
+"""
+
+from __future__ import annotations
+
+from bot.web.admin.clusters import Embeddings, cluster
+from bot.web.admin.report import (CLUSTER_ITEMS, EMBED_PER_VIEW, Example, Gap, Group, Report, SectionRow,
+                                  build_report, report_csv, report_text, safe_cell)
+from bot.web.admin.routes import LoginThrottle, _admin_key, mount_admin, section_titles
+
+__all__ = ["CLUSTER_ITEMS", "EMBED_PER_VIEW", "Embeddings", "Example", "Gap", "Group", "LoginThrottle", "Report",
+           "SectionRow", "_admin_key", "build_report", "cluster", "mount_admin", "report_csv", "report_text",
+           "safe_cell", "section_titles"]

@@ -1,0 +1,267 @@
+"""``/admin``: the page, sign-in, JSON and CSV, in the operator's language (``?lang=`` or Accept-Language).
+
+``/admin`` has its own operator credential, ``BOT_ADMIN_TOKEN`` (not the API token, and as
+strong: 8+ printable characters): a bearer header for machines (let in by the one door,
+:mod:`bot.web.security`, and checked again here), or a sign-in form that sets an HttpOnly,
+SameSite=Strict cookie holding an HMAC of the token (never the token). Without
+``BOT_ADMIN_TOKEN`` the page refuses everyone. Wrong credentials are throttled per client
+(:class:`LoginThrottle`): after a few, 429 with ``Retry-After``, for twice as long each time.
+"""
+
+from __future__ import annotations
+
+import hmac
+import math
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from html import escape
+from typing import Any
+from urllib.parse import parse_qs
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+
+from bot.web.admin.charts import TEMPLATES, chart, trimmed
+from bot.web.admin.clusters import Embeddings
+from bot.web.admin.report import EMBED_PER_VIEW, Report, build_report, report_csv
+from bot.web.admin.texts import page_language, words
+from bot.web.security import COOKIE_MAX_AGE, cookie_ok, cookie_value
+
+COOKIE = "bot_admin"
+CSV_TABLES = ("groups", "gaps", "sections", "days", "events")
+
+
+class LoginThrottle:
+    """Failed operator credentials per client: ``free`` failures, then each one locks the client out for twice
+    as long as the last (``base`` seconds, doubling, up to ``cap``). While locked out every attempt gets 429,
+    right credential or not, so guessing gets no answers; a quiet ``cap`` forgets the client.
+
+    >>> now = [0.0]; t = LoginThrottle(free=2, clock=lambda: now[0])
+    >>> t.failed("a"); t.failed("a"); t.retry_after("a")
+    0
+    >>> t.failed("a"); t.retry_after("a"), t.retry_after("b")
+    (1, 0)
+    """
+
+    def __init__(self, free: int = 5, base: float = 1.0, cap: float = 3600.0, clock: Callable[[], float] = time.monotonic,
+                 max_clients: int = 10_000) -> None:
+        self.free, self.base, self.cap, self.clock, self.max_clients = free, base, cap, clock, max_clients
+        self._clients: OrderedDict[str, tuple[int, float, float]] = OrderedDict()  # failures, locked until, last
+        self._lock = threading.Lock()
+
+    def retry_after(self, client: str) -> int:
+        """Whole seconds this client must wait before its next attempt (0: go ahead)."""
+        with self._lock:
+            state = self._clients.get(client)
+            if state is None:
+                return 0
+            now = self.clock()
+            if now - state[2] > self.cap:
+                del self._clients[client]
+                return 0
+            return math.ceil(state[1] - now) if state[1] > now else 0
+
+    def failed(self, client: str) -> None:
+        with self._lock:
+            now = self.clock()
+            failures, _, last = self._clients.pop(client, (0, 0.0, now))
+            failures = 1 if now - last > self.cap else failures + 1
+            until = now + min(self.cap, self.base * 2 ** (failures - self.free - 1)) if failures > self.free else 0.0
+            self._clients[client] = (failures, until, now)
+            while len(self._clients) > self.max_clients:  # many addresses: forget the oldest, keep the memory bounded
+                self._clients.popitem(last=False)
+
+    def succeeded(self, client: str) -> None:
+        with self._lock:
+            self._clients.pop(client, None)
+
+
+def section_titles(engine: Any) -> Callable[[str], str]:
+    """A section key's breadcrumb from the engine's index (the key itself when the index does not know it)."""
+    def title(key: str) -> str:
+        try:
+            section = engine.section(key) if engine is not None else None
+        except Exception:
+            section = None
+        return section.breadcrumb if section is not None else key
+    return title
+
+
+def _admin_key(token: str) -> str:
+    """The admin cookie is signed apart from the door's (even if an operator reused the API token)."""
+    return "bot-admin:" + token
+
+
+def charts_of(report: Report, t: dict[str, str]) -> dict[str, Any]:
+    """The page's two charts and one sparkline per group, all starting at the first day with data."""
+    start = trimmed(report.days, report.series)
+    names = {k: t[k] for k in ("questions", "answered", "tentative", "unanswered", "up", "down", "not_helpful",
+                                "gaps", "per_day", "per_week", "per_month", "no_data")}
+    return {
+        "chart_questions": chart(report.days, report.series, ["questions", "answered", "tentative", "unanswered"],
+                                 t["chart_questions"], words=names, start=start),
+        "chart_feedback": chart(report.days, report.series, ["up", "down", "not_helpful"], t["chart_feedback"],
+                                style="stacked", words=names, start=start),
+        # One day of data has no course over time to draw: no sparkline rather than one solid block.
+        "sparks": [chart(report.days, {"gaps": list(g.daily)}, ["gaps"], g.label, small=True, words=names, start=start)
+                   if len(report.days) - start > 1 else "" for g in report.groups],
+    }
+
+
+def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThrottle | None = None) -> None:
+    """Add ``/admin`` (page, sign-in, JSON, CSV) to a FastAPI app; ValueError for a weak ``BOT_ADMIN_TOKEN``."""
+    import jinja2
+
+    from bot.store.database import _SETTING_HELP, weak_admin_token
+    from bot.web.ui import ui_language  # the chat UI's reading of Accept-Language (imported here: ui loads Gradio)
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
+    token = getattr(ops, "admin_token", "") or ""
+    if weak_admin_token(token):  # StoreSettings.from_env refuses it too; this covers settings built in code
+        raise ValueError(f"BOT_ADMIN_TOKEN=<{len(token)} characters, not shown> is too weak for /admin; "
+                         + _SETTING_HELP["admin_token"])
+    throttle = throttle or LoginThrottle()
+    embeddings = Embeddings(engine)
+    titles = section_titles(engine)
+    policy = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'")
+    headers = {"Content-Security-Policy": policy, "Cache-Control": "no-store", "Vary": "Accept-Language"}
+
+    def client(request: Request) -> str:
+        return request.client.host if request.client else "?"  # the real address: bot.web.security resolves proxies
+
+    def language(request: Request) -> str:
+        return page_language(request.query_params.get("lang"), request.headers.get("accept-language"), ui_language)
+
+    def throttled(request: Request) -> Response | None:
+        """429 while this client is locked out after wrong credentials (bearer or sign-in form)."""
+        wait = throttle.retry_after(client(request))
+        if not wait:
+            return None
+        return HTMLResponse(f"<p>Too many wrong operator credentials from this address: try again in {wait} s.</p>",
+                            status_code=429, headers={**headers, "Retry-After": str(wait)})
+
+    def authorized(request: Request) -> bool:
+        if not token:
+            return False
+        given = request.headers.get("authorization", "")
+        if given.lower().startswith("bearer "):
+            if hmac.compare_digest(given[7:].strip().encode(), token.encode()):
+                throttle.succeeded(client(request))
+                return True
+            throttle.failed(client(request))  # a wrong bearer is a guess like a wrong form
+        cookie = request.cookies.get(COOKIE, "")
+        # The issue time is signed in the cookie: it expires on the server too, not only in the browser.
+        return bool(cookie) and cookie_ok(cookie, _admin_key(token), time.time())
+
+    def login_page(request: Request, status: int, wrong: bool = False) -> HTMLResponse:
+        lang = language(request)
+        t = words(lang)
+        error = t["wrong"] if (wrong and token) else ""
+        if not token:
+            status, error = 503, t["off"]
+        page = env.get_template("admin_login.html").render(
+            t=t, lang=lang, error=error, enabled=bool(token),
+            action=f"{request.scope.get('root_path', '')}/admin/login?lang={lang}")
+        return HTMLResponse(page, status_code=status, headers={**headers, "WWW-Authenticate": "Bearer"})
+
+    def days_of(request: Request) -> int:
+        raw = request.query_params.get("days", "30")
+        return max(1, min(365, int(raw))) if raw.isdigit() else 30
+
+    def unavailable() -> Response | None:
+        if store is None:
+            return HTMLResponse("<p>No store configured: /admin reads the store that <code>python app.py</code> opens "
+                                "(BOT_DATABASE_URL or BOT_DATA_DIR).</p>", status_code=503, headers=headers)
+        return None
+
+    def load(days: int) -> tuple[Report, list[dict]]:
+        since = datetime.now(UTC).replace(tzinfo=None) - timedelta(days=days)
+        rows = store.rows(since)
+        return build_report(rows, embeddings, titles, days=days, max_new_embeddings=EMBED_PER_VIEW), rows
+
+    def store_error(exc: Exception) -> HTMLResponse:
+        first = str(getattr(exc, "orig", exc)).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+        return HTMLResponse(f"<p>The store {escape(store.describe())} cannot be read right now ({escape(first)}). "
+                            "Answers go on; reload this page when the database is back.</p>",
+                            status_code=503, headers=headers)
+
+    @app.get("/admin", include_in_schema=False, response_model=None)
+    def admin_page(request: Request) -> Response:
+        if (locked := throttled(request)) is not None:
+            return locked
+        if not authorized(request):
+            return login_page(request, 401)
+        if (problem := unavailable()) is not None:
+            return problem
+        days = days_of(request)
+        try:
+            report, _ = load(days)
+        except Exception as exc:  # the database is away: say so, do not 500
+            return store_error(exc)
+        lang = language(request)
+        t = words(lang)
+        page = env.get_template("admin.html").render(
+            report=report, days=days, where=store.describe(), healthy=store.healthy, t=t, lang=lang,
+            other="en" if lang == "zh" else "zh", root=request.scope.get("root_path", ""), **charts_of(report, t))
+        return HTMLResponse(page, headers=headers)
+
+    @app.post("/admin/login", include_in_schema=False, response_model=None)
+    async def admin_login(request: Request) -> Response:
+        if token and (locked := throttled(request)) is not None:
+            return locked  # checked before the credential: a locked-out guesser learns nothing
+        body = (await request.body())[:4096].decode("utf-8", errors="replace")
+        given = (parse_qs(body).get("token") or [""])[0].strip()
+        if not token or not given or not hmac.compare_digest(given.encode(), token.encode()):
+            if token:
+                throttle.failed(client(request))
+            return login_page(request, 401, wrong=True)
+        throttle.succeeded(client(request))
+        root = request.scope.get("root_path", "")
+        response = RedirectResponse(f"{root}/admin?lang={language(request)}", status_code=303)
+        response.set_cookie(COOKIE, cookie_value(_admin_key(token), int(time.time())), httponly=True, samesite="strict",
+                            path=f"{root}/admin", secure=request.url.scheme == "https", max_age=COOKIE_MAX_AGE)
+        return response
+
+    @app.post("/admin/logout", include_in_schema=False)
+    def admin_logout(request: Request) -> RedirectResponse:
+        root = request.scope.get("root_path", "")
+        response = RedirectResponse(f"{root}/admin?lang={language(request)}", status_code=303)
+        response.delete_cookie(COOKIE, path=f"{root}/admin")
+        return response
+
+    @app.get("/admin/data.json", include_in_schema=False, response_model=None)
+    def admin_data(request: Request) -> Response:
+        if (locked := throttled(request)) is not None:
+            return locked
+        if not authorized(request):
+            return JSONResponse({"detail": "operator credential required: Authorization: Bearer <BOT_ADMIN_TOKEN>"},
+                                status_code=503 if not token else 401, headers={"WWW-Authenticate": "Bearer"})
+        if (problem := unavailable()) is not None:
+            return problem
+        try:
+            report, _ = load(days_of(request))
+        except Exception as exc:
+            return store_error(exc)
+        return JSONResponse(report.to_json(), headers={"Cache-Control": "no-store"})
+
+    @app.get("/admin/export.csv", include_in_schema=False, response_model=None)
+    def admin_export(request: Request, table: str = "groups") -> Response:
+        if (locked := throttled(request)) is not None:
+            return locked
+        if not authorized(request):
+            return login_page(request, 401)
+        if (problem := unavailable()) is not None:
+            return problem
+        if table not in CSV_TABLES:
+            return Response(f"table={table[:40]!r} is not a table: use one of {', '.join(CSV_TABLES)}", status_code=422)
+        try:
+            report, rows = load(days_of(request))
+        except Exception as exc:
+            return store_error(exc)
+        name = re.sub(r"[^a-z]", "", table)
+        return Response("\ufeff" + report_csv(report, table, rows), media_type="text/csv; charset=utf-8", headers={
+            "Content-Disposition": f'attachment; filename="coverage-{name}-{report.until}.csv"', "Cache-Control": "no-store"})
