@@ -64,7 +64,7 @@ _NOT_HELPFUL_ZH = re.compile(
 _STILL = re.compile(
     r"还是(?:不|没|会|报|一样|有|出现|爆|卡|失败|错|提示|显示|oom|nan|hang)|依然|仍然|仍旧|照样|一样的?(?:错|问题|报错)|"
     r"又出现|又报|也不行|也一样|也没用|也没有用|没用|没有用|不管用|没效果|没有效果|无效|没解决|没有解决|"
-    r"试过|试了|已经|都(?:设|改|调|加|装|检查|试|按)|重装|重启.{0,6}(?:也|还|都)|"
+    r"试过|试了|已经|(?:核对|检查|确认|排查|设置|修改|调整|加|装|查|换|改|调|设)过(?![程滤拟])|都(?:设|改|调|加|装|检查|试|按)|重装|重启.{0,6}(?:也|还|都)|"
     r"\bstill\b|\bagain\b|\balready\b|\btried\b|\bdid(?:n'?t| not)\s+(?:help|work|fix|change)|"
     r"\bno (?:luck|change|difference)\b|\bsame (?:error|problem|issue|result)\b|\bnot (?:working|helping)\b|"
     r"\bdoes(?:n'?t| not) (?:work|help)\b|\beven (?:after|with|though)\b",
@@ -101,7 +101,7 @@ _REQUEST = re.compile(
 _ANOTHER = re.compile(
     r"还有(?:别的|其他|其它)|(?:别的|其他|其它|另外的?)(?:写法|方法|办法|解决|方案)|换个(?:方法|办法|思路)|"
     r"\b(?:another|other|alternative|different) (?:way|ways|method|approach|fix|solution)s?\b|\balternatives?\b|"
-    r"\b(?:anything|something) else\b",
+    r"\b(?:anything|something) else\b|\bwhat (?:now|next|else)\b|\bnow what\b",
     re.IGNORECASE,
 )
 # Pronouns and deictics that point back into the conversation.
@@ -187,8 +187,10 @@ def is_follow_up(message: str) -> bool:
 def says_still(message: str) -> bool:
     """The user reports the problem persists or names what they tried.
 
-    >>> [says_still(m) for m in ("batch 已经降到 4 了，还是爆", "tried allow_growth, still OOM", "显存不足怎么办")]
-    [True, True, False]
+    >>> [says_still(m) for m in ("batch 已经降到 4 了，还是爆", "tried allow_growth, still OOM", "数据标签都核对过", "显存不足怎么办")]
+    [True, True, True, False]
+    >>> says_still("训练过程中 loss 不降，过拟合了吗")
+    False
     """
     return bool(_STILL.search(message[:2_000]))
 
