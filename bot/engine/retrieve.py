@@ -310,11 +310,15 @@ class Engine:
         if move == "retry":
             allowed &= self.answer_bearing
         wanted = self.frameworks(setting) if move == "retry" else self.frameworks(named) if move == "follow_up" else frozenset()
-        asked_framework = self.frameworks(named)
-        if move in ("new", "switch") and len(asked_framework) == 1 and any(m & asked_framework for m in self.main_frameworks):
-            wanted = asked_framework  # a TensorFlow question is answered from TensorFlow material when there is any
         if wanted:  # after a TensorFlow answer, or asked "what about PaddlePaddle?": only that framework's sections
             allowed &= np.array([not main or bool(main & wanted) for main in self.main_frameworks], dtype=bool)
+        asked = self.frameworks(named)
+        preferred = None
+        if move in ("new", "switch") and len(asked) == 1:
+            # A TensorFlow question is answered from TensorFlow material when there is any; the rest still follows
+            # (ranked after it), so the list stays complete.
+            mask = np.array([bool(main & asked) for main in self.main_frameworks], dtype=bool) & allowed
+            preferred = mask if mask.any() else None
         changed = (named - problems) - case.setting if move == "follow_up" else frozenset()
         if changed:  # "那多机呢？" asks about the new setting: sections that cover it, when any does
             covering = allowed & np.array([changed <= covered for covered in self.coverage], dtype=bool)
@@ -323,7 +327,7 @@ class Engine:
         return Evidence(
             text=text, language=language, truncated_from=truncated_from, case=case, signature=signature,
             search_text=search_text, move=move, named=named, problem=problem, setting=setting, is_log=is_log,
-            own=own, title=title, joined=joined, own_weight=own_weight, allowed=allowed,
+            own=own, title=title, joined=joined, own_weight=own_weight, allowed=allowed, preferred=preferred,
             subject_share=self.subject_share(problem | setting if move != "new" else named),
         )
 
@@ -666,6 +670,7 @@ class Evidence:
     joined: _Scores | None = None
     own_weight: float = 1.0
     allowed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    preferred: np.ndarray | None = None  # ranked before the other allowed sections (the one framework asked about)
     subject_share: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
 
 
@@ -699,7 +704,8 @@ def fuse(dense: np.ndarray, lexical: np.ndarray, lexical_weight: float = 0.5) ->
 def rank(evidence: Evidence, weights: Weights, *, mode: str = "hybrid", k: int = 10) -> Ranking:
     """Order the sections for one message: a pure function of the evidence and the weights.
 
-    hybrid: ``own_weight * (fuse(own) + w_subj share + w_title fuse(title)) + fuse(joined) + w_subj share``;
+    hybrid: ``own_weight * (fuse(own) + w_subj share + w_title fuse(title)) + fuse(joined) + w_subj share``,
+    the ``preferred`` sections (if any) first;
     "dense" or "bm25" use one kind of evidence only (baselines).
     """
     if mode not in ("hybrid", "dense", "bm25"):
@@ -722,7 +728,8 @@ def rank(evidence: Evidence, weights: Weights, *, mode: str = "hybrid", k: int =
     if evidence.joined is not None:
         fused = evidence.own_weight * fused + one(evidence.joined)
     masked = np.where(evidence.allowed, fused, -np.inf).astype(np.float32)
-    head = np.argsort(-masked, kind="stable")[:k]
+    order_by = masked if evidence.preferred is None else np.where(evidence.preferred, masked + 1e6, masked)
+    head = np.argsort(-order_by, kind="stable")[:k]
     return Ranking(masked, tuple(int(n) for n in head if evidence.allowed[n]))
 
 
