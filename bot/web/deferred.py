@@ -1,21 +1,25 @@
-"""Serve the JSON API while the web UI is still being built.
+"""Serve at once; load the index and build the web UI behind the open door.
 
-Importing Gradio and building its two UIs takes seconds (more than everything
-the first answer needs together), and a portal sends questions to ``/api/ask``,
-not to the UI. :class:`DeferredApp` is the ASGI app the server runs: it answers
-with a light app (the API routes only) at once, builds the full app (UI
-included) in a worker thread, runs the full app's start-up (its lifespan, which
-starts Gradio's queue) and from then on hands every request to it. Until then a
-UI page (and ``/healthz``) gets ``503`` with ``Retry-After: 1`` and a page that
-reloads itself.
+Importing Gradio and building its UI takes seconds, loading the index another second (jieba's
+dictionary, FAISS, BM25), and a person opening ``/`` should not wait for both in a row.
+:class:`DeferredApp` is the ASGI app the server runs, listening from the first second: it builds the
+full app (UI included) in a worker thread and, after it, loads the engine (:class:`EngineWhenReady`),
+so the chat page is up as soon as Gradio allows and the index loads while the browser renders the
+page (``BOT_START_FIRST=api`` loads the index first, for a deployment used mostly through the API). Until the UI is built a UI page (and ``/healthz``) gets ``503`` with ``Retry-After: 1`` and a
+page that reloads itself; until the engine is loaded the API (``/api/*``, ``/v1/*``, ``/source``) gets
+``503`` with ``Retry-After: 1`` and says the index is loading, and a question typed into the chat
+waits for it. A failure to load the index is fatal, as it was before the server started listening:
+``on_fatal`` gets it (``app.py`` prints it and stops the server with exit code 2).
 """
 
 from __future__ import annotations
 
 import asyncio
 import html
+import json
 import sys
-from typing import Any, Callable
+import threading
+from typing import Any, Callable, Literal
 
 # Served before the UI is up. /healthz is not: it means "everything is up", as it did before.
 # /v1/ is the OpenAI-compatible API: an API like /api/, so it answers as soon as /api/ask does.
@@ -27,10 +31,76 @@ STARTING_PAGE = (
 )
 
 
+StartFirst = Literal["ui", "api"]  # what a cold start serves first: the chat page, or the API's first answer
+ENGINE_WAIT_S = 600.0  # a chat question typed while the index loads waits this long at most (a first build: a minute)
+
+
+class EngineLoading(RuntimeError):
+    """The engine is not loaded yet (or failed to load): what a caller gets instead of waiting forever."""
+
+
+class EngineWhenReady:
+    """Stands in for the engine while it loads: ``settings`` at once, anything else once loaded.
+
+    The UI and the routes are built with it before the index is open (they only keep a reference);
+    a request that reaches the engine waits for :meth:`load` to finish.
+
+    >>> from types import SimpleNamespace
+    >>> pending = EngineWhenReady(settings="the settings")
+    >>> pending.settings, pending.ready
+    ('the settings', False)
+    >>> pending.load(lambda: SimpleNamespace(sections=[1, 2, 3]))
+    >>> pending.ready, len(pending.sections)
+    (True, 3)
+    """
+
+    def __init__(self, settings: Any) -> None:
+        self.settings = settings  # read on the event loop by /v1 (max_input_chars): never wait for it
+        self._loaded = threading.Event()
+        self._engine: Any = None
+        self._error: BaseException | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self._loaded.is_set() and self._error is None
+
+    @property
+    def failed(self) -> BaseException | None:
+        return self._error
+
+    def load(self, open_engine: Callable[[], Any]) -> None:
+        """Run ``open_engine`` (in the caller's thread) and hand its engine to everyone waiting."""
+        try:
+            self._engine = open_engine()
+        except BaseException as exc:
+            self._error = exc
+            raise
+        finally:
+            self._loaded.set()
+
+    def __getattr__(self, name: str) -> Any:  # only for names not set in __init__
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if not self._loaded.wait(ENGINE_WAIT_S):
+            raise EngineLoading(f"the index did not load within {ENGINE_WAIT_S:.0f} s")
+        if self._error is not None:
+            raise EngineLoading(f"the index failed to load: {self._error}")
+        return getattr(self._engine, name)
+
+
 class DeferredApp:
-    def __init__(self, light: Any, build_full: Callable[[], Any]) -> None:
+    def __init__(self, light: Any, build_full: Callable[[], Any], engine: EngineWhenReady | None = None,
+                 open_engine: Callable[[], Any] | None = None,
+                 on_fatal: Callable[[BaseException], None] | None = None, first: StartFirst = "ui") -> None:
+        """``light``: the API routes, served at once; ``build_full``: the whole app (UI included), built in a
+        worker thread. With ``engine`` and ``open_engine`` the engine is loaded too (the API answers 503 until
+        then), after the UI (``first="ui"``) or before it (``"api"``); a failure to load it goes to ``on_fatal``."""
+        self.first = first
         self.light = light
         self._build_full = build_full
+        self.engine = engine
+        self._open_engine = open_engine
+        self._on_fatal = on_fatal
         self.full: Any = None  # set once built and started
         self.failed: BaseException | None = None
         self._full_lifespan: asyncio.Task | None = None
@@ -41,16 +111,37 @@ class DeferredApp:
             await self._lifespan(receive, send)
             return
         if self.full is not None:
+            if scope["type"] == "http" and self.engine is not None and not self.engine.ready \
+                    and self._route(scope).startswith(LIGHT_PATHS + ("/healthz",)):
+                await self._loading(send)  # the UI is up, the index not yet: the API says so instead of waiting
+                return
             await self.full(scope, receive, send)
             return
-        path = scope.get("path", "")
-        root = scope.get("root_path", "")
-        if root and path.startswith(root):
-            path = path[len(root):]
+        path = self._route(scope)
         if scope["type"] == "http" and not path.startswith(LIGHT_PATHS):
             await self._starting(send)
             return
+        if self.engine is not None and not self.engine.ready and scope["type"] == "http":
+            await self._loading(send)
+            return
         await self.light(scope, receive, send)
+
+    @staticmethod
+    def _route(scope: dict) -> str:
+        path = scope.get("path", "")
+        root = scope.get("root_path", "")
+        return path[len(root):] if root and path.startswith(root) else path
+
+    async def _loading(self, send: Callable) -> None:
+        failed = self.engine.failed if self.engine is not None else None
+        message = f"the index failed to load: {failed}" if failed else \
+            "the knowledge base is still loading; retry in a second"
+        body = json.dumps({"detail": message, "error": {"message": message, "type": "server_error",
+                                                        "code": 503}}).encode()
+        await send({"type": "http.response.start", "status": 503,
+                    "headers": [(b"content-type", b"application/json"), (b"retry-after", b"1"),
+                                (b"cache-control", b"no-store"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
 
     async def _starting(self, send: Callable) -> None:
         status = 500 if self.failed else 503
@@ -77,6 +168,27 @@ class DeferredApp:
         await send({"type": "lifespan.shutdown.complete"})
 
     async def _start_full(self) -> None:
+        # One after the other: on two busy cores Gradio's import and the index load only slow each other down
+        # (both hold the GIL), and whichever comes second runs while the browser renders the page.
+        first, second = (self._start_ui, self._load_engine) if self.first == "ui" else (self._load_engine, self._start_ui)
+        try:
+            await first()
+        finally:
+            await second()
+
+    async def _load_engine(self) -> None:
+        if self.engine is None or self._open_engine is None:
+            return
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(None, self.engine.load, self._open_engine)
+        except Exception as exc:
+            if self._on_fatal is not None:
+                self._on_fatal(exc)
+            else:
+                print(f"error: {exc}", file=sys.stderr, flush=True)
+
+    async def _start_ui(self) -> None:
         loop = asyncio.get_running_loop()
         try:
             full = await loop.run_in_executor(None, self._build_full)
