@@ -10,8 +10,10 @@ Per launch of ``app.py`` (a built index, its own temporary data folder, loopback
 
 and, as the yardstick, ``import_gradio_s``: a fresh ``python -c "import gradio"``, the floor of any
 Gradio page (the UI cannot render before Gradio is imported). The target is
-``page_s <= 1.5 × import_gradio_s`` (:data:`TARGET_RATIO`). Medians over ``--reps`` runs, the
-machine's load average beside them: figures from a busy machine compare only within one run.
+``page_s <= 1.5 × import_gradio_s`` (:data:`TARGET_RATIO`). Both start orders of the app are measured,
+interleaved (``--start-first``): ``ui`` (the default: the page first, the index behind it) and ``api``
+(the index first, then the UI). Medians over ``--reps`` runs, the machine's load average beside them:
+figures from a busy machine compare only within one run.
 The browser is started before the app, so its own start-up is not counted.
 """
 
@@ -109,33 +111,40 @@ def launch_once(browser, env: dict, log: Path, timeout_s: float = 180.0) -> dict
     return {k: round(v, 3) for k, v in out.items()}
 
 
-def measure(reps: int, env: dict, work: Path) -> dict:
-    """Medians of ``reps`` launches and ``reps`` gradio imports, interleaved so both see the same load."""
+def measure(reps: int, env: dict, work: Path, orders: tuple[str, ...] = ("ui",)) -> dict:
+    """Medians of ``reps`` launches per start order (``BOT_START_FIRST``) and ``reps`` gradio imports, interleaved
+    so that all see the same load; the result of the first order at the top, every order under ``orders``."""
     from playwright.sync_api import sync_playwright
 
     imports: list[float] = []
-    launches: list[dict] = []
+    launches: dict[str, list[dict]] = {order: [] for order in orders}
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
                                              args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
         try:
             for n in range(reps):
                 imports.append(round(import_gradio_s(env), 3))
-                launches.append(launch_once(browser, env, work / f"app-{n}.log"))
+                for order in orders:
+                    launches[order].append(launch_once(browser, {**env, "BOT_START_FIRST": order},
+                                                       work / f"app-{order}-{n}.log"))
         finally:
             browser.close()
     gradio = statistics.median(imports)
-    page = statistics.median(r["page_s"] for r in launches)
+    by_order = {order: _summary(runs, gradio) for order, runs in launches.items()}
+    return {"import_gradio_s": round(gradio, 3), **by_order[orders[0]], "start_first": orders[0],
+            "orders": by_order, "import_runs_s": imports, "loadavg": [round(x, 2) for x in os.getloadavg()]}
+
+
+def _summary(runs: list[dict], gradio: float) -> dict:
+    page = statistics.median(r["page_s"] for r in runs)
     return {
-        "import_gradio_s": round(gradio, 3),
-        "api_first_answer_s": round(statistics.median(r["api_s"] for r in launches), 3),
-        "page_served_s": round(statistics.median(r["page_served_s"] for r in launches), 3),
+        "api_first_answer_s": round(statistics.median(r["api_s"] for r in runs), 3),
+        "page_served_s": round(statistics.median(r["page_served_s"] for r in runs), 3),
         "page_usable_s": round(page, 3),
         "ratio": round(page / gradio, 3),
         "target_ratio": TARGET_RATIO,
         "status": "pass" if page <= TARGET_RATIO * gradio else "MISS",
-        "runs": launches, "import_runs_s": imports,
-        "loadavg": [round(x, 2) for x in os.getloadavg()],
+        "runs": runs,
     }
 
 
@@ -150,11 +159,12 @@ def app_env(work: Path, index: Path, seeds: Path, embedder: str | None) -> dict:
 
 
 def format_result(result: dict) -> str:
-    return (f"import gradio:               {result['import_gradio_s']:.2f} s\n"
-            f"app launch -> 1st API answer: {result['api_first_answer_s']:.2f} s\n"
-            f"app launch -> page usable:    {result['page_usable_s']:.2f} s  "
-            f"(ratio {result['ratio']:.2f} × import gradio; target <= {result['target_ratio']}: {result['status']})\n"
-            f"load average {result['loadavg']}")
+    lines = [f"python -c 'import gradio':            {result['import_gradio_s']:.2f} s (median of {len(result['import_runs_s'])})"]
+    for order, r in result["orders"].items():
+        lines += [f"BOT_START_FIRST={order}: launch -> 1st API answer: {r['api_first_answer_s']:.2f} s",
+                  f"BOT_START_FIRST={order}: launch -> page usable:    {r['page_usable_s']:.2f} s  "
+                  f"({r['ratio']:.2f} × import gradio; target <= {r['target_ratio']}: {r['status']})"]
+    return "\n".join(lines + [f"load average at the end {result['loadavg']}"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index", type=Path, default=REPO / "index", help="a built index (default: index/)")
     parser.add_argument("--seeds", type=Path, default=REPO / "seeds", help="the seeds it was built from")
     parser.add_argument("--embedder", help="the embedder the index was built with (default: the product's)")
+    parser.add_argument("--start-first", choices=("ui", "api", "both"), default="both",
+                        help="the app's BOT_START_FIRST: the chat page first, the API first, or both, interleaved")
     parser.add_argument("--json", action="store_true", help="print JSON instead of lines")
     args = parser.parse_args(argv)
     if args.reps < 1:
@@ -171,7 +183,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--index {args.index} holds no built index; run: python -m bot build --index {args.index}")
     with tempfile.TemporaryDirectory(prefix="cold-start-") as tmp:
         work = Path(tmp)
-        result = measure(args.reps, app_env(work, args.index.resolve(), args.seeds.resolve(), args.embedder), work)
+        orders = ("ui", "api") if args.start_first == "both" else (args.start_first,)
+        result = measure(args.reps, app_env(work, args.index.resolve(), args.seeds.resolve(), args.embedder), work,
+                         orders)
     print(json.dumps(result, indent=1) if args.json else format_result(result))
     return 0
 
