@@ -49,6 +49,9 @@ class EngineWhenReady:
     >>> pending = EngineWhenReady(settings="the settings")
     >>> pending.settings, pending.ready
     ('the settings', False)
+    >>> pending.sections
+    Traceback (most recent call last):
+    bot.web.deferred.EngineLoading: engine.sections was used before the index began to load (while the UI was built?); the UI may keep a reference to the engine but not use it until a question comes
     >>> pending.load(lambda: SimpleNamespace(sections=[1, 2, 3]))
     >>> pending.ready, len(pending.sections)
     (True, 3)
@@ -57,6 +60,7 @@ class EngineWhenReady:
     def __init__(self, settings: Any) -> None:
         self.settings = settings  # read on the event loop by /v1 (max_input_chars): never wait for it
         self._loaded = threading.Event()
+        self._loading = False
         self._engine: Any = None
         self._error: BaseException | None = None
 
@@ -70,6 +74,7 @@ class EngineWhenReady:
 
     def load(self, open_engine: Callable[[], Any]) -> None:
         """Run ``open_engine`` (in the caller's thread) and hand its engine to everyone waiting."""
+        self._loading = True
         try:
             self._engine = open_engine()
         except BaseException as exc:
@@ -81,6 +86,11 @@ class EngineWhenReady:
     def __getattr__(self, name: str) -> Any:  # only for names not set in __init__
         if name.startswith("__"):
             raise AttributeError(name)
+        if not self._loading:
+            # Asked before the load began: in the "ui" order that is the UI's own build, and waiting would hold
+            # the load up behind it for ENGINE_WAIT_S. Say so at once instead.
+            raise EngineLoading(f"engine.{name} was used before the index began to load (while the UI was built?); "
+                                "the UI may keep a reference to the engine but not use it until a question comes")
         if not self._loaded.wait(ENGINE_WAIT_S):
             raise EngineLoading(f"the index did not load within {ENGINE_WAIT_S:.0f} s")
         if self._error is not None:

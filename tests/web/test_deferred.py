@@ -252,3 +252,14 @@ def _light_only(build_app):
         return build_app(*args, **kwargs)
 
     return build
+
+
+def test_the_whole_app_builds_before_the_index_is_loaded(hash_settings):
+    # The "ui" order builds the UI, the API routes and /admin with a stand-in engine: none of them may use it while
+    # being built (the stand-in raises at once if one does, instead of holding the index load up behind it).
+    from app import WebSettings, build_app
+    from bot.web.deferred import EngineWhenReady
+
+    engine = EngineWhenReady(hash_settings)
+    app = build_app(hash_settings, engine, WebSettings(), progress=False)
+    assert app is not None and not engine.ready and engine.failed is None
