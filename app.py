@@ -275,8 +275,9 @@ def main(argv: list[str] | None = None) -> int:
     from bot.engine.live import watch_index
     from bot.web.deferred import DeferredApp, EngineWhenReady
 
-    # The server listens at once. The UI is built first and the index loaded after it (bot/web/deferred.py):
-    # the page is usable as soon as Gradio allows, and the API answers 503 "loading" until the index is in.
+    # The server listens at once. By default the UI is built first and the index loaded after it (BOT_START_FIRST=ui,
+    # bot/web/deferred.py): the page is usable as soon as Gradio allows, and the API answers 503 "loading" until
+    # the index is in; BOT_START_FIRST=api loads the index first.
     # One index watcher for both apps (each would otherwise load every new generation again).
     engine = EngineWhenReady(settings)
     parts = dict(store=store, ops=config.store, contact=config.contact)
