@@ -17,8 +17,8 @@ Only this file reads the environment, once: :class:`bot.web.config.AppConfig` ho
 (``engine``: :class:`bot.settings.Settings`, ``web``: :class:`bot.web.http.WebSettings`, ``store``:
 :class:`bot.store.database.StoreSettings`, ``contact``), from the ``BOT_*`` variables, command-line flags
 overriding them, and its sections are passed down. :func:`build_app` builds everything without
-starting a server, for tests and for other ASGI servers. :func:`main` listens at once and builds the UI,
-then loads the index, behind it (:mod:`bot.web.deferred`).
+starting a server, for tests and for other ASGI servers. :func:`main` listens at once and loads the index
+and builds the UI behind it (:mod:`bot.web.deferred`).
 """
 
 from __future__ import annotations
@@ -275,9 +275,9 @@ def main(argv: list[str] | None = None) -> int:
     from bot.engine.live import watch_index
     from bot.web.deferred import DeferredApp, EngineWhenReady
 
-    # The server listens at once. By default the UI is built first and the index loaded after it (BOT_START_FIRST=ui,
-    # bot/web/deferred.py): the page is usable as soon as Gradio allows, and the API answers 503 "loading" until
-    # the index is in; BOT_START_FIRST=api loads the index first.
+    # The server listens at once and loads the index, then builds the UI (BOT_START_FIRST=api, the default) or the
+    # other way round (ui), in a worker thread (bot/web/deferred.py); the API answers 503 "loading" until the
+    # index is in, UI pages 503 "starting" until the UI is.
     # One index watcher for both apps (each would otherwise load every new generation again).
     engine = EngineWhenReady(settings)
     parts = dict(store=store, ops=config.store, contact=config.contact)

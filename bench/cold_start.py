@@ -11,8 +11,8 @@ Per launch of ``app.py`` (a built index, its own temporary data folder, loopback
 and, as the yardstick, ``import_gradio_s``: a fresh ``python -c "import gradio"``, the floor of any
 Gradio page (the UI cannot render before Gradio is imported). The target is
 ``page_s <= 1.5 × import_gradio_s`` (:data:`TARGET_RATIO`). Both start orders of the app are measured,
-interleaved (``--start-first``): ``ui`` (the default: the page first, the index behind it) and ``api``
-(the index first, then the UI). Medians over ``--reps`` runs, the machine's load average beside them:
+interleaved (``--start-first``): ``api`` (the default: the index first, then the UI) and ``ui`` (the
+UI first, the index behind it). Medians over ``--reps`` runs, the machine's load average beside them:
 figures from a busy machine compare only within one run.
 The browser is started before the app, so its own start-up is not counted.
 """
@@ -111,7 +111,7 @@ def launch_once(browser, env: dict, log: Path, timeout_s: float = 180.0) -> dict
     return {k: round(v, 3) for k, v in out.items()}
 
 
-def measure(reps: int, env: dict, work: Path, orders: tuple[str, ...] = ("ui",)) -> dict:
+def measure(reps: int, env: dict, work: Path, orders: tuple[str, ...] = ("api",)) -> dict:
     """Medians of ``reps`` launches per start order (``BOT_START_FIRST``) and ``reps`` gradio imports, interleaved
     so that all see the same load; the result of the first order at the top, every order under ``orders``."""
     from playwright.sync_api import sync_playwright
@@ -173,8 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index", type=Path, default=REPO / "index", help="a built index (default: index/)")
     parser.add_argument("--seeds", type=Path, default=REPO / "seeds", help="the seeds it was built from")
     parser.add_argument("--embedder", help="the embedder the index was built with (default: the product's)")
-    parser.add_argument("--start-first", choices=("ui", "api", "both"), default="both",
-                        help="the app's BOT_START_FIRST: the chat page first, the API first, or both, interleaved")
+    parser.add_argument("--start-first", choices=("api", "ui", "both"), default="both",
+                        help="the app's BOT_START_FIRST: the API first, the chat page first, or both, interleaved")
     parser.add_argument("--json", action="store_true", help="print JSON instead of lines")
     args = parser.parse_args(argv)
     if args.reps < 1:
@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--index {args.index} holds no built index; run: python -m bot build --index {args.index}")
     with tempfile.TemporaryDirectory(prefix="cold-start-") as tmp:
         work = Path(tmp)
-        orders = ("ui", "api") if args.start_first == "both" else (args.start_first,)
+        orders = ("api", "ui") if args.start_first == "both" else (args.start_first,)
         result = measure(args.reps, app_env(work, args.index.resolve(), args.seeds.resolve(), args.embedder), work,
                          orders)
     print(json.dumps(result, indent=1) if args.json else format_result(result))

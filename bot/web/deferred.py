@@ -1,15 +1,16 @@
 """Serve at once; load the index and build the web UI behind the open door.
 
 Importing Gradio and building its UI takes seconds, loading the index another second (jieba's
-dictionary, FAISS, BM25), and a person opening ``/`` should not wait for both in a row.
-:class:`DeferredApp` is the ASGI app the server runs, listening from the first second: it builds the
-full app (UI included) in a worker thread and, after it, loads the engine (:class:`EngineWhenReady`),
-so the chat page is up as soon as Gradio allows and the index loads while the browser renders the
-page (``BOT_START_FIRST=api`` loads the index first, for a deployment used mostly through the API). Until the UI is built a UI page (and ``/healthz``) gets ``503`` with ``Retry-After: 1`` and a
-page that reloads itself; until the engine is loaded the API (``/api/*``, ``/v1/*``, ``/source``) gets
-``503`` with ``Retry-After: 1`` and says the index is loading, and a question typed into the chat
-waits for it. A failure to load the index is fatal, as it was before the server started listening:
-``on_fatal`` gets it (``app.py`` prints it and stops the server with exit code 2).
+dictionary, FAISS, BM25). :class:`DeferredApp` is the ASGI app the server runs, listening from the
+first second: in a worker thread it loads the engine (:class:`EngineWhenReady`) and builds the full
+app (UI included), one after the other, in the order of ``BOT_START_FIRST``: ``api`` (the default)
+loads the index first, so the API's first answer comes before Gradio is imported; ``ui`` builds the UI
+first and loads the index while the browser renders the page. Until the UI is built a UI page (and
+``/healthz``) gets ``503`` with ``Retry-After: 1`` and a page that reloads itself; until the engine is
+loaded the API (``/api/*``, ``/v1/*``, ``/source``) gets ``503`` with ``Retry-After: 1`` and says the
+index is loading, and a question typed into the chat waits for it. A failure to load the index is
+fatal, as it was before the server started listening: ``on_fatal`` gets it (``app.py`` prints it and
+stops the server with exit code 2).
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ class EngineWhenReady:
 class DeferredApp:
     def __init__(self, light: Any, build_full: Callable[[], Any], engine: EngineWhenReady | None = None,
                  open_engine: Callable[[], Any] | None = None,
-                 on_fatal: Callable[[BaseException], None] | None = None, first: StartFirst = "ui") -> None:
+                 on_fatal: Callable[[BaseException], None] | None = None, first: StartFirst = "api") -> None:
         """``light``: the API routes, served at once; ``build_full``: the whole app (UI included), built in a
         worker thread. With ``engine`` and ``open_engine`` the engine is loaded too (the API answers 503 until
         then), after the UI (``first="ui"``) or before it (``"api"``); a failure to load it goes to ``on_fatal``."""

@@ -113,9 +113,9 @@ def test_a_ui_that_fails_to_build_leaves_the_api_working_and_says_why():
 
 # ---------------------------------------------------------------- the index loads behind the UI (cold start)
 
-def test_the_ui_is_up_before_the_index_and_the_api_says_it_is_loading():
-    # Before: the server listened only once the index was loaded and built the UI after it, so the page waited
-    # for both in a row. Now the UI is built first and the index loaded behind it; the API answers 503 meanwhile.
+def test_start_first_ui_serves_the_page_before_the_index_and_the_api_says_it_is_loading():
+    # BOT_START_FIRST=ui: the UI is built first and the index loaded behind it; the API answers 503 meanwhile.
+    # (Before: no such order; the server listened only once the index was loaded.)
     order, engine, app, index_may_load = _starting_app("ui")
 
     async def scenario():
@@ -142,7 +142,7 @@ def test_the_ui_is_up_before_the_index_and_the_api_says_it_is_loading():
 
 
 def test_start_first_api_loads_the_index_before_building_the_ui():
-    # BOT_START_FIRST=api: a portal that uses only /api gets its first answer before Gradio is even imported.
+    # BOT_START_FIRST=api (the default): the API's first answer comes before Gradio is even imported.
     order, engine, app, index_may_load = _starting_app("api")
 
     async def scenario():
