@@ -87,6 +87,8 @@ class EngineWhenReady:
     def __getattr__(self, name: str) -> Any:  # only for names not set in __init__
         if name.startswith("__"):
             raise AttributeError(name)
+        if self._engine is not None:  # loaded: every request's path, no lock
+            return getattr(self._engine, name)
         if not self._loading:
             # Asked before the load began: in the "ui" order that is the UI's own build, and waiting would hold
             # the load up behind it for ENGINE_WAIT_S. Say so at once instead.
