@@ -15,7 +15,11 @@ still carries CORS and frame-ancestors headers, and CORS preflights never need c
   The redirect goes to a same-origin path only (``//host``, ``/\\host`` and the like are folded to
   one leading ``/``).
 - on ``/admin`` and ``/admin/*`` also ``Authorization: Bearer <BOT_ADMIN_TOKEN>`` (an operator's
-  script needs no API token; the admin routes check their own credential behind the door).
+  script needs no API token; the admin routes check their own credential behind the door);
+- on ``GET /source`` only, a signed link (``exp`` and ``sig`` in the query, :class:`LinkSigner`): the
+  citation links of ``/api`` and ``/v1`` replies open in a browser that has no other credential.
+
+Every token comparison goes through :func:`token_matches` (:func:`bearer_matches` for the header).
 
 ``/api/*`` is also checked by ``app.py`` itself (Bearer or trusted header, not the cookie), a
 second lock kept on purpose. Only static files stay open (:data:`OPEN_PATHS`, :data:`OPEN_PREFIXES`: Gradio's JavaScript,
@@ -86,7 +90,7 @@ def token_matches(given: str | bytes, token: str) -> bool:
     """True when ``given`` is ``token`` (compared in constant time); never for an empty token.
 
     Every credential check of the app comes here: the door's Bearer and ``?token=``, the API's
-    second lock (:func:`api_authorizer`), and signed links (:func:`link_signature`).
+    second lock (:func:`api_authorizer`), and signed links (:meth:`LinkSigner.verdict`).
 
     >>> token_matches("s3cret-token", "s3cret-token"), token_matches("s3cret-tokem", "s3cret-token"), token_matches("", "")
     (True, False, False)
