@@ -20,6 +20,7 @@ import html
 import json
 import sys
 import threading
+import time
 from typing import Any, Callable, Literal
 
 # Served before the UI is up. /healthz is not: it means "everything is up", as it did before.
@@ -32,6 +33,8 @@ STARTING_PAGE = (
 )
 
 
+PAGE_QUIET_S = 0.5  # "ui" order: the page is loaded when no request for it has come for this long ...
+PAGE_WAIT_S = 5.0  # ... or after this long, whatever the browser still asks
 StartFirst = Literal["ui", "api"]  # what a cold start serves first: the chat page, or the API's first answer
 ENGINE_WAIT_S = 600.0  # a chat question typed while the index loads waits this long at most (a first build: a minute)
 
@@ -109,6 +112,7 @@ class DeferredApp:
         worker thread. With ``engine`` and ``open_engine`` the engine is loaded too (the API answers 503 until
         then), after the UI (``first="ui"``) or before it (``"api"``); a failure to load it goes to ``on_fatal``."""
         self.first = first
+        self._page_activity = 0.0  # when a UI request last came (monotonic), while the index waits to load
         self.light = light
         self._build_full = build_full
         self.engine = engine
@@ -124,10 +128,11 @@ class DeferredApp:
             await self._lifespan(receive, send)
             return
         if self.full is not None:
-            if scope["type"] == "http" and self.engine is not None and not self.engine.ready \
-                    and self._route(scope).startswith(LIGHT_PATHS + ("/healthz",)):
-                await self._loading(send)  # the UI is up, the index not yet: the API says so instead of waiting
-                return
+            if scope["type"] == "http" and self.engine is not None and not self.engine.ready:
+                if self._route(scope).startswith(LIGHT_PATHS + ("/healthz",)):
+                    await self._loading(send)  # the UI is up, the index not yet: the API says so instead of waiting
+                    return
+                self._page_activity = time.monotonic()  # a browser is loading the page: the index load waits
             await self.full(scope, receive, send)
             return
         path = self._route(scope)
@@ -186,8 +191,21 @@ class DeferredApp:
         first, second = (self._start_ui, self._load_engine) if self.first == "ui" else (self._load_engine, self._start_ui)
         try:
             await first()
+            if self.first == "ui":
+                await self._page_settled()
         finally:
             await second()
+
+    async def _page_settled(self) -> None:
+        """Wait until no page request has come for :data:`PAGE_QUIET_S` (at most :data:`PAGE_WAIT_S`).
+
+        The index load holds the GIL for a second at a time (jieba's dictionary): started while a browser
+        fetches the page's scripts, it delayed them (the browser's part grew from 1.1 s to 2.3 s)."""
+        began = time.monotonic()
+        while time.monotonic() - began < PAGE_WAIT_S:
+            if time.monotonic() - max(self._page_activity, began) >= PAGE_QUIET_S:
+                return
+            await asyncio.sleep(0.05)
 
     async def _load_engine(self) -> None:
         if self.engine is None or self._open_engine is None:

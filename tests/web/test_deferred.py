@@ -141,6 +141,36 @@ def test_start_first_ui_serves_the_page_before_the_index_and_the_api_says_it_is_
     asyncio.run(scenario())
 
 
+def test_start_first_ui_loads_the_index_only_once_the_page_has_stopped_asking(monkeypatch):
+    # Before: the index began to load as soon as the UI was up and held the GIL while the browser fetched the
+    # page's scripts (its part grew from 1.1 s to 2.3 s). Now it waits until page requests stop (or a cap).
+    from bot.web import deferred
+
+    monkeypatch.setattr(deferred, "PAGE_QUIET_S", 3600.0)
+    monkeypatch.setattr(deferred, "PAGE_WAIT_S", 3600.0)
+    order, engine, app, index_may_load = _starting_app("ui")
+    index_may_load.set()
+
+    async def scenario():
+        server, inbox, outbox = await _start(app)
+        for _ in range(500):
+            if app.full is not None:
+                break
+            await asyncio.sleep(0.01)
+        assert await _get(app, "/assets/index.js") == (200, "full /assets/index.js", {})  # the browser at work
+        await asyncio.sleep(0.1)
+        assert order == ["ui"]  # the index waits while the page may still be loading
+        monkeypatch.setattr(deferred, "PAGE_WAIT_S", 0.0)  # the cap: it loads whatever the browser still asks
+        for _ in range(500):
+            if engine.ready:
+                break
+            await asyncio.sleep(0.01)
+        assert order == ["ui", "index"] and engine.ready
+        await _stop(server, inbox, outbox)
+
+    asyncio.run(scenario())
+
+
 def test_start_first_api_loads_the_index_before_building_the_ui():
     # BOT_START_FIRST=api (the default): the API's first answer comes before Gradio is even imported.
     order, engine, app, index_may_load = _starting_app("api")
