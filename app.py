@@ -13,19 +13,19 @@ Routes (all under ``--root-path`` when served behind a reverse proxy):
 - ``/v1/chat/completions``, ``/v1/models``  OpenAI-compatible chat API (same auth as ``/api/*``)
 - ``/admin``       coverage gaps for operators (``BOT_ADMIN_TOKEN``), from the store
 
-Only this file reads the environment: ``BOT_*`` variables of :class:`bot.settings.Settings`
-(index, seeds, embedder, feedback log, input limit), the web settings of
-:class:`bot.web.http.WebSettings` (host, port, frame ancestors, CORS origins, API token, ...) and the
-store settings of :class:`bot.store.database.StoreSettings` (database, data dir, retention, admin token);
-command-line flags override both. :func:`build_app` builds everything without
-starting a server, for tests and for other ASGI servers.
+Only this file reads the environment, once: :class:`bot.web.config.AppConfig` holds every setting
+(``engine``: :class:`bot.settings.Settings`, ``web``: :class:`bot.web.http.WebSettings`, ``store``:
+:class:`bot.store.database.StoreSettings`, ``contact``), from the ``BOT_*`` variables, command-line flags
+overriding them, and its sections are passed down. :func:`build_app` builds everything without
+starting a server, for tests and for other ASGI servers. :func:`main` listens at once and loads the index
+and builds the UI behind it (:mod:`bot.web.deferred`).
 """
 
 from __future__ import annotations
 
 import argparse
-import hmac
 import os
+import re
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -38,15 +38,16 @@ from starlette.concurrency import run_in_threadpool
 
 from bot.store import feedback
 from bot.web.api_models import AskRequest, FeedbackRequest
+from bot.web.config import AppConfig
 from bot.web.handoff import api_turn
 from bot.answer.turn import take_turn
 from bot.records import Event
-from bot.web.security import JSON_KEY, JSONProblem, SecurityMiddleware, load_json
+from bot.web.security import JSON_KEY, JSONProblem, LinkSigner, SecurityMiddleware, api_authorizer, load_json
 from bot.settings import Settings
 from bot.answer.reply import Contact
 from bot.answer.source_view import render_source
 from bot.web.http import (
-    MAX_BODY_BYTES, SecurityHeaders, WebSettings, contact_from_env, history_messages, request_base, server_config,
+    MAX_BODY_BYTES, SecurityHeaders, WebSettings, request_base, server_config,
 )
 
 __all__ = ["SAMPLE_LOG", "WebSettings", "build_app", "main", "open_engine"]
@@ -120,17 +121,8 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     )
     app.add_middleware(SecurityHeaders, frame_ancestors=web.frame_ancestors)
 
-    def authorize(request: Request) -> None:
-        if not web.api_token and not web.trusted_header:
-            return
-        if web.api_token:
-            given = request.headers.get("authorization", "")
-            if given.lower().startswith("bearer ") and hmac.compare_digest(given[7:].strip().encode(), web.api_token.encode()):
-                return
-        if web.trusted_header and request.headers.get(web.trusted_header, "").strip():
-            return
-        raise HTTPException(status_code=401, detail="missing or wrong credentials: send 'Authorization: Bearer <token>'",
-                            headers={"WWW-Authenticate": "Bearer"})
+    authorize = api_authorizer(web)  # the second lock of /api/* and /v1/* (the door is the first)
+    links = LinkSigner.from_web(web)  # signs the /source links of API replies (None: nothing to sign with)
 
     async def read_json(request: Request) -> dict:
         if JSON_KEY in request.scope:  # parsed and checked by the SecurityMiddleware, off the event loop
@@ -170,7 +162,9 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
             for event in turned.reply.events:
                 recorder.record(replace(event, origin="api", answer_id=turned.answer_id), session=session,
                                 latency_ms=turned.latency_ms)
-            return turned.to_json()  # answer_id: what a vote on this answer refers to
+            data = turned.to_json()  # answer_id: what a vote on this answer refers to
+            # The browser that opens a cited /source link from here has no cookie or token: the link carries its own.
+            return links.sign_all(data, base) if links else data
 
         from starlette.concurrency import run_in_threadpool
 
@@ -194,8 +188,12 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     mount_admin(app, store, engine, ops)
 
     @app.get("/source", response_class=HTMLResponse)
-    def source(key: str = "", terms: str = "", lang: str = "zh", whole: str = "") -> HTMLResponse:
+    def source(key: str = "", terms: str = "", lang: str = "zh", whole: str = "", exp: str = "",
+               sig: str = "") -> HTMLResponse:
         status, page = render_source(engine, settings, key[:500], terms[:1_000], lang, whole == "1")
+        if re.fullmatch(r"\d{1,12}", exp) and re.fullmatch(r"[\w-]{1,64}", sig):
+            # Opened by a signed link (checked at the door): the page's "whole file" toggle keeps the signature.
+            page = page.replace('href="?', f'href="?exp={exp}&amp;sig={sig}&amp;', 1)
         policy = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
         return HTMLResponse(page, status_code=status, headers={"Content-Security-Policy": policy})
 
@@ -251,50 +249,64 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        settings = Settings.from_env(os.environ, index_dir=args.index, seeds_dir=args.seeds,
-                                     feedback_log=args.feedback_log)
-        web = WebSettings.from_env(
-            os.environ, host=args.host, port=args.port, root_path=args.root_path, public_url=args.public_url,
-            frame_ancestors=args.frame_ancestors, cors_origins=args.cors_origins, trusted_header=args.trusted_header,
+        # Every setting, once, from the environment and the flags; a bad value stops here with the variable,
+        # the value and what is allowed (a bad BOT_CONTACT_URL too: it would inject a link into every reply).
+        config = AppConfig.from_env(
+            os.environ,
+            engine=dict(index_dir=args.index, seeds_dir=args.seeds, feedback_log=args.feedback_log),
+            web=dict(host=args.host, port=args.port, root_path=args.root_path, public_url=args.public_url,
+                     frame_ancestors=args.frame_ancestors, cors_origins=args.cors_origins,
+                     trusted_header=args.trusted_header),
         )
-        # Where "talk to a person" leads (a chat channel, a ticket form, a mailto: link); a bad URL stops here.
-        contact = contact_from_env(os.environ)
-        from bot.store.database import StoreSettings, open_store
+        settings, web = config.engine, config.web
+        from bot.store.database import open_store
 
-        ops = StoreSettings.from_env(os.environ)
-        store = open_store(ops, legacy_log=settings.feedback_log)  # before the index: a bad database fails fast
+        store = open_store(config.store, legacy_log=settings.feedback_log)  # before serving: a bad database fails fast
         print(f"Store: {store.describe()}", file=sys.stderr, flush=True)
-        from bot.engine.live import watch_index
-
-        # One index watcher for both apps below (each would otherwise load every new generation again).
-        engine = watch_index(open_engine(settings), ops.index_poll_seconds)
-        # The API answers as soon as the index is loaded; the UI (Gradio: seconds to import)
-        # is built meanwhile in a worker thread and takes over once started (bot/web/deferred.py).
-        from bot.web.deferred import DeferredApp
-
-        parts = dict(store=store, ops=ops, contact=contact)
-        app = SecurityHeaders(DeferredApp(build_app(settings, engine, web, ui=False, **parts),
-                                          lambda: build_app(settings, engine, web, **parts)),
-                              frame_ancestors=web.frame_ancestors)
     except Exception as exc:  # one line with the fix, not a traceback
-        from bot.kb.embed import EmbedderUnavailable
-        from bot.kb.index import IndexProblem
         from bot.store.database import StoreError
 
-        if isinstance(exc, (IndexProblem, EmbedderUnavailable, ValueError, FileNotFoundError, StoreError)):
+        if isinstance(exc, (ValueError, FileNotFoundError, StoreError)):
             print(f"error: {exc}", file=sys.stderr)
             return 2
         raise
     import uvicorn
 
+    from bot.engine.live import watch_index
+    from bot.web.deferred import DeferredApp, EngineWhenReady
+
+    # The server listens at once and loads the index, then builds the UI (BOT_START_FIRST=api, the default) or the
+    # other way round (ui), in a worker thread (bot/web/deferred.py); the API answers 503 "loading" until the
+    # index is in, UI pages 503 "starting" until the UI is.
+    # One index watcher for both apps (each would otherwise load every new generation again).
+    engine = EngineWhenReady(settings)
+    parts = dict(store=store, ops=config.store, contact=config.contact)
+    fatal: list[BaseException] = []
+
+    def stop(exc: BaseException) -> None:  # the index cannot load: as before the server listened, exit 2
+        from bot.kb.embed import EmbedderUnavailable
+        from bot.kb.index import IndexProblem
+
+        fatal.append(exc)
+        known = isinstance(exc, (IndexProblem, EmbedderUnavailable, ValueError, FileNotFoundError))
+        print(f"error: {exc}" if known else f"error: the index failed to load ({type(exc).__name__}: {exc})",
+              file=sys.stderr, flush=True)
+        server.should_exit = True
+
+    app = SecurityHeaders(
+        DeferredApp(build_app(settings, engine, web, ui=False, **parts), lambda: build_app(settings, engine, web, **parts),
+                    engine=engine, open_engine=lambda: watch_index(open_engine(settings), config.store.index_poll_seconds),
+                    on_fatal=stop, first=web.start_first),
+        frame_ancestors=web.frame_ancestors)
     shown_host = "localhost" if web.host in ("0.0.0.0", "127.0.0.1", "::") else web.host
     print(f"Serving on http://{shown_host}:{web.port}{web.root_path}/  (widget: {web.root_path}/widget/, "
           f"API: POST {web.root_path}/api/ask)", file=sys.stderr, flush=True)
     # Request timeout, half-open cap and keep-alive from web (bot.web.http.server_config); X-Forwarded-* are
     # handled in bot.web.security, from web.trusted_proxies only (BOT_TRUSTED_PROXIES).
-    uvicorn.Server(server_config(app, web, lifespan="on", log_level="warning")).run()
+    server = uvicorn.Server(server_config(app, web, lifespan="on", log_level="warning"))
+    server.run()
     store.close()  # write what is still queued before the process ends
-    return 0
+    return 2 if fatal else 0
 
 
 if __name__ == "__main__":

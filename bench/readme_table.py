@@ -45,6 +45,9 @@ def table(report: dict, runtimes: dict | None = None) -> str:
          "query.synthetic.p50_ms", "ms"),
         ("peak RSS at that size", "query.synthetic.peak_rss_mb", "MiB"),
         ("app launch → first API answer", "startup.app_ready_s", "s"),
+        ("app launch → chat page usable (headless Chromium)", "startup.page_usable_s", "s"),
+        ("`python -c 'import gradio'` (the yardstick)", "startup.import_gradio_s", "s"),
+        ("chat page usable / import gradio", "startup.page_over_gradio", "×"),
         ("process launch → first answer (library)", "startup.ready_s", "s"),
     ]
     for rate in meta["openloop"]["rates"]:

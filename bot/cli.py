@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 from bot.kb.embed import EmbedderUnavailable, make_embedder
 from bot.kb.index import BUILD_FIX, IndexProblem, build_index
 from bot.settings import Settings
+from bot.web.config import AppConfig
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -83,14 +84,13 @@ def _section_count(value: str) -> int:
     return k
 
 
-def _settings(args: argparse.Namespace) -> Settings:
-    return Settings.from_env(
-        os.environ,
-        seeds_dir=getattr(args, "seeds", None),
-        index_dir=getattr(args, "index", None),
-        embedder=getattr(args, "embedder", None),
-        use_meta=False if getattr(args, "no_meta", False) else None,
-        feedback_log=getattr(args, "log", None),
+def _config(args: argparse.Namespace) -> AppConfig:
+    """Every setting, once: the environment (``BOT_*``), then the flags given."""
+    return AppConfig.from_env(
+        engine=dict(seeds_dir=getattr(args, "seeds", None), index_dir=getattr(args, "index", None),
+                    embedder=getattr(args, "embedder", None),
+                    use_meta=False if getattr(args, "no_meta", False) else None, feedback_log=getattr(args, "log", None)),
+        store=dict(database_url=getattr(args, "database", None)),
     )
 
 
@@ -206,7 +206,7 @@ def cmd_meta(settings: Settings, args: argparse.Namespace) -> int:
     return 1 if failing or errors else 0
 
 
-def cmd_report(settings: Settings, args: argparse.Namespace) -> int:
+def cmd_report(settings: Settings, args: argparse.Namespace, store_settings: Any = None) -> int:
     if args.log is not None:  # the pre-store JSON-lines log, e.g. from an old deployment
         from bot.store.feedback import summarize
 
@@ -221,7 +221,7 @@ def cmd_report(settings: Settings, args: argparse.Namespace) -> int:
     if args.days < 1:
         raise ValueError(f"--days {args.days}: give a window of at least 1 day")
     # Read-only: no schema change, no retention (the app alone deletes old rows, and logs it), no spool replay.
-    store = Store.reader(StoreSettings.from_env(os.environ, database_url=args.database))
+    store = Store.reader(store_settings or StoreSettings())
     try:
         since = datetime.now(UTC).replace(tzinfo=None) - timedelta(days=args.days)
         rows = store.rows(since)
@@ -259,8 +259,10 @@ COMMANDS = {"build": cmd_build, "ask": cmd_ask, "eval": cmd_eval, "calibrate": c
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        settings = _settings(args)
-        return COMMANDS[args.command](settings, args)
+        config = _config(args)
+        if args.command == "report":
+            return cmd_report(config.engine, args, config.store)
+        return COMMANDS[args.command](config.engine, args)
     except IndexProblem as exc:
         print(f"error: {str(exc).replace(BUILD_FIX, 'Run: ' + _build_command(args))}", file=sys.stderr)
         return 2

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 
 @dataclass(frozen=True)
@@ -73,8 +73,20 @@ class Hit:
         }
 
 
-TIERS = ("answer", "tentative", "none")
-Tier = Literal["answer", "tentative", "none"]
+# The closed vocabularies of the app, written once: each Literal types the records, the request models
+# (pydantic checks them) and the store; the tuple of its values is derived from it, never retyped.
+Tier = Literal["answer", "tentative", "none"]  # how sure the engine is (see Answer)
+TIERS: tuple[Tier, ...] = get_args(Tier)
+Vote = Literal["up", "down"]
+VOTES: tuple[Vote, ...] = get_args(Vote)
+# Why a 👎: the section cited is not the one, it is written for an old release, it is about another framework.
+VoteReason = Literal["wrong_section", "outdated", "not_my_framework", "other"]
+VOTE_REASONS: tuple[VoteReason, ...] = get_args(VoteReason)
+# Which edge recorded an event: the chat page, the portal widget, /api/*, the OpenAI-compatible /v1/*.
+Origin = Literal["ui", "widget", "api", "v1"]
+ORIGINS: tuple[Origin, ...] = get_args(Origin)
+EventKind = Literal["question", "not_helpful", "vote"]
+EVENT_KINDS: tuple[EventKind, ...] = get_args(EventKind)
 Move = Literal["new", "follow_up", "retry", "switch"]
 ReasonCode = Literal["uncovered", "uncovered_top", "weak", "nothing", "empty", "retry_none", "old_release",
                      "setting_conflict"]
@@ -138,7 +150,7 @@ class Answer:
 
     query: str  # the user's text as received (after the size limit)
     language: str  # "zh" or "en": the language to reply in
-    tier: str  # one of TIERS
+    tier: Tier
     hits: tuple[Hit, ...]
     signature: str = ""  # error signature when the input was a pasted log, else ""
     search_text: str = ""  # what was actually searched (the signature for logs)
@@ -176,14 +188,14 @@ class Event:
     ``vote`` (👍/👎, with an optional ``reason``: wrong_section | outdated | not_my_framework | other).
     """
 
-    kind: str
+    kind: EventKind
     question: str
     language: str
-    tier: str = ""
+    tier: Tier | Literal[""] = ""
     confidence: float = 0.0
     cited: tuple[str, ...] = ()
     signature: str = ""
-    vote: str | None = None
-    reason: str = ""
+    vote: Vote | None = None
+    reason: VoteReason | Literal[""] = ""
     answer_id: str = ""  # which answer a vote is about: one vote per answer, the last one counts
-    origin: str = ""  # which edge recorded it: ui | widget | api | v1 (set by the edge; the store says "app" if empty)
+    origin: Origin | Literal[""] = ""  # which edge recorded it (set by the edge; the store says "app" if empty)

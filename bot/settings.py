@@ -102,7 +102,7 @@ ALLOWED = {
 }
 
 
-SECRET = {"api_token"}  # never echoed into logs
+SECRET = {"api_token", "link_secret"}  # never echoed into logs
 
 
 def _default(value: object) -> str:

@@ -51,15 +51,14 @@ import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import exc as sa_exc
 
-from bot.records import Event
+from bot.records import EVENT_KINDS, ORIGINS as EDGE_ORIGINS, VOTE_REASONS, Event
 
 log = logging.getLogger("bot.store.database")
 
 MAX_QUESTION_CHARS = 2_000  # a pasted log is kept cut; its signature says what it was about
 SQLITE_FILE = "bot.sqlite3"
-VOTE_REASONS = ("wrong_section", "outdated", "not_my_framework", "other")
-KINDS = ("question", "not_helpful", "vote")
-ORIGINS = ("ui", "widget", "api", "v1", "app", "import")  # see the module docstring
+KINDS = EVENT_KINDS
+ORIGINS = (*EDGE_ORIGINS, "app", "import")  # the edges', then rows from before schema 2 and the old log
 BATCH = 500  # rows per write when all is well
 SPOOL_DIR = "spool"  # under BOT_DATA_DIR: acknowledged events not yet in the database
 SPOOL_SEGMENT_BYTES = 1 << 20  # a spool file is replaced by a fresh one past this size (the old one goes once written)

@@ -26,7 +26,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
-from bot.records import Event
+from bot.records import Event, Vote
 from bot.engine.retrieve import sanitize
 
 MAX_QUESTION_CHARS = 2_000  # a pasted log is stored cut; its signature says what it was about
@@ -247,7 +247,7 @@ class _Line(BaseModel):
     language: StrictStr = ""
     answered: StrictBool = False
     cited: list[StrictStr] = Field(default_factory=list)
-    vote: Literal["up", "down"] | None = None
+    vote: Vote | None = None
     signature: StrictStr = ""
 
 

@@ -19,6 +19,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from fastapi import HTTPException
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, ValidationInfo, field_validator
 
+from bot.records import Vote, VoteReason
 from bot.web.http import history_messages
 
 MAX_HISTORY_ITEMS = 100  # turns a client may send; only the last web.MAX_HISTORY are used
@@ -116,13 +117,13 @@ class FeedbackRequest(_Body):
 
     EXAMPLE: ClassVar[str] = '{"question": "...", "vote": "up"}'
     question: StrictStr
-    vote: Literal["up", "down"]
+    vote: Vote
     cited: list[SectionKey] = Field(default_factory=list, max_length=MAX_CITED)
     language: Any = None
     answered: bool = True
-    # Why a 👎 (wrong_section | outdated | not_my_framework | other); which answer the vote is about; the
-    # caller's session. One vote per answer: the last one counts.
-    reason: Literal["", "wrong_section", "outdated", "not_my_framework", "other"] = ""
+    # Why a 👎 (bot.records.VoteReason); which answer the vote is about; the caller's session.
+    # One vote per answer: the last one counts.
+    reason: VoteReason | Literal[""] = ""
     answer_id: str = Field(default="", max_length=80)
     session: str = Field(default="", max_length=200)
 

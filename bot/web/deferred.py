@@ -1,21 +1,27 @@
-"""Serve the JSON API while the web UI is still being built.
+"""Serve at once; load the index and build the web UI behind the open door.
 
-Importing Gradio and building its two UIs takes seconds (more than everything
-the first answer needs together), and a portal sends questions to ``/api/ask``,
-not to the UI. :class:`DeferredApp` is the ASGI app the server runs: it answers
-with a light app (the API routes only) at once, builds the full app (UI
-included) in a worker thread, runs the full app's start-up (its lifespan, which
-starts Gradio's queue) and from then on hands every request to it. Until then a
-UI page (and ``/healthz``) gets ``503`` with ``Retry-After: 1`` and a page that
-reloads itself.
+Importing Gradio and building its UI takes seconds, loading the index another second (jieba's
+dictionary, FAISS, BM25). :class:`DeferredApp` is the ASGI app the server runs, listening from the
+first second: in a worker thread it loads the engine (:class:`EngineWhenReady`) and builds the full
+app (UI included), one after the other, in the order of ``BOT_START_FIRST``: ``api`` (the default)
+loads the index first, so the API's first answer comes before Gradio is imported; ``ui`` builds the UI
+first and loads the index while the browser renders the page. Until the UI is built a UI page (and
+``/healthz``) gets ``503`` with ``Retry-After: 1`` and a page that reloads itself; until the engine is
+loaded the API (``/api/*``, ``/v1/*``, ``/source``) gets ``503`` with ``Retry-After: 1`` and says the
+index is loading, and a question typed into the chat waits for it. A failure to load the index is
+fatal, as it was before the server started listening: ``on_fatal`` gets it (``app.py`` prints it and
+stops the server with exit code 2).
 """
 
 from __future__ import annotations
 
 import asyncio
 import html
+import json
 import sys
-from typing import Any, Callable
+import threading
+import time
+from typing import Any, Callable, Literal
 
 # Served before the UI is up. /healthz is not: it means "everything is up", as it did before.
 # /v1/ is the OpenAI-compatible API: an API like /api/, so it answers as soon as /api/ask does.
@@ -27,10 +33,91 @@ STARTING_PAGE = (
 )
 
 
+PAGE_QUIET_S = 0.5  # "ui" order: the page is loaded when no request for it has come for this long ...
+PAGE_WAIT_S = 5.0  # ... or after this long, whatever the browser still asks
+StartFirst = Literal["ui", "api"]  # what a cold start serves first: the chat page, or the API's first answer
+ENGINE_WAIT_S = 600.0  # a chat question typed while the index loads waits this long at most (a first build: a minute)
+
+
+class EngineLoading(RuntimeError):
+    """The engine is not loaded yet (or failed to load): what a caller gets instead of waiting forever."""
+
+
+class EngineWhenReady:
+    """Stands in for the engine while it loads: ``settings`` at once, anything else once loaded.
+
+    The UI and the routes are built with it before the index is open (they only keep a reference);
+    a request that reaches the engine waits for :meth:`load` to finish.
+
+    >>> from types import SimpleNamespace
+    >>> pending = EngineWhenReady(settings="the settings")
+    >>> pending.settings, pending.ready
+    ('the settings', False)
+    >>> pending.sections
+    Traceback (most recent call last):
+    bot.web.deferred.EngineLoading: engine.sections was used before the index began to load (while the UI was built?); the UI may keep a reference to the engine but not use it until a question comes
+    >>> pending.load(lambda: SimpleNamespace(sections=[1, 2, 3]))
+    >>> pending.ready, len(pending.sections)
+    (True, 3)
+    """
+
+    def __init__(self, settings: Any) -> None:
+        self.settings = settings  # read on the event loop by /v1 (max_input_chars): never wait for it
+        self._loaded = threading.Event()
+        self._loading = False
+        self._engine: Any = None
+        self._error: BaseException | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self._loaded.is_set() and self._error is None
+
+    @property
+    def failed(self) -> BaseException | None:
+        return self._error
+
+    def load(self, open_engine: Callable[[], Any]) -> None:
+        """Run ``open_engine`` (in the caller's thread) and hand its engine to everyone waiting."""
+        self._loading = True
+        try:
+            self._engine = open_engine()
+        except BaseException as exc:
+            self._error = exc
+            raise
+        finally:
+            self._loaded.set()
+
+    def __getattr__(self, name: str) -> Any:  # only for names not set in __init__
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if self._engine is not None:  # loaded: every request's path, no lock
+            return getattr(self._engine, name)
+        if not self._loading:
+            # Asked before the load began: in the "ui" order that is the UI's own build, and waiting would hold
+            # the load up behind it for ENGINE_WAIT_S. Say so at once instead.
+            raise EngineLoading(f"engine.{name} was used before the index began to load (while the UI was built?); "
+                                "the UI may keep a reference to the engine but not use it until a question comes")
+        if not self._loaded.wait(ENGINE_WAIT_S):
+            raise EngineLoading(f"the index did not load within {ENGINE_WAIT_S:.0f} s")
+        if self._error is not None:
+            raise EngineLoading(f"the index failed to load: {self._error}")
+        return getattr(self._engine, name)
+
+
 class DeferredApp:
-    def __init__(self, light: Any, build_full: Callable[[], Any]) -> None:
+    def __init__(self, light: Any, build_full: Callable[[], Any], engine: EngineWhenReady | None = None,
+                 open_engine: Callable[[], Any] | None = None,
+                 on_fatal: Callable[[BaseException], None] | None = None, first: StartFirst = "api") -> None:
+        """``light``: the API routes, served at once; ``build_full``: the whole app (UI included), built in a
+        worker thread. With ``engine`` and ``open_engine`` the engine is loaded too (the API answers 503 until
+        then), after the UI (``first="ui"``) or before it (``"api"``); a failure to load it goes to ``on_fatal``."""
+        self.first = first
+        self._page_activity = 0.0  # when a UI request last came (monotonic), while the index waits to load
         self.light = light
         self._build_full = build_full
+        self.engine = engine
+        self._open_engine = open_engine
+        self._on_fatal = on_fatal
         self.full: Any = None  # set once built and started
         self.failed: BaseException | None = None
         self._full_lifespan: asyncio.Task | None = None
@@ -41,16 +128,38 @@ class DeferredApp:
             await self._lifespan(receive, send)
             return
         if self.full is not None:
+            if scope["type"] == "http" and self.engine is not None and not self.engine.ready:
+                if self._route(scope).startswith(LIGHT_PATHS + ("/healthz",)):
+                    await self._loading(send)  # the UI is up, the index not yet: the API says so instead of waiting
+                    return
+                self._page_activity = time.monotonic()  # a browser is loading the page: the index load waits
             await self.full(scope, receive, send)
             return
-        path = scope.get("path", "")
-        root = scope.get("root_path", "")
-        if root and path.startswith(root):
-            path = path[len(root):]
+        path = self._route(scope)
         if scope["type"] == "http" and not path.startswith(LIGHT_PATHS):
             await self._starting(send)
             return
+        if self.engine is not None and not self.engine.ready and scope["type"] == "http":
+            await self._loading(send)
+            return
         await self.light(scope, receive, send)
+
+    @staticmethod
+    def _route(scope: dict) -> str:
+        path = scope.get("path", "")
+        root = scope.get("root_path", "")
+        return path[len(root):] if root and path.startswith(root) else path
+
+    async def _loading(self, send: Callable) -> None:
+        failed = self.engine.failed if self.engine is not None else None
+        message = f"the index failed to load: {failed}" if failed else \
+            "the knowledge base is still loading; retry in a second"
+        body = json.dumps({"detail": message, "error": {"message": message, "type": "server_error",
+                                                        "code": 503}}).encode()
+        await send({"type": "http.response.start", "status": 503,
+                    "headers": [(b"content-type", b"application/json"), (b"retry-after", b"1"),
+                                (b"cache-control", b"no-store"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
 
     async def _starting(self, send: Callable) -> None:
         status = 500 if self.failed else 503
@@ -77,6 +186,40 @@ class DeferredApp:
         await send({"type": "lifespan.shutdown.complete"})
 
     async def _start_full(self) -> None:
+        # One after the other: on two busy cores Gradio's import and the index load only slow each other down
+        # (both hold the GIL), and whichever comes second runs while the browser renders the page.
+        first, second = (self._start_ui, self._load_engine) if self.first == "ui" else (self._load_engine, self._start_ui)
+        try:
+            await first()
+            if self.first == "ui":
+                await self._page_settled()
+        finally:
+            await second()
+
+    async def _page_settled(self) -> None:
+        """Wait until no page request has come for :data:`PAGE_QUIET_S` (at most :data:`PAGE_WAIT_S`).
+
+        The index load holds the GIL for a second at a time (jieba's dictionary): started while a browser
+        fetches the page's scripts, it delayed them (the browser's part grew from 1.1 s to 2.3 s)."""
+        began = time.monotonic()
+        while time.monotonic() - began < PAGE_WAIT_S:
+            if time.monotonic() - max(self._page_activity, began) >= PAGE_QUIET_S:
+                return
+            await asyncio.sleep(0.05)
+
+    async def _load_engine(self) -> None:
+        if self.engine is None or self._open_engine is None:
+            return
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(None, self.engine.load, self._open_engine)
+        except Exception as exc:
+            if self._on_fatal is not None:
+                self._on_fatal(exc)
+            else:
+                print(f"error: {exc}", file=sys.stderr, flush=True)
+
+    async def _start_ui(self) -> None:
         loop = asyncio.get_running_loop()
         try:
             full = await loop.run_in_executor(None, self._build_full)

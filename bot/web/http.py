@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
@@ -43,6 +43,15 @@ class WebSettings:
     api_token: str = ""
     # ... or a non-empty value in this header, set by a trusted reverse proxy (e.g. X-Portal-User).
     trusted_header: str = ""
+    # Key of the signed /source links in API replies (bot.web.security.LinkSigner); default: the API token.
+    link_secret: str = ""
+    # What a cold start serves first (bot.web.deferred): "api", the API's first answer (the index first, then Gradio
+    # and the UI), or "ui", the chat page (the index loads behind it). "api" by default: measured side by side on
+    # 2 shared cores, "ui" did not bring the page sooner and made the first API answer 3-4 times later.
+    start_first: Literal["ui", "api"] = "api"
+    # Seconds a signed /source link stays valid: long enough to read an answer, short enough that a copied
+    # link does not open the knowledge base for good.
+    link_ttl: int = 86_400
     # Public path prefix when served behind a reverse proxy, e.g. "/assistant".
     root_path: str = ""
     # Public base URL for links in answers (e.g. "https://portal.example.com/assistant"); default: from the request.
@@ -89,6 +98,9 @@ class _WebModel(BaseModel):
                             BeforeValidator(_words)] | None = None
     api_token: Annotated[str, Field(min_length=8, max_length=512, pattern=r"^[\x21-\x7e]+$")] | None = None
     trusted_header: Annotated[str, Field(max_length=100, pattern=r"^[A-Za-z0-9-]+$")] | None = None
+    link_secret: Annotated[str, Field(min_length=16, max_length=512, pattern=r"^[\x21-\x7e]+$")] | None = None
+    link_ttl: Annotated[int, Field(ge=60, le=30 * 86_400)] | None = None
+    start_first: Literal["ui", "api"] | None = None
     root_path: str | None = None
     public_url: Annotated[str, Field(pattern=r"^https?://[^\s]+$")] | None = None
     trusted_proxies: Annotated[tuple[str, ...], BeforeValidator(_words)] | None = None
@@ -121,6 +133,8 @@ _WEB_ALLOWED = {
     "cors_origins": "origins like https://portal.example.com (no '*', no path), space-separated",
     "api_token": "8 to 512 printable characters without spaces",
     "trusted_header": "a header name such as X-Portal-User", "root_path": "a URL path such as /assistant",
+    "link_secret": "16 to 512 printable characters without spaces",
+    "link_ttl": "whole seconds from 60 to 2,592,000 (30 days)", "start_first": "api or ui",
     "public_url": "an http(s):// URL", "trusted_proxies": "IP addresses or networks (10.0.0.0/8), or *",
     "request_timeout": "seconds above 0, at most 3600", "max_half_open": "an integer from 1 to 1,000,000",
     "keep_alive_timeout": "whole seconds from 1 to 3600",

@@ -21,7 +21,8 @@ their own (Open WebUI's "### Task: Generate a concise, 3-5 word title…", Libre
 generate a concise, 5-word-or-less title for the conversation…"). :func:`front_end_task`
 recognises them; they get a short title (or empty tags/suggestions) in the shape the front-end
 parses and are not recorded, so they never show up as questions or gaps in ``/admin``.
-Auth is the app's own check for ``/api/*`` (passed in as ``authorize``).
+Auth is the app's own check for ``/api/*`` (:func:`bot.web.security.api_authorizer`); the reply's ``/source``
+links are signed so that the browser showing them can open them without a credential.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from bot.answer.reply import Contact
 from bot.answer.turn import take_turn
 from bot.web.handoff import api_turn
 from bot.web.api_models import cap_history
-from bot.web.security import JSON_KEY
+from bot.web.security import JSON_KEY, LinkSigner, api_authorizer
 from bot.web.http import MAX_BODY_BYTES, history_messages, request_base
 
 MODEL_ID = "gpu-troubleshooter"
@@ -196,10 +197,14 @@ def parse_messages(messages: Any) -> tuple[str, list[str]]:
     return users[-1], history_messages(users[:-1])
 
 
-def openai_router(engine: Any, recorder: Any, web: Any, authorize: Callable[[Request], None],
+def openai_router(engine: Any, recorder: Any, web: Any, authorize: Callable[[Request], None] | None = None,
                   contact: Any = None) -> APIRouter:
-    """The /v1 routes over ``engine``; events go to ``recorder`` like the chat's."""
-    router = APIRouter(prefix="/v1", dependencies=[Depends(authorize)])
+    """The /v1 routes over ``engine``; events go to ``recorder`` like the chat's. ``authorize``: the API's
+    check (default :func:`bot.web.security.api_authorizer` of ``web``)."""
+    router = APIRouter(prefix="/v1", dependencies=[Depends(authorize or api_authorizer(web))])
+    # The /source links of a reply open in the user's browser (Open WebUI, an IDE), which has no credential:
+    # they are signed (bot.web.security.LinkSigner).
+    links = LinkSigner.from_web(web)
 
     @router.get("/models")
     def models() -> dict:
@@ -258,6 +263,8 @@ def openai_router(engine: Any, recorder: Any, web: Any, authorize: Callable[[Req
                         "suggestions": [{"label": o["label"], "value": o["value"]} for o in turned.options]},
                 "answer_id": turned.answer_id,  # what POST /api/feedback's answer_id refers to
             }
+            if links is not None:
+                text, extra = links.sign_all(text, base), links.sign_all(extra, base)
         else:
             text, extra = task_reply, {"citations": [], "bot": {"kind": "front_end_task"}, "answer_id": uuid.uuid4().hex}
         return _respond(body, text, extra, usage(messages, text))

@@ -15,7 +15,11 @@ still carries CORS and frame-ancestors headers, and CORS preflights never need c
   The redirect goes to a same-origin path only (``//host``, ``/\\host`` and the like are folded to
   one leading ``/``).
 - on ``/admin`` and ``/admin/*`` also ``Authorization: Bearer <BOT_ADMIN_TOKEN>`` (an operator's
-  script needs no API token; the admin routes check their own credential behind the door).
+  script needs no API token; the admin routes check their own credential behind the door);
+- on ``GET /source`` only, a signed link (``exp`` and ``sig`` in the query, :class:`LinkSigner`): the
+  citation links of ``/api`` and ``/v1`` replies open in a browser that has no other credential.
+
+Every token comparison goes through :func:`token_matches` (:func:`bearer_matches` for the header).
 
 ``/api/*`` is also checked by ``app.py`` itself (Bearer or trusted header, not the cookie), a
 second lock kept on purpose. Only static files stay open (:data:`OPEN_PATHS`, :data:`OPEN_PREFIXES`: Gradio's JavaScript,
@@ -46,18 +50,20 @@ with that list); from anyone else they are dropped before the app sees them.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import json
 import logging
 import re
 import time
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, Literal
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import anyio
 import anyio.to_thread
-from starlette.requests import ClientDisconnect
+from starlette.requests import ClientDisconnect, Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("bot.web.security")
@@ -78,6 +84,146 @@ OPEN_PREFIXES = ("/assets/", "/static/", "/svelte/", "/pwa_icon")
 CLOSED_SUFFIXES = ("/gradio_api/upload", "/gradio_api/upload/", "/gradio_api/upload_progress")
 FORWARDED = (b"x-forwarded-host", b"x-forwarded-proto", b"x-forwarded-for", b"x-forwarded-port",
              b"x-forwarded-prefix", b"forwarded")
+
+
+def token_matches(given: str | bytes, token: str) -> bool:
+    """True when ``given`` is ``token`` (compared in constant time); never for an empty token.
+
+    Every credential check of the app comes here: the door's Bearer and ``?token=``, the API's
+    second lock (:func:`api_authorizer`), and signed links (:meth:`LinkSigner.verdict`).
+
+    >>> token_matches("s3cret-token", "s3cret-token"), token_matches("s3cret-tokem", "s3cret-token"), token_matches("", "")
+    (True, False, False)
+    """
+    if not token:
+        return False
+    given = given if isinstance(given, bytes) else given.encode("utf-8", "surrogateescape")
+    return bool(given) and hmac.compare_digest(given, token.encode())
+
+
+def bearer(authorization: str | bytes) -> str:
+    """The credential of an ``Authorization: Bearer <credential>`` header value, else "".
+
+    >>> bearer("Bearer abc "), bearer(b"bearer abc"), bearer("Basic abc")
+    ('abc', 'abc', '')
+    """
+    value = authorization.decode("latin-1") if isinstance(authorization, bytes) else authorization
+    return value[7:].strip() if value[:7].lower() == "bearer " else ""
+
+
+def bearer_matches(authorization: str | bytes, token: str) -> bool:
+    """True when the ``Authorization`` header value is ``Bearer <token>`` (the one Bearer check; ``/admin``
+    can use it for ``BOT_ADMIN_TOKEN`` too).
+
+    >>> bearer_matches("Bearer s3cret-token", "s3cret-token"), bearer_matches("Bearer s3cret-token", "")
+    (True, False)
+    """
+    return token_matches(bearer(authorization), token)
+
+
+def api_authorizer(web: Any) -> Callable[[Request], None]:
+    """The check of ``/api/*`` and ``/v1/*`` behind the door (a second lock): ``Authorization: Bearer
+    <BOT_API_TOKEN>`` or the trusted header, not the browser cookie; a FastAPI dependency that raises 401."""
+
+    def authorize(request: Request) -> None:
+        if not web.api_token and not web.trusted_header:
+            return
+        if bearer_matches(request.headers.get("authorization", ""), web.api_token):
+            return
+        if web.trusted_header and request.headers.get(web.trusted_header, "").strip():
+            return
+        from fastapi import HTTPException
+
+        raise HTTPException(status_code=401, detail="missing or wrong credentials: send 'Authorization: Bearer <token>'",
+                            headers={"WWW-Authenticate": "Bearer"})
+
+    return authorize
+
+
+# ---------------------------------------------------------------- signed /source links
+
+SOURCE_PATH = "/source"
+LinkVerdict = Literal["ok", "unsigned", "expired", "tampered"]
+
+
+@dataclass(frozen=True)
+class LinkSigner:
+    """Signs the ``/source`` links of API replies, so that a browser holding no credential can open them.
+
+    An answer read in Open WebUI or another client of ``/v1`` or ``/api`` cites sections by links to
+    ``/source``; behind a locked door that browser has neither the cookie nor the Bearer token, and the
+    link answered 401. Each such link now carries ``exp`` (Unix seconds) and ``sig`` (an HMAC-SHA256 of the
+    section key and ``exp``, keyed by ``BOT_LINK_SECRET`` or else the API token); the door lets a GET of
+    ``/source`` with a valid, unexpired signature through, for that section only. Terms, language and the
+    whole-file toggle are not signed: they only change what is highlighted and how much is shown.
+
+    >>> signer = LinkSigner("k" * 16, ttl=60)
+    >>> url = signer.sign_url("http://h/source?key=a.md%23x&lang=en#L3", now=1000)
+    >>> url.replace(signer.signature("a.md#x", 1060), "<sig>")
+    'http://h/source?key=a.md%23x&lang=en&exp=1060&sig=<sig>#L3'
+    >>> query = url.split("?")[1].split("#")[0]
+    >>> signer.verdict(query, now=1059), signer.verdict(query, now=1061), signer.verdict(query.replace("a.md", "b.md"), now=1000)
+    ('ok', 'expired', 'tampered')
+    """
+
+    secret: str
+    ttl: int = 86_400
+
+    @classmethod
+    def from_web(cls, web: Any) -> LinkSigner | None:
+        """The signer of ``web`` (``BOT_LINK_SECRET``, else ``BOT_API_TOKEN``); None when neither is set (then the
+        door is open, or only a proxy's header opens it, which the browser sends anyway)."""
+        secret = getattr(web, "link_secret", "") or getattr(web, "api_token", "")
+        return cls(secret, int(getattr(web, "link_ttl", 86_400))) if secret else None
+
+    def signature(self, key: str, expires: int) -> str:
+        mac = hmac.new(self.secret.encode(), f"bot-source-link-v1\n{expires}\n{key}".encode(), hashlib.sha256)
+        return base64.urlsafe_b64encode(mac.digest()[:18]).decode()  # 144 bits, 24 URL-safe characters
+
+    def sign_url(self, url: str, now: float | None = None) -> str:
+        """``url`` (a ``/source`` link) with ``exp`` and ``sig`` added to its query, its ``#L…`` kept."""
+        head, hash_mark, fragment = url.partition("#")
+        parts = urlsplit(head)
+        pairs = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in ("exp", "sig")]
+        key = next((v for k, v in pairs if k == "key"), "")
+        expires = int(time.time() if now is None else now) + self.ttl
+        query = "&".join(filter(None, [parts.query and _without(parts.query, ("exp", "sig")),
+                                       urlencode({"exp": expires, "sig": self.signature(key, expires)})]))
+        return parts._replace(query=query).geturl() + hash_mark + fragment
+
+    def sign_all(self, value: Any, base: str, now: float | None = None) -> Any:
+        """Every ``<base>/source?…`` link in ``value`` (a reply's markdown, or its JSON: dicts, lists, strings)
+        signed; everything else as it was."""
+        if isinstance(value, str):
+            if f"{base}{SOURCE_PATH}?" not in value:
+                return value
+            found = re.compile(re.escape(f"{base}{SOURCE_PATH}?") + r"[^\s()<>\"'`\]\[]*")
+            return found.sub(lambda m: self.sign_url(m.group(0), now), value)
+        if isinstance(value, dict):
+            return {k: self.sign_all(v, base, now) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.sign_all(v, base, now) for v in value)
+        return value
+
+    def verdict(self, query: str, now: float | None = None) -> LinkVerdict:
+        """What the ``exp``/``sig`` of a ``/source`` query string are worth."""
+        pairs = dict(parse_qsl(query, keep_blank_values=True))
+        if "sig" not in pairs and "exp" not in pairs:
+            return "unsigned"
+        expires = pairs.get("exp", "")
+        if not expires.isdigit() or len(expires) > 12 \
+                or not token_matches(pairs.get("sig", ""), self.signature(pairs.get("key", ""), int(expires))):
+            return "tampered"
+        # A link from the future (beyond this TTL plus a minute of clock skew) was not made by this app.
+        left = int(expires) - (time.time() if now is None else now)
+        if left > self.ttl + 60:
+            return "tampered"
+        return "ok" if left >= 0 else "expired"
+
+
+def _without(query: str, names: tuple[str, ...]) -> str:
+    """``query`` without the ``names`` parameters, the rest byte for byte as it was."""
+    return "&".join(p for p in query.split("&") if p and p.split("=", 1)[0] not in names)
 
 
 def cookie_value(token: str, issued: int) -> str:
@@ -244,6 +390,7 @@ class SecurityMiddleware:
         self.locked = bool(web.api_token or web.trusted_header)
         self.admin_token = admin_token
         self.clock = clock
+        self.links = LinkSigner.from_web(web)  # signed /source links open that page without other credentials
         self._big_json: anyio.CapacityLimiter | None = None  # made on first use: it needs the running loop
 
     # ------------------------------------------------------------ routing
@@ -269,13 +416,11 @@ class SecurityMiddleware:
 
     def _authorized(self, scope: Scope, headers: dict[bytes, bytes], path: str) -> bool:
         web = self.web
-        given = headers.get(b"authorization", b"").decode("latin-1")
-        bearer = given[7:].strip().encode() if given[:7].lower() == "bearer " else b""
-        if self.admin_token and bearer and (path == "/admin" or path.startswith("/admin/")) \
-                and hmac.compare_digest(bearer, self.admin_token.encode()):
+        given = headers.get(b"authorization", b"")
+        if (path == "/admin" or path.startswith("/admin/")) and bearer_matches(given, self.admin_token):
             return True  # an operator's script; the admin routes check this credential again themselves
         if web.api_token:
-            if bearer and hmac.compare_digest(bearer, web.api_token.encode()):
+            if bearer_matches(given, web.api_token):
                 return True
             now = self.clock()
             for part in headers.get(b"cookie", b"").decode("latin-1").split(";"):
@@ -294,7 +439,7 @@ class SecurityMiddleware:
         pairs = parse_qsl(query, keep_blank_values=True)
         given = [v for k, v in pairs if k == "token"]
         rest = urlencode([(k, v) for k, v in pairs if k != "token"])
-        ok = bool(given) and hmac.compare_digest(given[-1].encode(), self.web.api_token.encode())
+        ok = bool(given) and token_matches(given[-1], self.web.api_token)
         return ok, rest
 
     def _set_cookie(self, scope: Scope, headers: dict[bytes, bytes]) -> tuple[bytes, bytes]:
@@ -336,6 +481,24 @@ class SecurityMiddleware:
         else:
             await self._send(send, 401, {"detail": message}, extra)
 
+    def _signed_link(self, scope: Scope, path: str) -> LinkVerdict:
+        if self.links is None or path != SOURCE_PATH or scope["type"] != "http" or scope.get("method") not in ("GET", "HEAD"):
+            return "unsigned"
+        return self.links.verdict(scope.get("query_string", b"").decode("latin-1"), self.clock())
+
+    async def _refuse_link(self, send: Send, headers: dict[bytes, bytes], verdict: LinkVerdict) -> None:
+        hours = max(1, round(self.links.ttl / 3600)) if self.links else 24
+        if verdict == "expired":
+            status, message = 401, (f"This source link has expired (links in answers are valid for {hours} h). "
+                                    "Ask the question again for a fresh link, or sign in.")
+        else:
+            status, message = 403, ("This source link's signature does not match: the link was changed, or made by "
+                                    "another server. Open the link from the answer as it was given, or ask again.")
+        if b"text/html" in headers.get(b"accept", b""):
+            await self._send(send, status, f"<!doctype html><meta charset=utf-8><title>Link not valid</title><p>{message}</p>")
+        else:
+            await self._send(send, status, {"detail": message})
+
     # ------------------------------------------------------------ the middleware
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -356,6 +519,13 @@ class SecurityMiddleware:
                 await send({"type": "websocket.close", "code": 1008})
             return
         if self.locked and not self._is_open(path) and not self._authorized(scope, headers, path):
+            link = self._signed_link(scope, path)
+            if link == "ok":
+                await self._guarded(scope, receive, send)
+                return
+            if link in ("expired", "tampered"):
+                await self._refuse_link(send, headers, link)
+                return
             ok, rest = self._query_token(scope)
             if not ok:
                 if scope["type"] == "websocket":

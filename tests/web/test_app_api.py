@@ -307,3 +307,23 @@ def test_python_app_py_builds_a_missing_index_and_serves_ui_and_api(tiny_seeds, 
         stop(process)
     output = process.stdout.read()
     assert "Building it now" in output and "Index ready" in output, output
+
+
+def test_vote_reasons_tiers_and_origins_are_written_once():
+    # Before: the 👎 reasons were typed out in api_models, the store and the UI, the origins in the store and the
+    # records' comments. Now bot.records holds each as a Literal and every tuple of values is derived from it.
+    from typing import get_args
+
+    from bot import records
+    from bot.store import database
+    from bot.web.api_models import FeedbackRequest
+
+    assert records.VOTE_REASONS == ("wrong_section", "outdated", "not_my_framework", "other")
+    assert records.TIERS == get_args(records.Tier) == ("answer", "tentative", "none")
+    assert database.VOTE_REASONS is records.VOTE_REASONS and database.KINDS is records.EVENT_KINDS
+    assert database.ORIGINS[:len(records.ORIGINS)] == records.ORIGINS == ("ui", "widget", "api", "v1")
+    for reason in records.VOTE_REASONS:  # the API takes exactly these (and "" for no reason)
+        assert FeedbackRequest.parse({"question": "q", "vote": "down", "reason": reason}, max_input_chars=100).reason == reason
+    with pytest.raises(Exception) as refused:
+        FeedbackRequest.parse({"question": "q", "vote": "down", "reason": "too_long"}, max_input_chars=100)
+    assert refused.value.status_code == 422 and "wrong_section" in refused.value.detail

@@ -109,3 +109,187 @@ def test_a_ui_that_fails_to_build_leaves_the_api_working_and_says_why():
         await server
 
     asyncio.run(scenario())
+
+
+# ---------------------------------------------------------------- the index loads behind the UI (cold start)
+
+def test_start_first_ui_serves_the_page_before_the_index_and_the_api_says_it_is_loading():
+    # BOT_START_FIRST=ui: the UI is built first and the index loaded behind it; the API answers 503 meanwhile.
+    # (Before: no such order; the server listened only once the index was loaded.)
+    order, engine, app, index_may_load = _starting_app("ui")
+
+    async def scenario():
+        server, inbox, outbox = await _start(app)
+        for _ in range(500):
+            if app.full is not None and order == ["ui", "index"]:
+                break
+            await asyncio.sleep(0.01)
+        assert order == ["ui", "index"]  # the UI first, the index after it
+        assert await _get(app, "/") == (200, "full /", {})  # the page is up while the index loads
+        status, body, headers = await _get(app, "/api/ask")
+        assert status == 503 and headers["retry-after"] == "1" and "still loading" in body
+        assert (await _get(app, "/v1/models"))[0] == 503 and (await _get(app, "/healthz"))[0] == 503
+        index_may_load.set()
+        for _ in range(500):
+            if engine.ready:
+                break
+            await asyncio.sleep(0.01)
+        assert await _get(app, "/api/ask") == (200, "full /api/ask", {})
+        assert engine.upper() == "THE ENGINE"  # the stand-in hands every other name to the engine
+        await _stop(server, inbox, outbox)
+
+    asyncio.run(scenario())
+
+
+def test_start_first_ui_loads_the_index_only_once_the_page_has_stopped_asking(monkeypatch):
+    # Before: the index began to load as soon as the UI was up and held the GIL while the browser fetched the
+    # page's scripts (its part grew from 1.1 s to 2.3 s). Now it waits until page requests stop (or a cap).
+    from bot.web import deferred
+
+    monkeypatch.setattr(deferred, "PAGE_QUIET_S", 3600.0)
+    monkeypatch.setattr(deferred, "PAGE_WAIT_S", 3600.0)
+    order, engine, app, index_may_load = _starting_app("ui")
+    index_may_load.set()
+
+    async def scenario():
+        server, inbox, outbox = await _start(app)
+        for _ in range(500):
+            if app.full is not None:
+                break
+            await asyncio.sleep(0.01)
+        assert await _get(app, "/assets/index.js") == (200, "full /assets/index.js", {})  # the browser at work
+        await asyncio.sleep(0.1)
+        assert order == ["ui"]  # the index waits while the page may still be loading
+        monkeypatch.setattr(deferred, "PAGE_WAIT_S", 0.0)  # the cap: it loads whatever the browser still asks
+        for _ in range(500):
+            if engine.ready:
+                break
+            await asyncio.sleep(0.01)
+        assert order == ["ui", "index"] and engine.ready
+        await _stop(server, inbox, outbox)
+
+    asyncio.run(scenario())
+
+
+def test_start_first_api_loads_the_index_before_building_the_ui():
+    # BOT_START_FIRST=api (the default): the API's first answer comes before Gradio is even imported.
+    order, engine, app, index_may_load = _starting_app("api")
+
+    async def scenario():
+        server, inbox, outbox = await _start(app)
+        for _ in range(500):
+            if order:
+                break
+            await asyncio.sleep(0.01)
+        assert order == ["index"] and (await _get(app, "/"))[0] == 503  # no UI while the index loads
+        index_may_load.set()
+        for _ in range(500):
+            if app.full is not None:
+                break
+            await asyncio.sleep(0.01)
+        assert order == ["index", "ui"] and engine.ready
+        assert await _get(app, "/") == (200, "full /", {})
+        await _stop(server, inbox, outbox)
+
+    asyncio.run(scenario())
+
+
+def _starting_app(first: str):
+    """A DeferredApp whose index load waits for the returned event; ``order`` records what ran."""
+    from bot.web.deferred import EngineWhenReady
+
+    order: list[str] = []
+    index_may_load = threading.Event()
+
+    def build_full():
+        order.append("ui")
+        return _app("full")
+
+    def open_engine():
+        order.append("index")
+        index_may_load.wait(10)
+        return "the engine"
+
+    engine = EngineWhenReady(settings="settings")
+    return order, engine, DeferredApp(_app("light"), build_full, engine=engine, open_engine=open_engine,
+                                      first=first), index_may_load
+
+
+async def _start(app):
+    inbox: asyncio.Queue = asyncio.Queue()
+    outbox: asyncio.Queue = asyncio.Queue()
+    server = asyncio.create_task(app({"type": "lifespan"}, inbox.get, outbox.put))
+    await inbox.put({"type": "lifespan.startup"})
+    assert (await outbox.get())["type"] == "lifespan.startup.complete"
+    return server, inbox, outbox
+
+
+async def _stop(server, inbox, outbox):
+    await inbox.put({"type": "lifespan.shutdown"})
+    await outbox.get()
+    await server
+
+
+def test_an_index_that_cannot_load_is_fatal_and_the_api_says_why():
+    from bot.web.deferred import EngineWhenReady
+
+    fatal: list[BaseException] = []
+
+    def open_engine():
+        raise FileNotFoundError("no index in /srv/index")
+
+    engine = EngineWhenReady(settings="settings")
+    app = DeferredApp(_app("light"), lambda: _app("full"), engine=engine, open_engine=open_engine,
+                      on_fatal=fatal.append)
+
+    async def scenario():
+        inbox: asyncio.Queue = asyncio.Queue()
+        outbox: asyncio.Queue = asyncio.Queue()
+        server = asyncio.create_task(app({"type": "lifespan"}, inbox.get, outbox.put))
+        await inbox.put({"type": "lifespan.startup"})
+        await outbox.get()
+        for _ in range(500):
+            if fatal:
+                break
+            await asyncio.sleep(0.01)
+        assert [str(e) for e in fatal] == ["no index in /srv/index"]
+        status, body, _ = await _get(app, "/api/ask")
+        assert status == 503 and "failed to load: no index in /srv/index" in body
+        await inbox.put({"type": "lifespan.shutdown"})
+        await outbox.get()
+        await server
+
+    asyncio.run(scenario())
+
+
+def test_the_app_stops_with_exit_code_2_when_the_index_cannot_load(tmp_path, monkeypatch, capsys):
+    # As before the server listened first: an unusable embedder or index ends the process with one line.
+    import app
+    from fixtures.server import free_port
+
+    monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("BOT_EMBEDDER", "no-such-embedder")
+    monkeypatch.setenv("BOT_INDEX_DIR", str(tmp_path / "index"))
+    monkeypatch.setattr(app, "build_app", _light_only(app.build_app))  # the UI is not what this is about
+    assert app.main(["--port", str(free_port())]) == 2
+    err = capsys.readouterr().err
+    assert "error: " in err and "no-such-embedder" in err
+
+
+def _light_only(build_app):
+    def build(*args, **kwargs):
+        kwargs["ui"] = False
+        return build_app(*args, **kwargs)
+
+    return build
+
+
+def test_the_whole_app_builds_before_the_index_is_loaded(hash_settings):
+    # The "ui" order builds the UI, the API routes and /admin with a stand-in engine: none of them may use it while
+    # being built (the stand-in raises at once if one does, instead of holding the index load up behind it).
+    from app import WebSettings, build_app
+    from bot.web.deferred import EngineWhenReady
+
+    engine = EngineWhenReady(hash_settings)
+    app = build_app(hash_settings, engine, WebSettings(), progress=False)
+    assert app is not None and not engine.ready and engine.failed is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -163,6 +164,57 @@ def test_cli_and_app_stop_with_the_message_not_a_traceback(tmp_path, monkeypatch
     monkeypatch.setenv("BOT_PORT", "0")
     assert app.main([]) == 2
     assert "error: BOT_PORT='0' is not allowed" in capsys.readouterr().err
+
+
+def test_one_app_config_holds_every_section_under_todays_variable_names():
+    # Before: three settings objects in three styles, each read from os.environ by app.py on its own.
+    from bot.web.config import AppConfig
+
+    config = AppConfig.from_env({
+        "BOT_INDEX_DIR": "/srv/index", "BOT_API_TOKEN": "api-token-123", "BOT_DATABASE_URL": "sqlite:////tmp/x.db",
+        "BOT_ADMIN_TOKEN": "0perator-token", "BOT_HANDOFF_WEBHOOK": "https://tickets.example.com/hook",
+        "BOT_CONTACT_URL": "mailto:gpu@example.com", "FORWARDED_ALLOW_IPS": "10.0.0.7",
+    }, web={"port": 9000, "host": None})  # a flag given (port) and one not given (host)
+    assert config.engine.index_dir == Path("/srv/index")
+    assert (config.web.api_token, config.web.port, config.web.host) == ("api-token-123", 9000, "127.0.0.1")
+    assert config.web.trusted_proxies == ("10.0.0.7",)  # uvicorn's variable, when BOT_TRUSTED_PROXIES is unset
+    assert (config.store.database_url, config.store.admin_token) == ("sqlite:////tmp/x.db", "0perator-token")
+    assert (config.contact.url, config.contact.webhook) == ("mailto:gpu@example.com", "https://tickets.example.com/hook")
+
+
+@pytest.mark.parametrize("env,start", [
+    ({"BOT_MAX_INPUT_CHARS": "-1"}, "BOT_MAX_INPUT_CHARS='-1' is not allowed"),
+    ({"BOT_KEEP_ALIVE_TIMEOUT": "0"}, "BOT_KEEP_ALIVE_TIMEOUT='0' is not allowed"),
+    ({"BOT_RETENTION_DAYS": "-3"}, "BOT_RETENTION_DAYS='-3' is not valid"),
+    ({"BOT_CONTACT_URL": "javascript:alert(1)"}, "BOT_CONTACT_URL="),
+    ({"BOT_LINK_SECRET": "short"}, "BOT_LINK_SECRET=<5 characters, not shown> is not allowed"),
+])
+def test_app_config_errors_still_name_the_variable_and_the_value(env, start):
+    from bot.web.config import AppConfig
+
+    with pytest.raises(ValueError) as problem:
+        AppConfig.from_env(env)
+    assert str(problem.value).startswith(start), str(problem.value)
+
+
+def test_app_config_reads_the_process_environment_by_itself(monkeypatch):
+    from bot.web.config import AppConfig
+
+    monkeypatch.setenv("BOT_PORT", "8123")
+    monkeypatch.setenv("BOT_RETENTION_DAYS", "7")
+    config = AppConfig()  # pydantic-settings: the environment is its source
+    assert (config.web.port, config.store.retention_days) == (8123, 7)
+
+
+def test_only_the_config_reads_the_environment():
+    # Before: cli.py read os.environ itself. The library and the edges take their settings from AppConfig; only
+    # bot/web/config.py and app.py (which hands os.environ to it) name os.environ, and bot/store/database.py for the
+    # XDG default of the data folder. bot/kb/embed.py sets a thread variable for ONNX Runtime: a write, not a read.
+    from fixtures import REPO
+
+    readers = sorted(str(p.relative_to(REPO)) for p in [*REPO.joinpath("bot").rglob("*.py"), REPO / "app.py"]
+                     if re.search(r"os\.environ(?!\.setdefault)|os\.getenv", p.read_text(encoding="utf-8")))
+    assert readers == ["app.py", "bot/store/database.py", "bot/web/config.py"], readers
 
 
 # ---------------------------------------------------------------- bot report

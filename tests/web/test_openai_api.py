@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import httpx
 import openai
 import pytest
+from fixtures.browser import shots  # noqa: F401 (a fixture)
 from fixtures.server import ThreadServer
 
 from app import WebSettings, build_app
@@ -32,6 +34,11 @@ def served(hash_settings, tmp_path):
 
 def client(server, key: str = TOKEN) -> openai.OpenAI:
     return openai.OpenAI(base_url=server.url + "/v1", api_key=key, max_retries=0, timeout=60)
+
+
+def unsigned(text: str) -> str:
+    """``text`` with the expiry and signature of its /source links taken out (they depend on the time of the reply)."""
+    return re.sub(r"&exp=\d+&sig=[\w-]+", "", text)
 
 
 def check_zh(content: str, citations: list[dict], bot: dict) -> None:
@@ -62,10 +69,11 @@ def test_chinese_and_english_questions_not_streamed(served):
         assert message.role == "assistant"
         extra = completion.model_extra
         check(message.content, extra["citations"], extra["bot"])
-        # exactly what POST /api/ask says for the same question
+        # exactly what POST /api/ask says for the same question (its links signed a moment later: another expiry)
         direct = httpx.post(server.url + "/api/ask", json={"question": question},
                             headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60).json()
-        assert direct["reply"] == message.content and [h["key"] for h in direct["hits"]] == [c["key"] for c in extra["citations"]]
+        assert unsigned(direct["reply"]) == unsigned(message.content)
+        assert [h["key"] for h in direct["hits"]] == [c["key"] for c in extra["citations"]]
     assert store.flush(10)
     asked = [r for r in store.rows() if r["kind"] == "question"]
     assert [r["question"] for r in asked] == [ZH, ZH, EN, EN]
@@ -273,3 +281,83 @@ def test_v1_history_replayed_is_capped_like_api_ask(served, monkeypatch):
                           headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120)
     assert response.status_code == 200, response.text
     assert seen and seen[-1] <= limit
+
+
+# ---------------------------------------------------------------- signed /source links (issue 18, item 2)
+
+@pytest.fixture
+def api_only(hash_settings, tmp_path):
+    """The API without the UI (no Gradio), locked by the API token, served over real HTTP."""
+    engine = Engine.open(hash_settings, auto_build=True)
+    store = Store.open(StoreSettings(data_dir=tmp_path / "data"))
+    app = build_app(hash_settings, engine=engine, web=WebSettings(api_token=TOKEN), progress=False, store=store,
+                    ui=False)
+    with ThreadServer(app) as server:
+        yield server
+    store.close()
+
+
+def test_source_links_of_a_v1_reply_open_in_a_browser_without_credentials(api_only):
+    # Before: Open WebUI showed the citation, the user clicked it, and the browser (no cookie, no Bearer) got 401.
+    completion = client(api_only).chat.completions.create(model=MODEL_ID, messages=[{"role": "user", "content": ZH}])
+    content, citations = completion.choices[0].message.content, completion.model_extra["citations"]
+    url = citations[0]["url"]
+    assert "&exp=" in url and "&sig=" in url and url in content  # the link in the text is the signed one too
+    page = httpx.get(url, timeout=30)  # no Authorization header, no cookie: what a browser tab has
+    assert page.status_code == 200 and "显存不足" in page.text
+    # The page's "show the whole file" toggle keeps the signature, so it opens too.
+    toggle = re.search(r'<nav><a href="(\?[^"]+)"', page.text).group(1).replace("&amp;", "&")
+    assert "sig=" in toggle and httpx.get(api_only.url + "/source" + toggle, timeout=30).status_code == 200
+
+
+def test_a_changed_or_expired_source_link_is_refused_with_a_clear_message(api_only):
+    from bot.web.security import LinkSigner
+
+    hits = httpx.post(api_only.url + "/api/ask", json={"question": EN}, headers={"Authorization": f"Bearer {TOKEN}"},
+                      timeout=60).json()["hits"]
+    url = hits[0]["url"]
+    assert httpx.get(url, timeout=30).status_code == 200  # /api/ask's links are signed as /v1's are
+    other_key = re.sub(r"key=[^&]+", "key=gpu.md%23another-section", url)
+    forged = httpx.get(other_key, timeout=30)
+    assert forged.status_code == 403 and "signature does not match" in forged.json()["detail"]
+    bad_sig = httpx.get(re.sub(r"sig=[^&#]+", "sig=AAAAAAAAAAAAAAAAAAAAAAAA", url), timeout=30)
+    assert bad_sig.status_code == 403
+    # A link made two days ago with the app's own key: signed right, but too old.
+    unsigned = re.sub(r"&exp=[^&#]+&sig=[^&#]+", "", url)
+    old = LinkSigner(TOKEN, ttl=86_400).sign_url(unsigned, now=time.time() - 2 * 86_400)
+    expired = httpx.get(old, timeout=30, headers={"Accept": "text/html"})
+    assert expired.status_code == 401 and "has expired" in expired.text and "Ask the question again" in expired.text
+    assert httpx.get(unsigned, timeout=30).status_code == 401  # no signature: the door as before
+    # A signed link opens /source only, not the API.
+    api = re.sub(r"/source\?", "/api/ask?", url)
+    assert httpx.post(api, json={"question": EN}, timeout=30).status_code == 401
+
+
+@pytest.mark.browser
+def test_a_browser_without_credentials_opens_a_signed_link_and_reads_why_an_old_one_fails(api_only, shots):
+    # What a person sees: the link from an Open WebUI answer, clicked in a browser that never signed in.
+    from fixtures.browser import chromium_missing_reason, launch
+    from playwright.sync_api import sync_playwright
+
+    from bot.web.security import LinkSigner
+
+    if chromium_missing_reason():
+        pytest.skip(chromium_missing_reason())
+    completion = client(api_only).chat.completions.create(model=MODEL_ID, messages=[{"role": "user", "content": EN}])
+    url = completion.model_extra["citations"][0]["url"]
+    old = LinkSigner(TOKEN).sign_url(re.sub(r"&exp=[^&#]+&sig=[^&#]+", "", url), now=time.time() - 3 * 86_400)
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            page = browser.new_context(viewport={"width": 900, "height": 640}).new_page()
+            response = page.goto(url, wait_until="load")
+            assert response.status == 200
+            page.locator("mark").first.wait_for()  # the matched terms are highlighted in the cited lines
+            assert "libnccl.so" in page.locator("body").inner_text()
+            page.screenshot(path=str(shots / "signed-source-link.png"))
+            response = page.goto(old, wait_until="load")
+            assert response.status == 401
+            assert "has expired" in page.locator("body").inner_text()
+            page.screenshot(path=str(shots / "signed-source-link-expired.png"))
+        finally:
+            browser.close()
