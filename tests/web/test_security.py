@@ -234,8 +234,7 @@ def test_browser_opens_the_locked_widget_with_the_token_once_and_chats(locked):
 def test_every_credential_comparison_goes_through_one_function():
     # Before: the door, app.py's /api/* check and the ?token= sign-in each compared tokens with their own
     # hmac.compare_digest. Now they call bot.web.security.token_matches (via bearer_matches / api_authorizer).
-    # bot/web/admin.py is being split into a package by another change: its two comparisons move to
-    # bearer_matches / token_matches there (listed here until then, so that no new one slips in).
+    # /admin's Bearer and sign-in form call them too.
     import ast
 
     from fixtures import REPO
@@ -252,8 +251,7 @@ def test_every_credential_comparison_goes_through_one_function():
 
     found = {str(p.relative_to(REPO)): compares(p) for p in [*REPO.joinpath("bot").rglob("*.py"), REPO / "app.py"]}
     found = {path: sorted(set(owners)) for path, owners in found.items() if owners}
-    pending_split = {"bot/web/admin.py"}
-    assert {p: o for p, o in found.items() if p not in pending_split} == {
+    assert found == {
         "bot/web/security.py": ["cookie_ok", "token_matches"],  # cookie_ok compares a MAC it computed, not a token
     }
 

@@ -10,7 +10,6 @@ SameSite=Strict cookie holding an HMAC of the token (never the token). Without
 
 from __future__ import annotations
 
-import hmac
 import math
 import re
 import threading
@@ -29,7 +28,7 @@ from bot.web.admin.charts import TEMPLATES, chart, trimmed
 from bot.web.admin.clusters import Embeddings
 from bot.web.admin.report import EMBED_PER_VIEW, Report, build_report, report_csv
 from bot.web.admin.texts import page_language, words
-from bot.web.security import COOKIE_MAX_AGE, cookie_ok, cookie_value
+from bot.web.security import COOKIE_MAX_AGE, bearer_matches, cookie_ok, cookie_value, token_matches
 
 COOKIE = "bot_admin"
 CSV_TABLES = ("groups", "gaps", "sections", "days", "events")
@@ -149,7 +148,7 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
             return False
         given = request.headers.get("authorization", "")
         if given.lower().startswith("bearer "):
-            if hmac.compare_digest(given[7:].strip().encode(), token.encode()):
+            if bearer_matches(given, token):
                 throttle.succeeded(client(request))
                 return True
             throttle.failed(client(request))  # a wrong bearer is a guess like a wrong form
@@ -215,7 +214,7 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
             return locked  # checked before the credential: a locked-out guesser learns nothing
         body = (await request.body())[:4096].decode("utf-8", errors="replace")
         given = (parse_qs(body).get("token") or [""])[0].strip()
-        if not token or not given or not hmac.compare_digest(given.encode(), token.encode()):
+        if not token_matches(given, token):
             if token:
                 throttle.failed(client(request))
             return login_page(request, 401, wrong=True)

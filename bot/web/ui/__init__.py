@@ -18,7 +18,8 @@ from bot.web.ui.state import (
     HEAD_CHARS, MAX_MESSAGES, MAX_SEARCH_CHARS, MAX_SESSIONS, MAX_SNAPSHOT_CHARS, MAX_TURNS, SESSION_TTL, AnswerInfo,
     ChatState, cap_input, feedback_values, restore, snapshot,
 )
-from bot.web.ui.strings import SAMPLE_LOG, UI, VOTE_REASONS, ui_language, ui_text
+from bot.records import VOTE_REASONS
+from bot.web.ui.strings import SAMPLE_LOG, UI, ui_language, ui_text
 from bot.web.ui.welcome import examples, page_title
 
 __all__ = [

@@ -28,7 +28,8 @@ from bot.settings import Settings
 from bot.web.handoff import Exchange, carrying, finish
 from bot.web.http import WebSettings
 from bot.web.ui.state import AnswerInfo, ChatState, cap_input, trim
-from bot.web.ui.strings import VOTE_REASONS, ui_text
+from bot.records import VOTE_REASONS
+from bot.web.ui.strings import ui_text
 
 
 class Recorder(Protocol):

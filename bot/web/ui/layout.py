@@ -23,7 +23,8 @@ from bot.web.ui.events import (
 from bot.web.ui.state import (
     MAX_SESSIONS, SESSION_TTL, ChatState, as_state, feedback_values, restore, session_id, snapshot, trim,
 )
-from bot.web.ui.strings import UI, VOTE_REASONS, ui_language, ui_text
+from bot.records import VOTE_REASONS
+from bot.web.ui.strings import UI, ui_language, ui_text
 from bot.web.ui.welcome import examples, page_title
 
 STATIC = Path(__file__).with_name("static")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.answer.conversation import Turn
-from bot.web.ui.strings import VOTE_REASONS
+from bot.records import VOTE_REASONS
 
 MAX_MESSAGES = 40  # chat bubbles kept per session (older ones scroll away for good)
 MAX_TURNS = 12  # conversation turns kept for follow-ups

@@ -6,7 +6,6 @@ Nothing here is about one knowledge base: the page title comes from the operator
 
 from __future__ import annotations
 
-VOTE_REASONS = ("wrong_section", "outdated", "not_my_framework", "other")
 
 # ---------------------------------------------------------------- UI strings, one table per language
 
