@@ -57,13 +57,13 @@ _FILLER_EN = set(
 )
 _NOT_HELPFUL_ZH = re.compile(
     r"没用|没有用|不管用|没啥用|不行|没解决|没有解决|无效|不对|不是这个|换一个|其他方法|其它方法|别的方法|"
-    r"还有别的|还有其他|试过了|不起作用|没效果|没有效果|还是报错|还是一样|依然报错|仍然报错"
+    r"还有别的|还有其他|试过了|不起作用|没效果|没有效果|还是报错|还是一样|依然报错|仍然报错|未解决|未能解决|没能解决"
 )
 # The user reports the problem persists or names what they already did: the same case, not solved.
 # ("还是" alone is also "or" in a question, so only its "still …" uses count.)
 _STILL = re.compile(
     r"还是(?:不|没|会|报|一样|有|出现|爆|卡|失败|错|提示|显示|oom|nan|hang)|依然|仍然|仍旧|照样|一样的?(?:错|问题|报错)|"
-    r"又出现|又报|也不行|也一样|也没用|也没有用|没用|没有用|不管用|没效果|没有效果|无效|没解决|没有解决|"
+    r"又出现|又报|也不行|也一样|也没用|也没有用|没用|没有用|不管用|没效果|没有效果|无效|没解决|没有解决|未解决|没能解决|"
     r"试过|试了|已经|(?:核对|检查|确认|排查|设置|修改|调整|加|装|查|换|改|调|设)过(?![程滤拟])|都(?:设|改|调|加|装|检查|试|按)|重装|重启.{0,6}(?:也|还|都)|"
     r"\bstill\b|\bagain\b|\balready\b|\btried\b|\bdid(?:n'?t| not)\s+(?:help|work|fix|change)|"
     r"\bno (?:luck|change|difference)\b|\bsame (?:error|problem|issue|result)\b|\bnot (?:working|helping)\b|"
@@ -137,8 +137,8 @@ def advance(case: Case, *, move: Move, search: str, problem: frozenset[str], set
 def is_not_helpful(message: str) -> bool:
     """True for short "that didn't help" messages, not for real questions that happen to say "doesn't work".
 
-    >>> [is_not_helpful(m) for m in ("that didn't help", "没用", "还是不行", "nope")]
-    [True, True, True, True]
+    >>> [is_not_helpful(m) for m in ("that didn't help", "没用", "还是不行", "nope", "问题未解决")]
+    [True, True, True, True, True]
     >>> [is_not_helpful(m) for m in ("NCCL doesn't work on two machines", "显存不足怎么办")]
     [False, False]
     """
@@ -256,9 +256,10 @@ def move_of(message: str, case: Case, *, problems: frozenset[str], is_log: bool 
         return "switch"
     if is_log:
         return "switch" if not case.problem or not problems or not (problems & case.problem) else "retry"
-    # A case whose problem was never named ("训练报错") is refined, not left, by a report that names one;
-    # a full question about a named problem still starts a new case.
-    other_problem = bool(problems) and bool(case.problem) and not (problems & case.problem)
+    # A case whose problem was never named but whose setting was ("单机多卡训练报错") is refined, not left, by a
+    # report that names one; after an off-topic question (no problem, no setting) it is a new case, and a
+    # full question about a named problem always is.
+    other_problem = bool(problems) and (bool(case.problem) or not case.setting) and not (problems & case.problem)
     names_a_problem = bool(problems) and not (problems & case.problem)
     if is_not_helpful(text):
         return "retry"

@@ -232,11 +232,12 @@ class Engine:
         The message is cut to the input limit, its move in the case decided (:func:`move_of`),
         its problem and setting merged with the case's, and the scores computed for its own
         words, its first line (a new post) and the case's search joined with it (follow-ups).
-        A "new problem" whose own best section is the one the case already led with is the same
-        problem described again: it is taken as a retry, so that section is not given again.
+        A "new problem" (or a pasted log) whose own best section is the one the case already led with is
+        the same problem described again: a retry, so that section is not given again (or a follow-up
+        when it asks about it).
         """
         found = self._evidence(message, case or Case(), use_meta=use_meta, exclude=exclude)
-        if found.move == "switch" and found.case.shown and not found.is_log and not starts_new_topic(found.text):
+        if found.move == "switch" and found.case.shown and not starts_new_topic(found.text):
             first = rank(found, self.calibration.weights, k=1).order
             if first and self.sections[first[0]].key in found.case.shown:
                 # A question about what was shown is a follow-up on it; a report of it again did not settle it.
@@ -756,8 +757,10 @@ def judge(engine: "Engine", evidence: Evidence, ranking: Ranking, calibration: C
     tier = calibration.tier(probability, hard_uncovered=engine.hard_uncovered(uncovered) or bool(conflicts) or bool(newer),
                             margin=max(f["margin"] for f in first), coverage=max(f["coverage"] for f in first),
                             thresholds=thresholds)
-    if evidence.move == "retry" and tier == "none":
-        tier = "tentative"  # the user asked for the next candidate: show it, marked as doubtful
+    if evidence.move == "retry" and (tier == "none" or (tier == "answer" and evidence.own_weight == 0)):
+        # The user asked for the next candidate: show it, marked as doubtful. A bare "没用" adds nothing that
+        # could make the next-best section a sure answer.
+        tier = "tentative"
     if tier == "answer":
         return Verdict("answer", probability, None, tuple(uncovered))
     closest = engine.sections[top].key

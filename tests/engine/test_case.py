@@ -187,6 +187,8 @@ def test_requests_refinements_and_asks_for_another_way_move_the_case_as_people_m
     unnamed = Case(search="飞桨2.0rc单机多卡训练 HAPI样例报错", setting=frozenset({"multi-card"}))
     assert move_of("看了一下，好像没有看到nccl的相关信息，只有 device_context 的日志", unnamed,
                    problems=frozenset({"NCCL"})) == "retry"
+    off_topic = Case(search="how do I bake sourdough bread at home")
+    assert move_of("NCCL timeout on 8 GPUs", off_topic, problems=frozenset({"NCCL"})) == "switch"
 
 
 @pytest.mark.model

@@ -20,7 +20,7 @@ import urllib.request
 from urllib.parse import urlsplit
 
 import pytest
-from fixtures.browser import browser, chromium_missing_reason, shots  # noqa: F401 (browser and shots are fixtures)
+from fixtures.browser import ask, browser, chromium_missing_reason, rendered, shots  # noqa: F401 (browser and shots are fixtures)
 from fixtures.server import free_port, start_app, stop, wait_ready
 
 _missing = chromium_missing_reason()
@@ -100,22 +100,6 @@ def site(tmp_path_factory):
         stop(process)
 
 
-def rendered(page) -> None:
-    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
-
-
-def ask(page, text: str) -> None:
-    before = page.evaluate("document.querySelectorAll('#chat [data-testid=bot]').length")
-    page.fill("#question textarea", text)
-    page.press("#question textarea", "Enter")
-    page.wait_for_function("(n) => document.querySelectorAll('#chat [data-testid=bot]').length > n", arg=before,
-                           timeout=60_000)
-    page.wait_for_function("() => !document.querySelector('#chat .pending, #chat [data-testid=pending]')",
-                           timeout=60_000)
-    page.wait_for_selector("#chat button.option", timeout=30_000)
-    rendered(page)
-
-
 def overlaps(page) -> list[tuple[dict, dict]]:
     found = page.evaluate(BOXES)
     nested = set(found["nested"])
@@ -155,7 +139,7 @@ def test_nothing_covers_anything_at_three_sizes_light_and_dark(site, browser, sh
         page.goto(site + path, wait_until="load")
         page.wait_for_selector("#question textarea", timeout=60_000)
         for question in QUESTIONS:
-            ask(page, question)
+            ask(page, question, options=True)
         problems = []
         if name == "widget":  # Gradio's own chrome: a copy icon on every message, a trash icon ("New chat" clears)
             labels = page.evaluate("() => [...document.querySelectorAll('#chat button')].filter(b => b.checkVisibility())"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from fixtures.browser import browser, chromium_missing_reason, shots  # noqa: F401 (browser and shots are fixtures)
+from fixtures.browser import ask, browser, chromium_missing_reason, rendered, shots  # noqa: F401 (browser and shots are fixtures)
 from fixtures.server import free_port, start_app, stop, wait_ready
 
 from bot.web.ui import SAMPLE_LOG
@@ -70,21 +70,6 @@ def widget_site(tmp_path_factory):
         yield url
     finally:
         stop(process)
-
-
-def rendered(page) -> None:
-    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
-
-
-def ask(page, text: str) -> None:
-    before = page.evaluate("document.querySelectorAll('[data-testid=bot]').length")
-    page.fill("#question textarea", text)
-    page.press("#question textarea", "Enter")
-    page.wait_for_function("(n) => document.querySelectorAll('[data-testid=bot]').length > n", arg=before,
-                           timeout=60_000)
-    page.wait_for_function("() => !document.querySelector('#chat .pending, #chat [data-testid=pending]')",
-                           timeout=60_000)
-    rendered(page)
 
 
 def overlaps(page) -> list[tuple[dict, dict]]:

@@ -188,14 +188,18 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
                             "Answers go on; reload this page when the database is back.</p>",
                             status_code=503, headers=headers)
 
-    @app.get("/admin", include_in_schema=False, response_model=None)
-    def admin_page(request: Request) -> Response:
+    def refused(request: Request, unauthorized: Callable[[], Response]) -> Response | None:
+        """Why this request gets no report: locked out, no operator credential, or the store is down."""
         if (locked := throttled(request)) is not None:
             return locked
         if not authorized(request):
-            return login_page(request, 401)
-        if (problem := unavailable()) is not None:
-            return problem
+            return unauthorized()
+        return unavailable()
+
+    @app.get("/admin", include_in_schema=False, response_model=None)
+    def admin_page(request: Request) -> Response:
+        if (no := refused(request, lambda: login_page(request, 401))) is not None:
+            return no
         days = days_of(request)
         try:
             report, _ = load(days)
@@ -234,13 +238,10 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
 
     @app.get("/admin/data.json", include_in_schema=False, response_model=None)
     def admin_data(request: Request) -> Response:
-        if (locked := throttled(request)) is not None:
-            return locked
-        if not authorized(request):
-            return JSONResponse({"detail": "operator credential required: Authorization: Bearer <BOT_ADMIN_TOKEN>"},
-                                status_code=503 if not token else 401, headers={"WWW-Authenticate": "Bearer"})
-        if (problem := unavailable()) is not None:
-            return problem
+        if (no := refused(request, lambda: JSONResponse(
+                {"detail": "operator credential required: Authorization: Bearer <BOT_ADMIN_TOKEN>"},
+                status_code=503 if not token else 401, headers={"WWW-Authenticate": "Bearer"}))) is not None:
+            return no
         try:
             report, _ = load(days_of(request))
         except Exception as exc:
@@ -249,12 +250,8 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
 
     @app.get("/admin/export.csv", include_in_schema=False, response_model=None)
     def admin_export(request: Request, table: str = "groups") -> Response:
-        if (locked := throttled(request)) is not None:
-            return locked
-        if not authorized(request):
-            return login_page(request, 401)
-        if (problem := unavailable()) is not None:
-            return problem
+        if (no := refused(request, lambda: login_page(request, 401))) is not None:
+            return no
         if table not in CSV_TABLES:
             return Response(f"table={table[:40]!r} is not a table: use one of {', '.join(CSV_TABLES)}", status_code=422)
         try:

@@ -9,6 +9,7 @@ the words are in :mod:`bot.web.ui.strings`, the title and example questions in :
 from __future__ import annotations
 
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
@@ -58,6 +59,24 @@ AFTER_LOAD_JS = static_text("after_load.js")
 
 # ---------------------------------------------------------------- layout
 
+def _welcome_material(engine: Any, settings: Settings) -> tuple[list, Callable[[str], Any]]:
+    """The sections and their metadata the welcome's examples come from: the loaded engine's, or, while a
+    stand-in engine is still loading the index (the "ui" start order builds the page first and must not
+    wait for it), the documents in the seeds folder, parsed directly (milliseconds, no model)."""
+    if getattr(engine, "ready", True) is not False:
+        try:
+            return engine.sections, engine.meta
+        except AttributeError:
+            return [], lambda key: None
+    from bot.kb.meta import load_meta
+    from bot.kb.parse import parse_folder
+
+    sections, _ = parse_folder(settings.seeds_dir, max_bytes=settings.max_seed_bytes,
+                               max_sections=settings.max_seed_sections)
+    meta, _ = load_meta(settings.seeds_dir, sections)
+    return sections, meta.get
+
+
 def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool = False,
             recorder: Recorder | None = None, contact: Contact | None = None) -> gr.Blocks:
     """The chat as Gradio Blocks; ``compact`` is the portal widget (no header, fills its frame)."""
@@ -72,7 +91,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
     # sections answer, so another company's documents never show this repository's seed questions.
     title = {language: page_title(settings.title, language) for language in UI}
     both_titles = title["zh"] if title["zh"] == title["en"] else f"{title['zh']} · {title['en']}"
-    welcome_examples = examples(getattr(engine, "sections", []), getattr(engine, "meta", lambda key: None))
+    welcome_examples = examples(*_welcome_material(engine, settings))
 
     def base_of(request: gr.Request | None) -> str:
         return request_base(request, web) if request is not None else public_base({}, "http", web)
