@@ -206,8 +206,10 @@ class Conversation:
         if answer.answered:
             return format_answer(answer, self._meta, self.base_url, limit=self._limit(), language=language,
                                  notes=[text(language, "not_helpful")], ask_more=True)
-        return format_no_match(answer, self._meta, self.base_url, limit=self._limit(), language=language,
-                               notes=[text(language, "sorry")], contact=self.contact)
+        reply = format_no_match(answer, self._meta, self.base_url, limit=self._limit(), language=language,
+                                contact=self.contact)
+        reply.markdown = text(language, "sorry") + "\n\n" + reply.markdown  # the apology first, then how sure
+        return reply
 
     def _chosen(self, key: str) -> Reply:
         """A clicked suggestion or clarification option: show that section, searched with the last question's words."""

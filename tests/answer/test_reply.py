@@ -468,8 +468,9 @@ def test_conversation_didnt_help_moves_to_other_sections(hash_engine):
     second = talk.respond("that didn't help")
     assert second.language == "en"
     assert not shown & {s.hit.section.key for s in second.shown}
-    assert second.kind in ("answer", "exhausted")
-    assert "Sorry that didn't help" in second.markdown
+    # A bare "that didn't help" adds nothing that could make the next section a sure answer: at most tentative.
+    assert second.kind in ("no_match", "exhausted") and second.tier != "answer"
+    assert second.markdown.startswith("Sorry that didn't help")
 
 
 def test_conversation_follow_up_uses_the_previous_question(hash_engine):
