@@ -231,6 +231,19 @@ def asks_for_another(message: str) -> bool:
     return bool(_ANOTHER.search(message[:2_000]))
 
 
+def move_on_the_lead(message: str) -> Move:
+    """The move of a message whose own best section is the one the case already led with: a question
+    about it is a follow-up on it; a report of it again, "still …" or "any other way?" did not settle it.
+
+    >>> move_on_the_lead("剪枝和量化 PaddleSlim 都能做吗"), move_on_the_lead("trainable=False 试了，还有别的写法吗")
+    ('follow_up', 'retry')
+    >>> move_on_the_lead("训练时显存不足，batch_size=1 也一样")
+    'retry'
+    """
+    asks_more = (asks(message) or requests(message)) and not (says_still(message) or asks_for_another(message))
+    return "follow_up" if asks_more else "retry"
+
+
 def points_back(message: str) -> bool:
     """The message refers to something said before ("这个", "that", "it").
 
@@ -280,6 +293,6 @@ def move_of(message: str, case: Case, *, problems: frozenset[str], is_log: bool 
     return "switch"
 
 
-__all__ = ["Case", "MOVES", "Move", "advance", "is_follow_up", "is_not_helpful", "move_of", "points_back", "requests",
-           "asks_for_another",
+__all__ = ["Case", "MOVES", "Move", "advance", "is_follow_up", "is_not_helpful", "move_of", "move_on_the_lead",
+           "points_back", "requests", "asks_for_another",
            "says_still", "starts_new_topic"]

@@ -34,8 +34,8 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from bot.engine.calibration import Calibration, Weights, load_for, sources_fingerprint
-from bot.engine.case import (advance, asks, asks_for_another, is_follow_up, is_not_helpful, move_of, points_back,
-                             requests, says_still, starts_new_topic)
+from bot.engine.case import (advance, is_follow_up, is_not_helpful, move_of, move_on_the_lead, points_back,
+                             starts_new_topic)
 from bot.engine.subjects import Lexicon, document_frameworks
 from bot.kb.embed import Embedder, make_embedder
 from bot.kb.eras import newer_release, old_releases
@@ -240,11 +240,8 @@ class Engine:
         if found.move == "switch" and found.case.shown and not starts_new_topic(found.text):
             first = rank(found, self.calibration.weights, k=1).order
             if first and self.sections[first[0]].key in found.case.shown:
-                # A question about what was shown is a follow-up on it; a report of it again did not settle it.
-                asks_more = (asks(found.text) or requests(found.text)) and not (
-                    says_still(found.text) or asks_for_another(found.text))
-                move = "follow_up" if asks_more else "retry"
-                found = self._evidence(message, found.case, use_meta=use_meta, exclude=exclude, move=move)
+                found = self._evidence(message, found.case, use_meta=use_meta, exclude=exclude,
+                                       move=move_on_the_lead(found.text))
         if found.move == "follow_up" and found.case.shown and not is_follow_up(found.text) \
                 and not points_back(found.text):
             found = self._not_again(found)
@@ -310,10 +307,10 @@ class Engine:
                 allowed[i] = False
         if move == "retry":
             allowed &= self.answer_bearing
-        wanted = self.frameworks(setting) if move == "retry" else self.frameworks(named) if move == "follow_up" else frozenset()
+        asked = self.frameworks(named)
+        wanted = self.frameworks(setting) if move == "retry" else asked if move == "follow_up" else frozenset()
         if wanted:  # after a TensorFlow answer, or asked "what about PaddlePaddle?": only that framework's sections
             allowed &= np.array([not main or bool(main & wanted) for main in self.main_frameworks], dtype=bool)
-        asked = self.frameworks(named)
         preferred = None
         if move in ("new", "switch") and len(asked) == 1:
             # A TensorFlow question is answered from TensorFlow material when there is any; the rest still follows

@@ -57,11 +57,8 @@ def old_release(section: Section) -> str:
     >>> old_release(Section("a.md", "显存不足", ("D",), 1, 2, "x", "减小 batch_size", "D"))
     ''
     """
-    text = _own_text(section)
-    for label, pattern in _ERAS:
-        if pattern.search(text):
-            return label
-    return ""
+    found = old_releases(section)
+    return found[0] if found else ""
 
 
 def old_releases(section: Section) -> tuple[str, ...]:
