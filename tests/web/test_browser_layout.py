@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from fixtures.browser import ask, browser, chromium_missing_reason, rendered, shots  # noqa: F401 (browser and shots are fixtures)
-from fixtures.server import free_port, start_app, stop, wait_ready
+from fixtures.server import app_running
 
 _missing = chromium_missing_reason()
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(_missing is not None, reason=_missing or "")]
@@ -87,17 +87,11 @@ def site(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("layout")
     settings = repo_seeds_hash_settings(root)
-    port = free_port()
-    process = start_app(port, {
+    with app_running({
         "BOT_INDEX_DIR": str(settings.index_dir), "BOT_SEEDS_DIR": str(settings.seeds_dir), "BOT_EMBEDDER": "hash",
         "BOT_DATA_DIR": str(root / "data"), "BOT_CONTACT_URL": "mailto:gpu-help@example.com",
-    })
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(url + "/healthz", process, timeout=120)
+    }) as url:
         yield url
-    finally:
-        stop(process)
 
 
 def overlaps(page) -> list[tuple[dict, dict]]:

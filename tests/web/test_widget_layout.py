@@ -11,7 +11,7 @@ import re
 
 import pytest
 from fixtures.browser import ask, browser, chromium_missing_reason, rendered, shots  # noqa: F401 (browser and shots are fixtures)
-from fixtures.server import free_port, start_app, stop, wait_ready
+from fixtures.server import app_running
 
 from bot.web.ui import SAMPLE_LOG
 
@@ -58,18 +58,12 @@ def widget_site(tmp_path_factory):
     root = tmp_path_factory.mktemp("widget")
     settings = repo_seeds_hash_settings(root)
     seeds = settings.seeds_dir
-    port = free_port()
-    process = start_app(port, {
+    with app_running({
         "BOT_INDEX_DIR": str(settings.index_dir), "BOT_SEEDS_DIR": str(seeds), "BOT_EMBEDDER": "hash",
         "BOT_FEEDBACK_LOG": str(root / "feedback.jsonl"), "BOT_DATA_DIR": str(root / "data"),
         "BOT_CONTACT_URL": CONTACT, "BOT_CONTACT_LABEL": "GPU 支持",
-    })
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(url + "/healthz", process, timeout=120)
+    }) as url:
         yield url
-    finally:
-        stop(process)
 
 
 def overlaps(page) -> list[tuple[dict, dict]]:
