@@ -205,7 +205,7 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
         return app  # what a first answer needs; no Gradio import
     import gradio as gr
 
-    from bot.web.ui import CSS, THEME, WIDGET_CSS, make_ui
+    from bot.web.ui import CSS, THEME, WIDGET_CSS, make_ui, welcome_examples
 
     @app.get("/gradio.js", include_in_schema=False)
     def web_component_script() -> FileResponse:
@@ -217,8 +217,9 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     def widget_slash() -> RedirectResponse:
         return RedirectResponse(url=f"{web.root_path}/widget/", status_code=307)
 
-    widget = make_ui(engine, settings, web, compact=True, recorder=recorder, contact=contact)
-    full = make_ui(engine, settings, web, compact=False, recorder=recorder, contact=contact)
+    welcome = welcome_examples(engine, settings)  # once for both: it may parse the documents (ui-first start)
+    widget = make_ui(engine, settings, web, compact=True, recorder=recorder, contact=contact, welcome=welcome)
+    full = make_ui(engine, settings, web, compact=False, recorder=recorder, contact=contact, welcome=welcome)
     for blocks in (widget, full):
         blocks.queue(default_concurrency_limit=4, max_size=64)
     app = gr.mount_gradio_app(app, widget, path="/widget", css=WIDGET_CSS, footer_links=[],

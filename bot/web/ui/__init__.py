@@ -13,7 +13,7 @@ The names other modules import are re-exported here (the /admin page takes its l
 """
 
 from bot.web.ui.events import Deps, Recorder, ask_person, choose, exchanges, reason_prompt, respond, submit, vote, vote_reason
-from bot.web.ui.layout import AFTER_LOAD_JS, CSS, SCROLL_JS, THEME, WIDGET_CSS, make_ui
+from bot.web.ui.layout import AFTER_LOAD_JS, CSS, SCROLL_JS, THEME, WIDGET_CSS, make_ui, welcome_examples
 from bot.web.ui.state import (
     HEAD_CHARS, MAX_MESSAGES, MAX_SEARCH_CHARS, MAX_SESSIONS, MAX_SNAPSHOT_CHARS, MAX_TURNS, SESSION_TTL, AnswerInfo,
     ChatState, cap_input, feedback_values, restore, snapshot,
@@ -27,5 +27,5 @@ __all__ = [
     "MAX_TURNS", "SAMPLE_LOG", "SCROLL_JS", "SESSION_TTL", "THEME", "UI", "VOTE_REASONS", "WIDGET_CSS", "AnswerInfo",
     "ChatState", "Deps", "Recorder", "ask_person", "cap_input", "choose", "examples", "exchanges", "feedback_values",
     "make_ui", "page_title", "reason_prompt", "respond", "restore", "snapshot", "submit", "ui_language", "ui_text",
-    "vote", "vote_reason",
+    "vote", "vote_reason", "welcome_examples",
 ]

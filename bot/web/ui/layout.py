@@ -9,7 +9,6 @@ the words are in :mod:`bot.web.ui.strings`, the title and example questions in :
 from __future__ import annotations
 
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
@@ -59,27 +58,30 @@ AFTER_LOAD_JS = static_text("after_load.js")
 
 # ---------------------------------------------------------------- layout
 
-def _welcome_material(engine: Any, settings: Settings) -> tuple[list, Callable[[str], Any]]:
-    """The sections and their metadata the welcome's examples come from: the loaded engine's, or, while a
-    stand-in engine is still loading the index (the "ui" start order builds the page first and must not
-    wait for it), the documents in the seeds folder, parsed directly (milliseconds, no model)."""
+def welcome_examples(engine: Any, settings: Settings) -> list[dict]:
+    """The welcome's example questions (:func:`~bot.web.ui.welcome.examples`) from the loaded engine's sections
+    or, while a stand-in engine is still loading the index (the "ui" start order builds the page first and
+    must not wait for it), from the documents in the seeds folder, parsed directly (no model). ``app.py``
+    computes them once for the page and the widget."""
     if getattr(engine, "ready", True) is not False:
         try:
-            return engine.sections, engine.meta
+            return examples(engine.sections, engine.meta)
         except AttributeError:
-            return [], lambda key: None
+            return []
     from bot.kb.meta import load_meta
     from bot.kb.parse import parse_folder
 
     sections, _ = parse_folder(settings.seeds_dir, max_bytes=settings.max_seed_bytes,
                                max_sections=settings.max_seed_sections)
     meta, _ = load_meta(settings.seeds_dir, sections)
-    return sections, meta.get
+    return examples(sections, meta.get)
 
 
 def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool = False,
-            recorder: Recorder | None = None, contact: Contact | None = None) -> gr.Blocks:
-    """The chat as Gradio Blocks; ``compact`` is the portal widget (no header, fills its frame)."""
+            recorder: Recorder | None = None, contact: Contact | None = None,
+            welcome: list[dict] | None = None) -> gr.Blocks:
+    """The chat as Gradio Blocks; ``compact`` is the portal widget (no header, fills its frame); ``welcome``:
+    the example questions, when the caller already has them (else :func:`welcome_examples`)."""
     deps = Deps(engine, settings, web, with_origin(recorder, "widget" if compact else "ui"), contact or Contact())
     limit = settings.max_input_chars
     # No contact configured: the button gives what to collect for a colleague, and says so (no promise of a person).
@@ -91,7 +93,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
     # sections answer, so another company's documents never show this repository's seed questions.
     title = {language: page_title(settings.title, language) for language in UI}
     both_titles = title["zh"] if title["zh"] == title["en"] else f"{title['zh']} · {title['en']}"
-    welcome_examples = examples(*_welcome_material(engine, settings))
+    welcome = welcome_examples(engine, settings) if welcome is None else welcome
 
     def base_of(request: gr.Request | None) -> str:
         return request_base(request, web) if request is not None else public_base({}, "http", web)
@@ -183,7 +185,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
             elem_id="chat",
             elem_classes=["bot-chat"],
             placeholder=UI["zh"]["welcome"] + "\n\n" + UI["en"]["welcome"].replace("### Hi!\n\n", ""),
-            examples=welcome_examples or None,
+            examples=welcome or None,
             scale=1,
             # The chat scrolls inside; the input stays in view (dvh: phones' browser bars are not counted twice).
             height="100%",
