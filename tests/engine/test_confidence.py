@@ -29,7 +29,7 @@ from conftest import DEV_SET, REPO
 EVAL_FILES = sorted((REPO / "eval").glob("*.jsonl"))
 CONVERSATION_FILES = [p for p in EVAL_FILES if is_conversation_file(p)]
 CASE_FILES = [p for p in EVAL_FILES if p not in CONVERSATION_FILES]
-HOLDOUT_FILES = sorted((REPO / "eval" / "holdout").glob("*.jsonl"))
+HOLDOUT_FILES = sorted((REPO / "eval").glob("holdout*/*.jsonl"))  # holdout, holdout2, holdout3: never fitted on
 
 
 def all_queries(paths) -> list[str]:
