@@ -47,7 +47,7 @@ FEATURES = (
     "is_log",  # the input was a pasted log
     "problem_match",  # +1: the best section covers the question's problem (OOM, NaN, a task); -1: it names others; 0: none named
     "product_setting",  # products built on the section's framework (PaddleOCR on a Paddle FAQ): the setting, not foreign
-    "precedent_in_scope",  # share of the nearest labelled real questions the knowledge base answered (bot.engine.precedents)
+    "precedent_lean",  # nearest answered labelled real question minus nearest unanswered one, cosine (bot.engine.precedents)
     "precedent_top",  # their vote for the best section: questions like this one were answered by it
 )
 FOLLOW_FEATURES = (

@@ -4,20 +4,21 @@
 each one either names the sections that answer it or says the knowledge base has none. Those
 questions are kept, as their e5 vectors and answers, beside the calibration. A new question is
 compared with them: its ``k`` nearest precedents vote, each by ``exp(cosine / temperature)``
-relative to the nearest one, for the sections that answered them, and say what share of them the
-knowledge base answered at all. A question like many that were answered by "显存不足" leans
+relative to the nearest one, for the sections that answered them; and the question *leans* towards
+being answered by how much closer it is to the nearest answered precedent than to the nearest one
+the knowledge base did not answer. A question like many that were answered by "显存不足" leans
 towards that section; one like the Jetson and Docker questions the knowledge base never answered
-is less likely to be answered now.
+is less likely to be answered now; an off-topic one is far from both and leans neither way.
 
     >>> import numpy as np
     >>> p = Precedents(np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]], dtype=np.float32),
     ...                (("a.md#oom",), ("a.md#oom", "a.md#nan"), ()), k=2, temperature=0.05)
     >>> vote = p.vote(np.array([1.0, 0.0], dtype=np.float32), {"a.md#oom": 0, "a.md#nan": 1, "b.md#x": 2})
-    >>> [round(float(v), 3) for v in vote.sections], round(vote.in_scope, 3)
+    >>> [round(float(v), 3) for v in vote.sections], round(vote.lean, 3)
     ([0.991, 0.009, 0.0], 1.0)
     >>> far = p.vote(np.array([0.0, 1.0], dtype=np.float32), {"a.md#oom": 0, "a.md#nan": 1, "b.md#x": 2})
-    >>> [round(float(v), 3) for v in far.sections], round(far.in_scope, 3)
-    ([0.0, 0.0, 0.0], 0.0)
+    >>> [round(float(v), 3) for v in far.sections], round(far.lean, 3)
+    ([0.0, 0.0, 0.0], -0.4)
 
 A precedent answered by several sections gives each an equal part of its vote. Nothing here is
 typed in by hand: ``k`` and ``temperature`` are chosen by ``bot calibrate`` with the ranking
@@ -37,10 +38,12 @@ FILE_FORMAT = 1
 
 @dataclass(frozen=True)
 class Vote:
-    """Per section, the precedents' weighted vote (sums to the share answered); and that share."""
+    """Per section, the nearest precedents' weighted vote; and the lean: how much closer the question is to
+    the nearest precedent the knowledge base answered than to the nearest one it did not (cosine difference;
+    about 0 for a question far from both, such as an off-topic one)."""
 
     sections: np.ndarray
-    in_scope: float
+    lean: float
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,13 +92,13 @@ class Precedents:
         nearest = np.argsort(-sims, kind="stable")[: self.k]
         weights = np.exp((sims[nearest] - sims[nearest].max()) / self.temperature)
         weights = weights / weights.sum()
-        answered = 0.0
         for weight, row in zip(weights, candidates[nearest]):
             keys = [section_index[key] for key in self.answers[row] if key in section_index]
             if keys:
-                answered += float(weight)
                 votes[keys] += float(weight) / len(keys)
-        return Vote(votes, answered)
+        answered = np.array([bool(self.answers[row]) for row in candidates])
+        lean = float(sims[answered].max() - sims[~answered].max()) if answered.any() and (~answered).any() else 0.0
+        return Vote(votes, lean)
 
     # ---------------------------------------------------------------- storage
 

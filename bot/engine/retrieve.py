@@ -337,9 +337,9 @@ class Engine:
         allowed to vote; calibration leaves out the question's own thread). A follow-up's words alone ("那多机呢？")
         are not a question the precedents were asked: it gets none."""
         if precedents is None or not len(precedents) or evidence.own is None or evidence.move not in ("new", "switch"):
-            return replace(evidence, precedent=None, precedent_in_scope=0.0)
+            return replace(evidence, precedent=None, precedent_lean=0.0)
         vote = precedents.vote(evidence.own.query_vector, self._by_key, among)
-        return replace(evidence, precedent=vote.sections, precedent_in_scope=vote.in_scope)
+        return replace(evidence, precedent=vote.sections, precedent_lean=vote.lean)
 
     def ask(self, text: object, *, k: int = 10, case: Case | None = None, mode: str = "hybrid",
             use_meta: bool = True, exclude: Iterable[str] = ()) -> Answer:
@@ -450,7 +450,7 @@ class Engine:
             "is_log": 1.0 if evidence.is_log else 0.0,
             "problem_match": (1.0 if problem & covered else -1.0) if problem else 0.0,
             "product_setting": float(min(len(built_on), 3)),
-            "precedent_in_scope": evidence.precedent_in_scope,
+            "precedent_lean": evidence.precedent_lean,
             "precedent_top": float(evidence.precedent[top]) if evidence.precedent is not None else 0.0,
         }
 
@@ -685,7 +685,7 @@ class Evidence:
     preferred: np.ndarray | None = None  # ranked before the other allowed sections (the one framework asked about)
     subject_share: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
     precedent: np.ndarray | None = None  # a new question: the labelled precedents' vote per section
-    precedent_in_scope: float = 0.0  # and the share of them the knowledge base answered
+    precedent_lean: float = 0.0  # and how much closer it is to an answered precedent than to an unanswered one
 
 
 @dataclass(frozen=True, eq=False)

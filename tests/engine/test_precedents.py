@@ -41,10 +41,11 @@ def test_a_question_like_a_labelled_one_leans_to_the_section_that_answered_it(en
     question = "训练很慢 显存不足"  # its words tie the two sections
     evidence = engine.evidence(question)
     slow, memory = _key(engine, "利用率"), _key(engine, "显存不足")
-    # Labelled precedent: this very wording was answered by the slow-training section.
-    precedents = Precedents(evidence.own.query_vector[None, :], ((slow,),), k=1)
+    # Labelled precedents: this very wording was answered by the slow-training section; its opposite by nothing.
+    vector = evidence.own.query_vector / np.linalg.norm(evidence.own.query_vector)
+    precedents = Precedents(np.stack([vector, -vector]), ((slow,), ()), k=1)
     voted_evidence = engine.with_precedents(evidence, precedents)
-    assert voted_evidence.precedent_in_scope == pytest.approx(1.0)
+    assert voted_evidence.precedent_lean == pytest.approx(2.0, abs=1e-2)  # cosine 1 to the answered, -1 to the other
     with_vote = rank(voted_evidence, Weights(0.5, 0.0, 0.0, precedent=4.0)).order
     assert engine.sections[with_vote[0]].key == slow
     # The same evidence with a precedent answered by the other section leans the other way.
@@ -53,14 +54,14 @@ def test_a_question_like_a_labelled_one_leans_to_the_section_that_answered_it(en
     # The engine's features carry the vote to the confidence model.
     top = with_vote[0]
     features = engine.features(voted_evidence, voted_evidence.own, top)
-    assert features["precedent_in_scope"] == pytest.approx(1.0) and features["precedent_top"] == pytest.approx(1.0)
+    assert features["precedent_lean"] == pytest.approx(2.0, abs=1e-2) and features["precedent_top"] == pytest.approx(1.0)
 
 
 def test_a_follow_up_gets_no_precedent_vote(engine):
     precedents = Precedents(np.ones((1, engine.embedder.dim), dtype=np.float32), ((_key(engine, "利用率"),),))
     first = engine.ask("显存不足怎么办")
     follow = engine.with_precedents(engine.evidence("那多卡呢？", first.case), precedents)
-    assert follow.move == "follow_up" and follow.precedent is None and follow.precedent_in_scope == 0.0
+    assert follow.move == "follow_up" and follow.precedent is None and follow.precedent_lean == 0.0
 
 
 def test_calibration_never_lets_a_question_vote_for_itself(engine):
@@ -72,11 +73,12 @@ def test_calibration_never_lets_a_question_vote_for_itself(engine):
     precedents = precedents_of(engine, rows)
     assert precedents.answers == ((slow,), ())
     first, second = voted(engine, rows, precedents)
-    assert first.evidence.precedent_in_scope == 0.0  # only the other thread (not answered) voted
-    assert second.evidence.precedent_in_scope == pytest.approx(1.0)
+    slow_at = next(n for n, s in enumerate(engine.sections) if s.key == slow)
+    assert not first.evidence.precedent.any()  # only the other thread (not answered) voted, not itself
+    assert second.evidence.precedent[slow_at] == pytest.approx(1.0)
     # A pool without the other thread leaves nobody to vote.
     alone = voted(engine, rows, precedents, pool=np.array([True, False]))[0]
-    assert alone.evidence.precedent_in_scope == 0.0 and not alone.evidence.precedent.any()
+    assert alone.evidence.precedent_lean == 0.0 and not alone.evidence.precedent.any()
 
 
 def _labelled(path, n_threads: int = 12):
