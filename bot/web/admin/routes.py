@@ -24,7 +24,7 @@ from urllib.parse import parse_qs
 from fastapi import Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from bot.web.admin.charts import TEMPLATES, chart, trimmed
+from bot.web.admin.charts import PHONE_WIDTH, TEMPLATES, chart, trimmed
 from bot.web.admin.clusters import Embeddings
 from bot.web.admin.report import EMBED_PER_VIEW, Report, build_report, report_csv
 from bot.web.admin.texts import group_label, page_language, words
@@ -105,11 +105,17 @@ def charts_of(report: Report, t: dict[str, str], labels: list[str] | None = None
     start = trimmed(report.days, report.series)
     names = {k: t[k] for k in ("questions", "answered", "tentative", "unanswered", "up", "down", "not_helpful",
                                 "gaps", "per_day", "per_week", "per_month", "no_data")}
+    questions, feedback = ["questions", "answered", "tentative", "unanswered"], ["up", "down", "not_helpful"]
     return {
-        "chart_questions": chart(report.days, report.series, ["questions", "answered", "tentative", "unanswered"],
-                                 t["chart_questions"], words=names, start=start),
-        "chart_feedback": chart(report.days, report.series, ["up", "down", "not_helpful"], t["chart_feedback"],
-                                style="stacked", words=names, start=start),
+        "chart_questions": chart(report.days, report.series, questions, t["chart_questions"], words=names, start=start),
+        "chart_feedback": chart(report.days, report.series, feedback, t["chart_feedback"], style="stacked", words=names,
+                                start=start),
+        # Drawn narrow for phones (the page shows one pair or the other): text stays readable, ticks are spaced
+        # for the width they are shown at, instead of the wide chart scaled down.
+        "phone_questions": chart(report.days, report.series, questions, t["chart_questions"], words=names, start=start,
+                                 width=PHONE_WIDTH),
+        "phone_feedback": chart(report.days, report.series, feedback, t["chart_feedback"], style="stacked",
+                                words=names, start=start, width=PHONE_WIDTH),
         # One day of data has no course over time to draw: no sparkline rather than one solid block.
         "sparks": [chart(report.days, {"gaps": list(g.daily)}, ["gaps"], label, small=True, words=names, start=start)
                    if len(report.days) - start > 1 else ""
