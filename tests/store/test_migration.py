@@ -172,3 +172,38 @@ def test_a_fresh_database_has_the_version_3_indexes(store_settings):
         assert indexes["ux_bot_events_vote_answer"]["unique"]
     finally:
         store.close()
+
+
+def test_an_upgrade_that_fails_half_way_leaves_version_2_whole(store_settings, monkeypatch):
+    """The steps run in one transaction (SQLite too, where Python's sqlite3 would commit DDL as it goes)."""
+    import bot.store.database as database
+
+    _make_v2(store_settings)
+
+    def crash_after_the_rebuild(conn):
+        database._v3(conn)
+        raise RuntimeError("power cut")
+
+    monkeypatch.setattr(database, "MIGRATIONS", [database._v1, database._v2, crash_after_the_rebuild])
+    try:
+        Store.open(store_settings)
+    except RuntimeError:
+        pass
+    engine = make_engine(resolve_url(store_settings))
+    try:
+        with engine.connect() as conn:
+            inspector = sa.inspect(conn)
+            assert sorted(inspector.get_table_names()) == ["bot_events", "bot_meta"]  # no parked copy left
+            assert [c["column_names"] for c in inspector.get_unique_constraints("bot_events")] == [["answer_id"]]
+            version = conn.execute(sa.select(meta_table.c.value).where(meta_table.c.key == "schema_version")).scalar()
+            assert version == "2"
+            assert [r.event_id for r in conn.execute(sa.text("SELECT event_id FROM bot_events ORDER BY id"))] == \
+                [r["event_id"] for r in V2_ROWS]
+    finally:
+        engine.dispose()
+    monkeypatch.undo()
+    store = Store.open(store_settings)  # the next start upgrades it
+    try:
+        assert _version(store) == 3 and len(store.rows()) == len(V2_ROWS)
+    finally:
+        store.close()

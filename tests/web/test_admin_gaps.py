@@ -335,3 +335,15 @@ def test_a_confident_answer_voted_down_is_shown_as_it_was_answered():
         "训练时显存不足怎么办", "answer", f"title of {oom}", (("outdated", 1),))
     (section,) = report.sections
     assert (section.key, section.cited, section.down, section.reasons) == (oom, 1, 1, {"outdated": 1})
+
+
+def test_every_event_of_a_turn_carries_the_answer_id_its_votes_name(hash_settings):
+    """One place stamps it (bot.answer.turn.take_turn), for the chat page, the widget, /api/ask and /v1 alike."""
+    from bot.answer.turn import take_turn
+
+    engine = Engine.open(hash_settings, auto_build=True)
+    first, talk = take_turn(engine, "训练时显存不足怎么办")
+    retry, _ = take_turn(engine, "没用，还是显存不足，batch size 已经是 1 了", conversation=talk)
+    for turned in (first, retry):
+        assert turned.reply.events and {e.answer_id for e in turned.reply.events} == {turned.answer_id}
+    assert "not_helpful" in {e.kind for e in retry.reply.events} and first.answer_id != retry.answer_id
