@@ -20,6 +20,10 @@ write error the batch is split (down to one row) so rows go in as soon as there 
 again (a nearly full disk). When the queue is full new rows are dropped, logged once and
 counted (the answer matters more than its statistics).
 
+``answer_id`` (schema version 3) names the reply an event is about: a question row carries the id of
+its reply, a vote the id of the answer voted on (one vote row per answer), so /admin ties a 👎 to its
+question whatever the session; questions stored before version 3 have none.
+
 ``origin`` says where an event came from: ``ui`` (the full chat page), ``widget`` (the portal
 panel), ``api`` (``/api/*``), ``v1`` (the OpenAI-compatible API), ``import`` (the old JSON-lines
 log), ``app`` (rows recorded before origins were told apart).
