@@ -191,3 +191,27 @@ def test_the_messages_stay_put_when_the_scroll_down_button_comes_and_goes(widget
         assert not problems, problems[:6]
     finally:
         context.close()
+
+
+WELCOME = """() => { const box = document.querySelector('#chat .placeholder-content') || document.querySelector('#chat .placeholder');
+  const chips = [...document.querySelectorAll('#chat button.example')].map(b => b.innerText.trim());
+  return {text: box ? box.innerText.replace(chips.join('\\n'), '') : '', chips,
+          visible: !!box && box.checkVisibility({visibilityProperty: true})}; }"""
+
+
+@pytest.mark.parametrize("locale", ["zh-CN", "en-US"])
+def test_the_welcome_speaks_the_pages_language_only(widget_site, browser, shots, locale):
+    """Issue 18: the widget's welcome said 你好 and Hi, with Chinese and English examples. A Chinese browser sees a
+    Chinese welcome with Chinese questions, an English one English only (the seeds have both, in seeds/meta)."""
+    chinese = locale.startswith("zh")
+    context = browser.new_context(viewport={"width": 400, "height": 640}, locale=locale)
+    page = context.new_page()
+    try:
+        open_loaded(page, widget_site + "/widget/")
+        shown = page.evaluate(WELCOME)
+        page.screenshot(path=str(shots / f"widget_welcome_{locale}.png"))
+        assert shown["visible"] and len(shown["chips"]) >= 3, shown
+        wrong = [t for t in [shown["text"], *shown["chips"]] if bool(re.search(r"[\u4e00-\u9fff]", t)) != chinese]
+        assert not wrong, shown
+    finally:
+        context.close()
