@@ -20,7 +20,7 @@ import urllib.request
 from urllib.parse import urlsplit
 
 import pytest
-from fixtures.browser import ask, browser, chromium_missing_reason, rendered, shots  # noqa: F401 (browser and shots are fixtures)
+from fixtures.browser import ask, browser, chromium_missing_reason, open_loaded, rendered, shots  # noqa: F401 (browser and shots are fixtures)
 from fixtures.server import app_running
 
 _missing = chromium_missing_reason()
@@ -195,5 +195,34 @@ def test_source_view_names_the_document_keeps_the_linked_line_in_view_and_reads_
                     problems += [(*where, "contrast", c) for c in page.evaluate(CONTRAST, SOURCE_TEXT) if c["ratio"] < 4.5]
                 page.screenshot(path=str(shots / f"layout_source_{width}x{height}_{scheme}.png"))
         assert not problems, problems[:8]
+    finally:
+        context.close()
+
+
+GAPS = """() => { const r = document.querySelector('#chat').getBoundingClientRect();
+  return {left: r.left, right: document.documentElement.clientWidth - r.right}; }"""
+
+
+def test_the_chat_uses_a_phones_width_and_is_centred_on_a_wide_screen(site, browser, shots):
+    """Seen on screenshots: the page kept Gradio's 32 px on each side of a 390 px phone (its @media rule never
+    applied: Gradio scopes rules in @media under .contain), and on a 1280 px screen it sat at the left edge with
+    the empty space all on the right. The widget fills its frame at every width."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, locale="zh-CN")
+    page = context.new_page()
+    problems = []
+    try:
+        for path in ("/", "/widget/"):
+            open_loaded(page, site + path)
+            for width, height in SIZES:
+                page.set_viewport_size({"width": width, "height": height})
+                rendered(page)
+                gaps = page.evaluate(GAPS)
+                narrow = path == "/widget/" or width < 640
+                if narrow and max(gaps.values()) > 8:
+                    problems.append((path, width, "margins wider than 8 px", gaps))
+                if not narrow and abs(gaps["left"] - gaps["right"]) > 2:
+                    problems.append((path, width, "not centred", gaps))
+            page.screenshot(path=str(shots / f"layout_width_{'widget' if 'widget' in path else 'page'}_1280x900.png"))
+        assert not problems, problems
     finally:
         context.close()
