@@ -201,17 +201,21 @@ WELCOME = """() => { const box = document.querySelector('#chat .placeholder-cont
 
 @pytest.mark.parametrize("locale", ["zh-CN", "en-US"])
 def test_the_welcome_speaks_the_pages_language_only(widget_site, browser, shots, locale):
-    """Issue 18: the widget's welcome said 你好 and Hi, with Chinese and English examples. A Chinese browser sees a
-    Chinese welcome with Chinese questions, an English one English only (the seeds have both, in seeds/meta)."""
+    """Issue 18: the widget's welcome said 你好 and Hi, with Chinese and English examples, under a tab titled
+    "知识库助手 · Knowledge base assistant". A Chinese browser sees a Chinese welcome with Chinese questions, an English
+    one English only (the seeds have both, in seeds/meta), in the widget and on the page, whose tab is titled in
+    that language too."""
     chinese = locale.startswith("zh")
     context = browser.new_context(viewport={"width": 400, "height": 640}, locale=locale)
     page = context.new_page()
     try:
-        open_loaded(page, widget_site + "/widget/")
-        shown = page.evaluate(WELCOME)
-        page.screenshot(path=str(shots / f"widget_welcome_{locale}.png"))
-        assert shown["visible"] and len(shown["chips"]) >= 3, shown
-        wrong = [t for t in [shown["text"], *shown["chips"]] if bool(re.search(r"[\u4e00-\u9fff]", t)) != chinese]
-        assert not wrong, shown
+        for path in ("/widget/", "/"):
+            open_loaded(page, widget_site + path)
+            shown = page.evaluate(WELCOME)
+            page.screenshot(path=str(shots / f"welcome_{'widget' if 'widget' in path else 'page'}_{locale}.png"))
+            assert shown["visible"] and len(shown["chips"]) >= 3, shown
+            wrong = [t for t in [shown["text"], *shown["chips"]] if bool(re.search(r"[\u4e00-\u9fff]", t)) != chinese]
+            assert not wrong, (path, shown)
+        assert page.title() == ("知识库助手" if chinese else "Knowledge base assistant")
     finally:
         context.close()

@@ -169,12 +169,15 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
         top = [gr.update(value=t["hint"] if compact else f"# {title[state.language]}\n{t['intro']}"),
                gr.update(value=t[person_key]), gr.update(value=t["new_chat"])]
         return (chat_value(state), state, gr.update(placeholder=t["placeholder"]), gr.update(choices=reasons),
-                gr.update(value=t["reason_label"]), *top, state.language)
+                gr.update(value=t["reason_label"]), *top, state.language, "" if compact else title[state.language])
 
     with gr.Blocks(title=both_titles, fill_height=True, analytics_enabled=False) as blocks:
         state = gr.State(ChatState(), time_to_live=SESSION_TTL)
         saved = gr.Textbox(visible=False, elem_id="bot-snapshot")
         language = gr.Textbox(visible=False, elem_id="bot-language")
+        # The tab's title in the UI's language (the HTML names both until the load event knows which); none for the
+        # widget, whose document may be the portal's own page (Gradio's web component): its title is the portal's.
+        tab_title = gr.Textbox(visible=False, elem_id="bot-tab-title")
         with gr.Row(elem_classes=["bot-top", "bot-widget-bar" if compact else "bot-page-bar"], equal_height=True):
             if compact:  # the portal's panel has its own title: one slim bar with a hint and the buttons
                 intro = gr.Markdown(UI["en"]["hint"], elem_classes=["bot-widget-hint"])
@@ -248,7 +251,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
             chatbot.clear(on_new_chat, [state], [box, chatbot, state, reason_row, saved], queue=False).then(
                 None, [saved], None, js=save_js
             )
-        blocks.load(on_load, [saved], [chatbot, state, box, reasons, reason_label, intro, person, new, language],
-                    js=load_js, queue=False).then(None, [language], None, js=AFTER_LOAD_JS)
+        blocks.load(on_load, [saved], [chatbot, state, box, reasons, reason_label, intro, person, new, language, tab_title],
+                    js=load_js, queue=False).then(None, [language, tab_title], None, js=AFTER_LOAD_JS)
     blocks.state_session_capacity = MAX_SESSIONS
     return blocks
