@@ -128,11 +128,13 @@ def test_follow_up_uses_the_history(open_server):
 
 def test_that_didnt_help_moves_on_instead_of_repeating(open_server):
     first = ok(open_server, "nccl")
-    shown = {h["key"] for h in first["hits"]}
+    # What the reply led with (an answer's section, or a clarifying question's options) is never given again;
+    # sections listed as related under an answer may be the next thing to try.
+    led = {h["key"] for h in (first["hits"][:1] if first["kind"] == "answer" else first["hits"])}
     for history in (["nccl"], [{"role": "user", "content": "nccl"}, {"role": "assistant", "content": "..."}]):
         data = ok(open_server, "that didn't help", history)
         assert "Sorry that didn't help" in data["reply"]
-        assert not shown & {h["key"] for h in data["hits"]}
+        assert not led & {h["key"] for h in data["hits"]}
         assert data["kind"] in ("answer", "no_match", "exhausted")
 
 
