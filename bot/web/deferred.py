@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import html
-import importlib.abc
-import importlib.machinery
 import json
 import sys
 import threading
@@ -39,85 +37,6 @@ PAGE_QUIET_S = 0.5  # "ui" order: the page is loaded when no request for it has 
 PAGE_WAIT_S = 5.0  # ... or after this long, whatever the browser still asks
 StartFirst = Literal["ui", "api"]  # what a cold start serves first: the chat page, or the API's first answer
 ENGINE_WAIT_S = 600.0  # a chat question typed while the index loads waits this long at most (a first build: a minute)
-
-
-class _LeanGradioImport(importlib.abc.MetaPathFinder):
-    """Loads ``gradio.component_meta`` so that defining Gradio's ~80 component classes skips two chores.
-
-    For each class, on import, Gradio re-derives the ``.pyi`` type stub from the class's source (an ``ast``
-    parse and a source-segment search, and a rewrite of the stub in site-packages when it differs): 1.3 s of
-    the 3.3 s of CPU that ``import gradio`` takes here, for files only an IDE reads (Gradio ships them
-    written). And it renders each event listener's docstring as a Jinja2 template (216 templates compiled,
-    0.2 s) to put the component's name in: :func:`_listener_doc` does that substitution directly, and leaves
-    any other template to Jinja, so ``help()`` reads the same.
-    """
-
-    name = "gradio.component_meta"
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname != self.name:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or spec.loader is None:
-            return None
-        run_module = spec.loader.exec_module
-
-        def exec_module(module: Any) -> None:
-            run_module(module)
-            # Another Gradio may have moved these: then nothing is changed and the import does all it did.
-            if callable(getattr(module, "create_or_modify_pyi", None)):
-                module.create_or_modify_pyi = _no_stub_rewrite
-            listener = getattr(sys.modules.get("gradio.events"), "EventListener", None)
-            if callable(getattr(listener, "set_doc", None)):
-                listener.set_doc = _listener_doc(listener.set_doc)
-
-        spec.loader.exec_module = exec_module  # type: ignore[method-assign]  # this spec's own loader object
-        return spec
-
-
-def _no_stub_rewrite(component_class: type, class_name: str, events: list) -> None:
-    """What Gradio calls per component class instead of rewriting its type stub: nothing."""
-
-
-COMPONENT_SLOT = "{{ component }}"
-
-
-def _listener_doc(render_with_jinja: Callable) -> Callable:
-    """``EventListener.set_doc`` that fills in the component's name without compiling a Jinja2 template.
-
-    >>> from types import SimpleNamespace
-    >>> def jinja(self, component): self.listener.__doc__ = "(jinja)"
-    >>> event = SimpleNamespace(listener=SimpleNamespace(__doc__="Triggered when the {{ component }} is clicked."))
-    >>> _listener_doc(jinja)(event, component="Button"); event.listener.__doc__
-    'Triggered when the Button is clicked.'
-    >>> event.listener.__doc__ = "{% if x %}...{% endif %} the {{ component }}"  # more than the name: Jinja's job
-    >>> _listener_doc(jinja)(event, component="Button"); event.listener.__doc__
-    '(jinja)'
-    """
-
-    def set_doc(self: Any, component: str) -> None:
-        doc = self.listener.__doc__
-        if not doc:
-            return
-        rest = doc.replace(COMPONENT_SLOT, "")
-        if "{{" in rest or "{%" in rest or "{#" in rest or doc.endswith("\n"):  # Jinja would change more than the name
-            render_with_jinja(self, component)
-            return
-        self.listener.__doc__ = doc.replace(COMPONENT_SLOT, component)
-
-    return set_doc
-
-
-def lean_gradio_import() -> bool:
-    """Make the coming ``import gradio`` skip its stub rewriting and doc templating (:class:`_LeanGradioImport`).
-
-    False when Gradio is imported already (too late: its classes exist). Installing twice installs once.
-    """
-    if "gradio.component_meta" in sys.modules:
-        return False
-    if not any(isinstance(finder, _LeanGradioImport) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _LeanGradioImport())
-    return True
 
 
 class EngineLoading(RuntimeError):
