@@ -1,16 +1,17 @@
 """Import Gradio without the chores a server never uses: half the CPU of ``import gradio``.
 
-Importing Gradio is most of a cold start (the chat page cannot render before it). Three things it does on
-import serve an IDE or a notebook, not a server, and took 1.8 s of the 3.3 s of CPU here (gradio 6.31):
+Importing Gradio is most of a cold start (the chat page cannot render before it). Two things it does on
+import serve an IDE, not a server, and took 1.5 s of the 3.3 s of CPU here (gradio 6.31):
 
 - for each of its ~80 component classes it re-derives the ``.pyi`` type stub from the class's source
   (an ``ast`` parse and a source-segment search) and rewrites the stub in site-packages when it differs
   (1.3 s; Gradio ships the stubs written);
 - it renders each event listener's docstring as a Jinja2 template to put the component's name in
   (216 templates compiled, 0.2 s): :func:`_listener_doc` substitutes the name directly and leaves any other
-  template to Jinja, so ``help()`` reads the same;
-- its notebook extension imports IPython (with jedi and prompt_toolkit, 0.3 s) to register the
-  ``%%blocks`` magic; it already does without when IPython is missing, so here it is shown none.
+  template to Jinja, so ``help()`` reads the same.
+
+(Its notebook extension imports IPython too, 0.3 s, but keeping IPython from it gains nothing: building the
+Blocks imports IPython anyway, to ask whether it runs in Colab.)
 
 :func:`lean_gradio_import` installs an import hook that does this for the next ``import gradio``; Gradio's
 modules load from its own files, and a Gradio that moved these functions is imported unchanged.
@@ -21,25 +22,17 @@ from __future__ import annotations
 import importlib.abc
 import importlib.machinery
 import sys
-import threading
 from typing import Any, Callable
 
 COMPONENT_META = "gradio.component_meta"  # defines the component classes' metaclass
-NOTEBOOK_EXTENSION = "gradio.ipython_ext"  # registers the %%blocks magic when IPython imports
 COMPONENT_SLOT = "{{ component }}"
 
 
 class _LeanGradioImport(importlib.abc.MetaPathFinder):
-    """Finds Gradio's two modules above with a loader that adjusts them; any other name: not ours."""
-
-    def __init__(self) -> None:
-        self._no_ipython_for: int | None = None  # the thread executing the notebook extension, which gets none
+    """Finds ``gradio.component_meta`` with a loader that adjusts it once run; any other name: not ours."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname == "IPython" and self._no_ipython_for == threading.get_ident():
-            raise ModuleNotFoundError("IPython is not imported for Gradio's notebook extension in the server "
-                                      "(bot.web.lean_gradio)", name=fullname)
-        if fullname not in (COMPONENT_META, NOTEBOOK_EXTENSION):
+        if fullname != COMPONENT_META:
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None:
@@ -47,14 +40,8 @@ class _LeanGradioImport(importlib.abc.MetaPathFinder):
         run_module = spec.loader.exec_module
 
         def exec_module(module: Any) -> None:
-            if fullname == NOTEBOOK_EXTENSION:
-                self._no_ipython_for = threading.get_ident()
-                try:
-                    run_module(module)
-                finally:
-                    self._no_ipython_for = None
-                return
             run_module(module)
+            # Another Gradio may have moved these: then nothing is changed and the import does all it did.
             if callable(getattr(module, "create_or_modify_pyi", None)):
                 module.create_or_modify_pyi = _no_stub_rewrite
             listener = getattr(sys.modules.get("gradio.events"), "EventListener", None)
@@ -99,7 +86,7 @@ def _listener_doc(render_with_jinja: Callable) -> Callable:
 def lean_gradio_import() -> bool:
     """Make the coming ``import gradio`` skip the chores above; False when Gradio is imported already.
 
-    Installing twice installs once; IPython stays importable for everything but Gradio's notebook extension.
+    Installing twice installs once.
     """
     if COMPONENT_META in sys.modules:
         return False
