@@ -39,24 +39,24 @@ ZH_STOPWORDS = frozenset(
     "把 被 对 从 到 给 让 用 使用 进行 问题 出现 如果 但是 但 而 之后 以后".split()
 )
 
-_jieba = None  # the jieba module, once its dictionary is loaded
-_jieba_lock = threading.Lock()  # concurrent first questions load the dictionary once
+_tokenizer = None  # jieba's default tokenizer, once its dictionary is loaded
+_tokenizer_lock = threading.Lock()  # concurrent first questions load the dictionary once
 
 
 def _cut_chinese(run: str) -> list[str]:
-    return (_jieba or _load_jieba()).lcut_for_search(run)
+    return (_tokenizer or _load_jieba()).lcut_for_search(run)
 
 
 def _load_jieba():
-    """jieba with its dictionary loaded, from jieba's own cache file when it has one.
+    """jieba's default tokenizer with its dictionary loaded, from jieba's own cache file when it has one.
 
     jieba reads that cache with ``marshal.load(file)``, which pulls the 9 MB in small reads: 0.75 s here,
     against 0.2 s for ``marshal.loads`` of the whole file read at once, on the path of every start-up.
-    Without a cache (or with a custom dictionary) jieba loads the dictionary itself and writes the cache.
+    Without a cache (or with a damaged one) jieba loads the dictionary itself and writes the cache.
     """
-    global _jieba
-    with _jieba_lock:
-        if _jieba is None:
+    global _tokenizer
+    with _tokenizer_lock:
+        if _tokenizer is None:
             import jieba
 
             jieba.setLogLevel(logging.WARNING)
@@ -69,8 +69,8 @@ def _load_jieba():
                         tokenizer.FREQ, tokenizer.total = loaded
                         tokenizer.initialized = True
             tokenizer.check_initialized()  # no cache, or an unreadable one: jieba builds the dictionary (and cache)
-            _jieba = jieba
-    return _jieba
+            _tokenizer = tokenizer
+    return _tokenizer
 
 
 def _read_jieba_cache(path: Path) -> tuple[dict, int] | None:
