@@ -1,17 +1,18 @@
 """Import Gradio without the chores a server never uses: half the CPU of ``import gradio``.
 
-Importing Gradio is most of a cold start (the chat page cannot render before it). Two things it does on
-import serve an IDE, not a server, and took 1.5 s of the 3.3 s of CPU here (gradio 6.31):
+Importing Gradio is most of a cold start (the chat page cannot render before it). Three things it does
+serve an IDE or a notebook, not a server, and took 1.8 s of the 3.3 s of CPU of its import here (gradio 6.31):
 
 - for each of its ~80 component classes it re-derives the ``.pyi`` type stub from the class's source
   (an ``ast`` parse and a source-segment search) and rewrites the stub in site-packages when it differs
   (1.3 s; Gradio ships the stubs written);
 - it renders each event listener's docstring as a Jinja2 template to put the component's name in
   (216 templates compiled, 0.2 s): :func:`_listener_doc` substitutes the name directly and leaves any other
-  template to Jinja, so ``help()`` reads the same.
-
-(Its notebook extension imports IPython too, 0.3 s, but keeping IPython from it gains nothing: building the
-Blocks imports IPython anyway, to ask whether it runs in Colab.)
+  template to Jinja, so ``help()`` reads the same;
+- it imports IPython (with jedi, prompt_toolkit …: 0.3 s): its notebook extension, to register the ``%%blocks``
+  magic, and its checks for a notebook or Colab, to ask IPython for the running shell. A process that has not
+  imported IPython runs in no IPython shell: then the extension is shown none (it already does without) and
+  the checks answer False at once. Where IPython is imported (a notebook), all of this runs as Gradio wrote it.
 
 :func:`lean_gradio_import` installs an import hook that does this for the next ``import gradio``; Gradio's
 modules load from its own files, and a Gradio that moved these functions is imported unchanged.
@@ -19,20 +20,31 @@ modules load from its own files, and a Gradio that moved these functions is impo
 
 from __future__ import annotations
 
+import functools
 import importlib.abc
 import importlib.machinery
 import sys
+import threading
 from typing import Any, Callable
 
 COMPONENT_META = "gradio.component_meta"  # defines the component classes' metaclass
+NOTEBOOK_EXTENSION = "gradio.ipython_ext"  # registers the %%blocks magic, importing IPython for it
+UTILS = "gradio.utils"  # colab_check and ipython_check: ask IPython for the running shell
+SHELL_CHECKS = ("colab_check", "ipython_check")
 COMPONENT_SLOT = "{{ component }}"
 
 
 class _LeanGradioImport(importlib.abc.MetaPathFinder):
-    """Finds ``gradio.component_meta`` with a loader that adjusts it once run; any other name: not ours."""
+    """Finds Gradio's three modules above with a loader that adjusts them; any other name: not ours."""
+
+    def __init__(self) -> None:
+        self._no_ipython_for: int | None = None  # the thread running the notebook extension without IPython
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname != COMPONENT_META:
+        if fullname == "IPython" and self._no_ipython_for == threading.get_ident():
+            raise ModuleNotFoundError("IPython is not imported for Gradio's notebook extension outside a notebook "
+                                      "(bot.web.lean_gradio)", name=fullname)
+        if fullname not in (COMPONENT_META, NOTEBOOK_EXTENSION, UTILS):
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None:
@@ -40,8 +52,22 @@ class _LeanGradioImport(importlib.abc.MetaPathFinder):
         run_module = spec.loader.exec_module
 
         def exec_module(module: Any) -> None:
+            if fullname == NOTEBOOK_EXTENSION and "IPython" not in sys.modules:
+                self._no_ipython_for = threading.get_ident()
+                try:
+                    run_module(module)
+                finally:
+                    self._no_ipython_for = None
+                return
             run_module(module)
             # Another Gradio may have moved these: then nothing is changed and the import does all it did.
+            if fullname == UTILS:
+                for name in SHELL_CHECKS:
+                    if callable(getattr(module, name, None)):
+                        setattr(module, name, _outside_ipython_false(getattr(module, name)))
+                return
+            if fullname != COMPONENT_META:
+                return
             if callable(getattr(module, "create_or_modify_pyi", None)):
                 module.create_or_modify_pyi = _no_stub_rewrite
             listener = getattr(sys.modules.get("gradio.events"), "EventListener", None)
@@ -54,6 +80,24 @@ class _LeanGradioImport(importlib.abc.MetaPathFinder):
 
 def _no_stub_rewrite(component_class: type, class_name: str, events: list) -> None:
     """What Gradio calls per component class instead of rewriting its type stub: nothing."""
+
+
+def _outside_ipython_false(check: Callable[[], bool]) -> Callable[[], bool]:
+    """Gradio's "does this run in a notebook (or Colab)?" answering False, without importing IPython, when no
+    IPython is imported: no IPython shell can be running then.
+
+    >>> import sys
+    >>> asked = []
+    >>> in_notebook = _outside_ipython_false(lambda: asked.append("IPython") or True)
+    >>> "IPython" in sys.modules or (in_notebook(), asked)
+    (False, [])
+    """
+
+    @functools.wraps(check)
+    def outside_ipython_false() -> bool:
+        return "IPython" in sys.modules and check()
+
+    return outside_ipython_false
 
 
 def _listener_doc(render_with_jinja: Callable) -> Callable:
