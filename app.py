@@ -247,7 +247,7 @@ def deferred_app(config: AppConfig, store: Any, on_fatal: Any = None) -> Any:
     from bot.web.deferred import DeferredApp, EngineWhenReady
     from bot.web.lean_gradio import lean_gradio_import
 
-    lean_gradio_import()  # the UI's Gradio import, in half the CPU (no IDE stubs rewritten, no doc templates)
+    lean_gradio_import()  # the UI's Gradio import in half the CPU: no IDE stubs, doc templates or IPython
     settings, web = config.engine, config.web
     engine = EngineWhenReady(settings)
     parts = dict(store=store, ops=config.store, contact=config.contact)
