@@ -45,57 +45,68 @@ class _LeanGradioImport(importlib.abc.MetaPathFinder):
             raise ModuleNotFoundError("IPython is not imported for Gradio's notebook extension outside a notebook "
                                       "(bot.web.lean_gradio)", name=fullname)
         if fullname not in (COMPONENT_META, NOTEBOOK_EXTENSION, UTILS):
-            return None
+            return None  # not ours: the next finder looks
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None:
             return None
         run_module = spec.loader.exec_module
 
         def exec_module(module: Any) -> None:
-            if fullname == NOTEBOOK_EXTENSION and "IPython" not in sys.modules:
-                self._no_ipython_for = threading.get_ident()
-                try:
-                    run_module(module)
-                finally:
-                    self._no_ipython_for = None
-                return
-            run_module(module)
-            # Another Gradio may have moved these: then nothing is changed and the import does all it did.
-            if fullname == UTILS:
-                for name in SHELL_CHECKS:
-                    if callable(getattr(module, name, None)):
-                        setattr(module, name, _outside_ipython_false(getattr(module, name)))
-                return
-            if fullname != COMPONENT_META:
-                return
-            if callable(getattr(module, "create_or_modify_pyi", None)):
-                module.create_or_modify_pyi = _no_stub_rewrite
-            listener = getattr(sys.modules.get("gradio.events"), "EventListener", None)
-            if callable(getattr(listener, "set_doc", None)):
-                listener.set_doc = _listener_doc(listener.set_doc)
+            if fullname == NOTEBOOK_EXTENSION:
+                self._run_without_ipython(run_module, module)
+            else:
+                run_module(module)
+                ADJUST[fullname](module)
 
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]  # this spec's own loader object
         return spec
+
+    def _run_without_ipython(self, run_module: Callable, module: Any) -> None:
+        if "IPython" in sys.modules:  # a notebook: the extension is wanted, as Gradio wrote it
+            run_module(module)
+            return
+        self._no_ipython_for = threading.get_ident()
+        try:
+            run_module(module)
+        finally:
+            self._no_ipython_for = None
+
+
+# Another Gradio may have moved these functions: then nothing is changed and the import does all it did.
+
+def _adjust_component_meta(module: Any) -> None:
+    if callable(getattr(module, "create_or_modify_pyi", None)):
+        module.create_or_modify_pyi = _no_stub_rewrite
+    listener = getattr(sys.modules.get("gradio.events"), "EventListener", None)
+    if callable(getattr(listener, "set_doc", None)):
+        listener.set_doc = _listener_doc(listener.set_doc)
+
+
+def _adjust_utils(module: Any) -> None:
+    for name in SHELL_CHECKS:
+        if callable(getattr(module, name, None)):
+            setattr(module, name, _outside_ipython_false(getattr(module, name)))
 
 
 def _no_stub_rewrite(component_class: type, class_name: str, events: list) -> None:
     """What Gradio calls per component class instead of rewriting its type stub: nothing."""
 
 
-def _outside_ipython_false(check: Callable[[], bool]) -> Callable[[], bool]:
+def _outside_ipython_false(check: Callable[[], bool], modules: dict = sys.modules) -> Callable[[], bool]:
     """Gradio's "does this run in a notebook (or Colab)?" answering False, without importing IPython, when no
-    IPython is imported: no IPython shell can be running then.
+    IPython is imported (in ``modules``): no IPython shell can be running then.
 
-    >>> import sys
     >>> asked = []
-    >>> in_notebook = _outside_ipython_false(lambda: asked.append("IPython") or True)
-    >>> "IPython" in sys.modules or (in_notebook(), asked)
+    >>> def check(): asked.append("IPython imported and asked"); return True
+    >>> _outside_ipython_false(check, modules={})(), asked
     (False, [])
+    >>> _outside_ipython_false(check, modules={"IPython": "imported"})(), asked
+    (True, ['IPython imported and asked'])
     """
 
     @functools.wraps(check)
     def outside_ipython_false() -> bool:
-        return "IPython" in sys.modules and check()
+        return "IPython" in modules and check()
 
     return outside_ipython_false
 
@@ -125,6 +136,9 @@ def _listener_doc(render_with_jinja: Callable) -> Callable:
         self.listener.__doc__ = doc.replace(COMPONENT_SLOT, component)
 
     return set_doc
+
+
+ADJUST = {COMPONENT_META: _adjust_component_meta, UTILS: _adjust_utils}  # what each module gets once it has run
 
 
 def lean_gradio_import() -> bool:
