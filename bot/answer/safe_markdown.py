@@ -82,6 +82,9 @@ _BR_TAG = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _A_START = re.compile(r"<a\s", re.IGNORECASE)
 _HREF = re.compile(r"\bhref\s*=\s*[\"']([^\"'<>]*)[\"']", re.IGNORECASE)  # the value scan stops at a quote: linear
 _A_CLOSE = re.compile(r"</a\s*>", re.IGNORECASE)
+_IMG_START = re.compile(r"<img\s", re.IGNORECASE)
+_SRC = re.compile(r"\bsrc\s*=\s*[\"']([^\"'<>]*)[\"']", re.IGNORECASE)
+_ALT = re.compile(r"\balt\s*=\s*[\"']([^\"'<>]*)[\"']", re.IGNORECASE)
 _TEXT_SPECIALS = re.compile(r"([\\\[\]])")
 
 
@@ -148,9 +151,7 @@ def _inline(tokens: list[Token], language: str) -> str:
         elif kind == "image":
             url = str(token.attrGet("src") or "")
             alt = "".join(_text(child.content) for child in token.children or [] if child.type == "text").strip()
-            word = text(language, "image")
-            name = f"{word}: {alt}" if alt else word
-            out.append(f"[{name}]({target})" if (target := _target(url)) else f"({name})")
+            out.append(_image(url, alt, language))
         elif kind in ("em_open", "em_close", "strong_open", "strong_close"):
             out.append(token.markup)
         elif kind == "html_inline":
@@ -161,6 +162,11 @@ def _inline(tokens: list[Token], language: str) -> str:
                 open_link(html.unescape(match.group(1)).strip())
             elif _A_CLOSE.fullmatch(tag.strip()):
                 close_link()
+            elif _IMG_START.match(tag):  # a document's <img>: named like a markdown image, never loaded
+                src = html.unescape(match.group(1)).strip() if (match := _SRC.search(tag)) else ""
+                alt = _text(html.unescape(match.group(1)).strip()) if (match := _ALT.search(tag)) else ""
+                named = "" if re.match(r"[a-z][a-z0-9+.-]*:", src, re.IGNORECASE) else src.rsplit("/", 1)[-1]
+                out.append(_image(src, alt or _text(named), language))
             else:
                 out.append(escape_text(tag))
         else:
@@ -168,6 +174,17 @@ def _inline(tokens: list[Token], language: str) -> str:
     while links:  # an <a> never closed: keep its words
         close_link()
     return "".join(out)
+
+
+def _image(url: str, alt: str, language: str) -> str:
+    """An image as a link to it (http(s) only) or its name in brackets: the chat never loads it.
+
+    >>> _image("https://x.org/a.png", "diagram", "en"), _image("images/data_parallel.png", "data_parallel.png", "en")
+    ('[image: diagram](https://x.org/a.png)', '(image: data_parallel.png)')
+    """
+    word = text(language, "image")
+    name = f"{word}: {alt}" if alt else word
+    return f"[{name}]({target})" if (target := _target(url)) else f"({name})"
 
 
 def _html_lines(content: str, language: str) -> list[str]:

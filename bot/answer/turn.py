@@ -4,8 +4,8 @@ A turn is: the conversation so far (the UI's own, or rebuilt from the user messa
 request carries), the reply to the new message, and what to offer next — the reply's own
 options (a clarifying question, the closest sections) or, after an answer, follow-up
 suggestions: the cited section's neighbours in its document that are about the same thing
-(:func:`related`), each labelled with its whole heading. The edges only record the turn's events
-and render it.
+(:func:`related`), each labelled with its whole heading. The turn's events carry its ``answer_id``
+(the id a 👍/👎 on the reply names); the edges only record them and render the turn.
 
     >>> from bot.answer.reply import Reply
     >>> Turned(Reply(kind="empty", language="en", markdown="Type a question"), (), "a1").to_json()["suggestions"]
@@ -18,7 +18,7 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -117,4 +117,7 @@ def take_turn(engine: Engine, message: object, *, history: Sequence[str] = (), c
         engine, history, base_url=base_url, contact=contact or Contact())
     reply = talk.respond(message)
     latency = (time.perf_counter() - started) * 1000
-    return Turned(reply, suggestions(reply, engine), uuid.uuid4().hex, latency), talk
+    answer_id = uuid.uuid4().hex
+    # Stamped here, for every edge at once: the question's row in the store names the reply its votes name.
+    reply.events[:] = [replace(event, answer_id=answer_id) for event in reply.events]
+    return Turned(reply, suggestions(reply, engine), answer_id, latency), talk

@@ -3,8 +3,9 @@
 From labelled questions (``eval/*.jsonl``: real questions from public threads, each with its
 ``url``) and labelled conversations (files whose rows have ``turns``) this
 
-1. picks the ranking weights (BM25, subject and title terms) that put an expected section
-   first most often on first turns;
+1. picks the ranking weights (BM25, subject and title terms, and the vote of the labelled
+   precedents nearest to a question, :mod:`bot.engine.precedents`: its weight, ``k`` and
+   temperature) that put an expected section first most often on first turns;
 2. fits a logistic regression from :data:`bot.engine.calibration.FEATURES` to "the first
    section answers this question" on first turns, and one from
    :data:`bot.engine.calibration.FOLLOW_FEATURES` on follow-up turns (the conversation is
@@ -14,8 +15,9 @@ From labelled questions (``eval/*.jsonl``: real questions from public threads, e
    ``max_inscope_none`` of in-scope questions shown as "none", at most
    ``max_follow_wrong`` of follow-up turns answered confidently and wrongly;
 4. reports every figure cross-validated *by thread or conversation* (no thread in both fit and
-   test; each test fold's thresholds chosen on its training folds only), and stores the
-   models beside the index for this embedder.
+   test; each test fold's thresholds chosen on its training folds only; a question's precedents
+   never include its own thread, and a test fold's only the training folds' questions), and stores
+   the models and the precedents (every labelled first question) beside the index for this embedder.
 
 Everything is computed with the serving functions: :meth:`Engine.evidence`, :func:`rank` and
 :func:`judge`'s inputs (:meth:`Engine.features`, :meth:`Engine.follow_features`,
@@ -28,6 +30,7 @@ import hashlib
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -35,12 +38,16 @@ from bot.engine.calibration import FEATURES, FOLLOW_FEATURES, Calibration, Logis
     sources_fingerprint
 from bot.engine.evaluate import Case as Labelled
 from bot.engine.evaluate import hit_matches, read_cases
+from bot.engine.precedents import Precedents
 from bot.engine.retrieve import Engine, Evidence, judge, rank
 from bot.records import Case
 
 LEXICAL_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
 SUBJECT_GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
 TITLE_GRID = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
+PRECEDENT_GRID = (0.0, 0.5, 1.0, 2.0, 4.0)
+PRECEDENT_K_GRID = (5, 10)
+PRECEDENT_TEMPERATURE_GRID = (0.02, 0.05)
 FOLDS = 5
 
 
@@ -86,31 +93,64 @@ def collect(engine: Engine, cases: list[Labelled], groups: list[str]) -> list[Ro
     return [Row(c.expect, g, engine.evidence(c.query), c.kind) for c, g in zip(cases, groups)]
 
 
-def collect_turns(engine: Engine, conversations: list[dict]) -> tuple[list[Row], list[Row]]:
+def collect_turns(engine: Engine, conversations: list[dict],
+                  precedents_without: Callable[[str], Precedents | None] | None = None) -> tuple[list[Row], list[Row]]:
     """(first turns, later turns) of every conversation, each turn's evidence in the case the
-    earlier turns left, replayed with the engine as it serves (its current calibration)."""
+    earlier turns left, replayed with the engine as it serves (its current calibration).
+    ``precedents_without(thread)``: the precedents a conversation is replayed with (never its own thread)."""
     firsts: list[Row] = []
     later: list[Row] = []
-    for conversation in conversations:
-        case = Case()
-        previous_top = ""
-        for n, turn in enumerate(conversation["turns"]):
-            evidence = engine.evidence(turn["query"], case)
-            row = Row(tuple(turn.get("expect") or ()), conversation["group"], evidence, conversation.get("kind", ""), n,
-                      previous_top)
-            (firsts if n == 0 else later).append(row)
-            # What Engine.ask does, on the evidence already computed: the case the next turn sees.
-            ranking = rank(evidence, engine.calibration.weights)
-            answer = engine.answer(evidence, ranking, judge(engine, evidence, ranking, engine.calibration))
-            previous_top = answer.hits[0].section.key if answer.hits else ""
-            case = answer.case
+    serving = engine.calibration
+    try:
+        for conversation in conversations:
+            if precedents_without is not None:
+                engine.calibration = replace(serving, precedents=precedents_without(conversation["group"]))
+            _replay(engine, conversation, firsts, later)
+    finally:
+        engine.calibration = serving
     return firsts, later
+
+
+def _replay(engine: Engine, conversation: dict, firsts: list[Row], later: list[Row]) -> None:
+    case = Case()
+    previous_top = ""
+    for n, turn in enumerate(conversation["turns"]):
+        evidence = engine.evidence(turn["query"], case)
+        row = Row(tuple(turn.get("expect") or ()), conversation["group"], evidence, conversation.get("kind", ""), n,
+                  previous_top)
+        (firsts if n == 0 else later).append(row)
+        # What Engine.ask does, on the evidence already computed: the case the next turn sees.
+        ranking = rank(evidence, engine.calibration.weights)
+        answer = engine.answer(evidence, ranking, judge(engine, evidence, ranking, engine.calibration))
+        previous_top = answer.hits[0].section.key if answer.hits else ""
+        case = answer.case
 
 
 def _matches(engine: Engine, n: int, expect: tuple[dict, ...]) -> bool:
     section = engine.sections[n]
     hit = {"source": section.source, "section": section.heading}
     return any(hit_matches(hit, e) for e in expect)
+
+
+def precedents_of(engine: Engine, rows: list[Row]) -> Precedents:
+    """Every labelled first question as a precedent: its own search vector and the sections that answer it."""
+    vectors = np.array([r.evidence.own.query_vector if r.evidence.own is not None
+                        else np.zeros(engine.embedder.dim, dtype=np.float32) for r in rows], dtype=np.float32)
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+    answers = tuple(tuple(engine.sections[n].key for n in range(len(engine.sections)) if _matches(engine, n, r.expect))
+                    for r in rows)
+    return Precedents(vectors, answers)
+
+
+def voted(engine: Engine, rows: list[Row], precedents: Precedents | None, pool: np.ndarray | None = None) -> list[Row]:
+    """``rows`` (the rows ``precedents`` were made from) with the precedents' vote, each row's drawn from ``pool``
+    (default: all) without its own thread, as a question from a thread never seen would get."""
+    if precedents is None:
+        return rows
+    groups = np.array([r.group for r in rows])
+    pool = np.ones(len(rows), dtype=bool) if pool is None else pool
+    return [replace(r, evidence=engine.with_precedents(r.evidence, precedents, pool & (groups != r.group)))
+            for r in rows]
 
 
 def _ranking_quality(engine: Engine, rows: list[Row], weights: Weights) -> tuple[float, float]:
@@ -125,17 +165,33 @@ def _ranking_quality(engine: Engine, rows: list[Row], weights: Weights) -> tuple
     return hit1 / n, hit3 / n
 
 
-def choose_weights(engine: Engine, rows: list[Row]) -> Weights:
-    """Best hit@1 (then hit@3), ties broken towards smaller weights (simpler ranking)."""
+def choose_weights(engine: Engine, rows: list[Row], precedents: Precedents | None = None,
+                   pool: np.ndarray | None = None) -> tuple[Weights, Precedents | None]:
+    """Best hit@1 (then hit@3) on the ``pool`` rows (default: all), ties broken towards smaller weights
+    (simpler ranking): first the words' weights, then the precedents' weight, ``k`` and temperature, the
+    precedents drawn from the pool without the question's own thread."""
+    scored = [r for n, r in enumerate(rows) if pool is None or pool[n]]
     best, best_key = Weights(0.5, 0.0, 0.0), (-1.0, -1.0)
     for tw in TITLE_GRID:
         for lw in LEXICAL_GRID:
             for sw in SUBJECT_GRID:
                 weights = Weights(lw, sw, tw)
-                key = _ranking_quality(engine, rows, weights)
+                key = _ranking_quality(engine, scored, weights)
                 if key > best_key:
                     best, best_key = weights, key
-    return best
+    if precedents is None:
+        return best, None
+    chosen = precedents
+    for k in PRECEDENT_K_GRID:
+        for temperature in PRECEDENT_TEMPERATURE_GRID:
+            candidate = precedents.with_params(k, temperature)
+            with_votes = [r for n, r in enumerate(voted(engine, rows, candidate, pool)) if pool is None or pool[n]]
+            for pw in PRECEDENT_GRID[1:]:
+                weights = replace(best, precedent=pw)
+                key = _ranking_quality(engine, with_votes, weights)
+                if key > best_key:
+                    best, best_key, chosen = weights, key, candidate
+    return best, chosen
 
 
 def first_features(engine: Engine, row: Row, weights: Weights) -> tuple[list[float], int, bool, bool]:
@@ -235,8 +291,8 @@ def _share(mask: np.ndarray, among: np.ndarray) -> float | None:
     return round(float(mask[among].mean()), 4) if among.any() else None
 
 
-def cross_validate(engine: Engine, rows: list[Row], policy: dict) -> dict:
-    """First-turn figures from weights, models and thresholds that never saw the test fold's threads."""
+def cross_validate(engine: Engine, rows: list[Row], policy: dict, precedents: Precedents | None = None) -> dict:
+    """First-turn figures from weights, models, thresholds and precedents that never saw the test fold's threads."""
     groups = [r.group for r in rows]
     y = np.array([1 if r.in_scope else 0 for r in rows])
     p_out = np.zeros(len(rows))
@@ -247,8 +303,11 @@ def cross_validate(engine: Engine, rows: list[Row], policy: dict) -> dict:
         if not len(test):
             continue
         train = np.setdiff1d(np.arange(len(rows)), test)
-        weights = choose_weights(engine, [rows[i] for i in train])
-        feats = [first_features(engine, r, weights) for r in rows]
+        pool = np.zeros(len(rows), dtype=bool)
+        pool[train] = True
+        weights, fold_precedents = choose_weights(engine, rows, precedents, pool)
+        fold_rows = voted(engine, rows, fold_precedents, pool)
+        feats = [first_features(engine, r, weights) for r in fold_rows]
         x = np.array([f[0] for f in feats])
         hard = np.array([f[2] for f in feats])
         # Thresholds from out-of-fold predictions *within* the training threads.
@@ -263,7 +322,7 @@ def cross_validate(engine: Engine, rows: list[Row], policy: dict) -> dict:
             tiers_out[i] = tier
         for i in test:
             if rows[i].in_scope:
-                order = rank(rows[i].evidence, weights, k=3).order
+                order = rank(fold_rows[i].evidence, weights, k=3).order
                 ok = [_matches(engine, n, rows[i].expect) for n in order]
                 hit1_out[i], hit3_out[i] = bool(ok and ok[0]), any(ok)
     inscope, near = y == 1, y == 0
@@ -362,6 +421,9 @@ def calibrate(engine: Engine, paths: list[Path], *, max_near_confident: float = 
               max_inscope_none: float = 0.02, max_follow_wrong: float = 0.05, save: bool = True) -> Calibration:
     """Fit on every labelled case and conversation, report cross-validated figures, store beside the index."""
     cases, groups, conversations, fitted_on = read_labelled(paths)
+    # The evidence is computed without the stored precedents (they include these very questions); each fold
+    # and each thread gets its own below.
+    engine.calibration = replace(engine.calibration, precedents=None)
     rows = collect(engine, cases, groups)
     if conversations:
         firsts, _ = collect_turns(engine, conversations)
@@ -370,9 +432,10 @@ def calibrate(engine: Engine, paths: list[Path], *, max_near_confident: float = 
         raise ValueError(f"{', '.join(map(str, paths))}: need both in-scope (non-empty expect) and "
                          "out-of-scope (empty expect) cases to calibrate")
     policy = {"max_near_confident": max_near_confident, "max_inscope_none": max_inscope_none}
-    figures = cross_validate(engine, rows, policy) if len({r.group for r in rows}) >= FOLDS else {}
-    weights = choose_weights(engine, rows)
-    feats = [first_features(engine, r, weights) for r in rows]
+    all_precedents = precedents_of(engine, rows)
+    figures = cross_validate(engine, rows, policy, all_precedents) if len({r.group for r in rows}) >= FOLDS else {}
+    weights, precedents = choose_weights(engine, rows, all_precedents)
+    feats = [first_features(engine, r, weights) for r in voted(engine, rows, precedents)]
     x = np.array([f[0] for f in feats])
     hard = np.array([f[2] for f in feats])
     y = np.array([1 if r.in_scope else 0 for r in rows])
@@ -389,16 +452,23 @@ def calibrate(engine: Engine, paths: list[Path], *, max_near_confident: float = 
         coef=tuple(float(v) for v in model.coef_[0]), intercept=float(model.intercept_[0]),
         answer_threshold=answer, none_threshold=none, fitted_on=fitted_on,
         sources_hash=sources_fingerprint(engine.index.manifest.get("sources", {})),
+        precedent_weight=weights.precedent, precedents=precedents,
     )
     follow = None
     if conversations:
-        # Follow-up turns are replayed with the first-turn model just fitted: the cases they see are the served ones.
+        # Follow-up turns are replayed with the first-turn model just fitted: the cases they see are the served ones,
+        # but a conversation's first turn never has its own thread among its precedents.
         engine.calibration = first
-        _, later = collect_turns(engine, conversations)
+        threads = np.array([r.group for r in rows])
+        _, later = collect_turns(engine, conversations,
+                                 lambda thread: precedents.subset(threads != thread) if precedents is not None else None)
         figures.update(cross_validate_follow(engine, later, weights, max_follow_wrong))
         follow = fit_follow(engine, later, weights, max_follow_wrong)
     figures["policy"] = {**policy, "max_follow_wrong": max_follow_wrong}
-    figures["weights"] = {"lexical": weights.lexical, "subject": weights.subject, "title": weights.title}
+    figures["weights"] = {"lexical": weights.lexical, "subject": weights.subject, "title": weights.title,
+                          "precedent": weights.precedent}
+    if precedents is not None:
+        figures["precedents"] = {"n": len(precedents), "k": precedents.k, "temperature": precedents.temperature}
     result = replace(first, follow=follow, figures=figures)
     engine.calibration = result
     if save:
@@ -410,7 +480,9 @@ def format_figures(cal: Calibration) -> str:
     f = cal.figures
     lines = [
         f"calibrated for {cal.embedder}: weights lexical={cal.lexical_weight} subject={cal.subject_weight} "
-        f"title={cal.title_weight}; "
+        f"title={cal.title_weight} precedent={cal.precedent_weight}"
+        + (f" (k={cal.precedents.k}, temperature={cal.precedents.temperature}, {len(cal.precedents)} labelled questions)"
+           if cal.precedents is not None else "") + "; "
         f"thresholds answer>={cal.answer_threshold:.3f} none<{cal.none_threshold:.3f}",
         "coefficients (standardised): " + ", ".join(f"{n}={c:+.2f}" for n, c in zip(FEATURES, cal.coef)),
     ]

@@ -29,8 +29,10 @@ import math
 import re
 import hashlib
 import logging
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
+
+from bot.engine.precedents import Precedents
 
 log = logging.getLogger("bot.engine.calibration")
 
@@ -45,6 +47,8 @@ FEATURES = (
     "is_log",  # the input was a pasted log
     "problem_match",  # +1: the best section covers the question's problem (OOM, NaN, a task); -1: it names others; 0: none named
     "product_setting",  # products built on the section's framework (PaddleOCR on a Paddle FAQ): the setting, not foreign
+    "precedent_lean",  # nearest answered labelled real question minus nearest unanswered one, cosine (bot.engine.precedents)
+    "precedent_top",  # their vote for the best section: questions like this one were answered by it
 )
 FOLLOW_FEATURES = (
     "own_margin",  # the follow-up's own words: best KB cosine minus best off-topic cosine (bare "没用": none)
@@ -57,8 +61,9 @@ FOLLOW_FEATURES = (
     "own_words",  # how much the follow-up says on its own (specific tokens, up to 30, scaled to 0..1)
 )
 CALIBRATION_DIR = "calibration"
-FORMAT = 3
-READABLE_FORMATS = (3,)  # older files were fitted on other features: refit
+FORMAT = 4
+READABLE_FORMATS = (4,)  # older files were fitted on other features: refit
+PRECEDENTS_SUFFIX = ".precedents.npz"
 
 
 def sources_fingerprint(sources: dict) -> str:
@@ -72,11 +77,13 @@ def sources_fingerprint(sources: dict) -> str:
 
 @dataclass(frozen=True)
 class Weights:
-    """Ranking weights: fused = z(dense) + lexical z(bm25) + subject share (+ title (z(dense) + lexical z(bm25)) of line 1)."""
+    """Ranking weights: fused = z(dense) + lexical z(bm25) + subject share (+ title (z(dense) + lexical z(bm25)) of line 1)
+    (+ precedent × the labelled precedents' vote, :mod:`bot.engine.precedents`)."""
 
     lexical: float = 0.5
     subject: float = 0.5
     title: float = 0.5
+    precedent: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -128,6 +135,15 @@ def calibration_path(index_dir: Path, embedder_id: str) -> Path:
     return Path(index_dir) / CALIBRATION_DIR / f"{slug(embedder_id)}.json"
 
 
+def precedents_path(calibration_file: Path) -> Path:
+    """Where a calibration's precedents are stored.
+
+    >>> precedents_path(Path("index/calibration/hash-64.json")).as_posix()
+    'index/calibration/hash-64.precedents.npz'
+    """
+    return Path(calibration_file).with_suffix(PRECEDENTS_SUFFIX)
+
+
 @dataclass(frozen=True)
 class Calibration:
     """Ranking weights + logistic confidence + tier thresholds, for one embedder."""
@@ -147,10 +163,13 @@ class Calibration:
     fitted_on: dict = field(default_factory=dict)  # files and their hashes, case counts
     sources_hash: str = ""  # knowledge base it was fitted on
     follow: Logistic | None = None  # follow-up turns' model (None: they use the first-turn model)
+    precedent_weight: float = 0.0  # + precedent_weight * the precedents' vote, on a new question
+    precedents: Precedents | None = None  # labelled real questions (stored beside, PRECEDENTS_SUFFIX)
 
     @property
     def weights(self) -> Weights:
-        return Weights(self.lexical_weight, self.subject_weight, self.title_weight)
+        return Weights(self.lexical_weight, self.subject_weight, self.title_weight,
+                       self.precedent_weight if self.precedents is not None else 0.0)
 
     # ---------------------------------------------------------------- use
 
@@ -191,15 +210,23 @@ class Calibration:
         """
         return cls(
             embedder=embedder, lexical_weight=0.5, subject_weight=0.5, title_weight=0.5,
-            mean=(0.0175, 0.6, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
-            scale=(0.0075, 0.5, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
-            coef=(1.0, 1.0, 0.0, -8.0, -4.0, -2.0, 0.0, 0.0, 0.0, -1.0), intercept=0.0,
+            mean=(0.0175, 0.6, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
+            scale=(0.0075, 0.5, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
+            coef=(1.0, 1.0, 0.0, -8.0, -4.0, -2.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0), intercept=0.0,
             answer_threshold=0.9, none_threshold=0.05, calibrated=False,
         )
 
     def save(self, path: Path) -> None:
+        """The model as JSON at ``path``; its precedents (vectors) beside it, ``<name>.precedents.npz``."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"format": FORMAT, "features": list(FEATURES), **asdict(self)}
+        data = {"format": FORMAT, "features": list(FEATURES),
+                **{f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("follow", "precedents")},
+                "follow": asdict(self.follow) if self.follow is not None else None, "precedents": None}
+        if self.precedents is not None:
+            side = precedents_path(path)
+            self.precedents.save(side)
+            data["precedents"] = {"file": side.name, "n": len(self.precedents), "k": self.precedents.k,
+                                  "temperature": self.precedents.temperature}
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
         tmp.replace(path)
@@ -224,6 +251,9 @@ class Calibration:
                 calibrated=bool(data.get("calibrated", True)), figures=dict(data.get("figures") or {}),
                 fitted_on=dict(data.get("fitted_on") or {}), sources_hash=str(data.get("sources_hash", "")),
                 follow=Logistic.from_dict(data["follow"]) if data.get("follow") else None,
+                precedent_weight=float(data.get("precedent_weight", 0.0)),
+                precedents=Precedents.load(Path(path).parent / Path(str(data["precedents"]["file"])).name)
+                if data.get("precedents") else None,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{path} is missing or has a wrong field ({exc}). {fix}") from None

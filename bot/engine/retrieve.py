@@ -36,6 +36,7 @@ import numpy as np
 from bot.engine.calibration import Calibration, Weights, load_for, sources_fingerprint
 from bot.engine.case import (advance, is_follow_up, is_not_helpful, move_of, move_on_the_lead, points_back,
                              starts_new_topic)
+from bot.engine.precedents import Precedents
 from bot.engine.subjects import Lexicon, document_frameworks
 from bot.kb.embed import Embedder, make_embedder
 from bot.kb.eras import newer_release, old_releases
@@ -322,12 +323,23 @@ class Engine:
             covering = allowed & np.array([changed <= covered for covered in self.coverage], dtype=bool)
             if covering.any():
                 allowed = covering
-        return Evidence(
+        found = Evidence(
             text=text, language=language, truncated_from=truncated_from, case=case, signature=signature,
             search_text=search_text, move=move, named=named, problem=problem, setting=setting, is_log=is_log,
             own=own, title=title, joined=joined, own_weight=own_weight, allowed=allowed, preferred=preferred,
             subject_share=self.subject_share(problem | setting if move != "new" else named),
         )
+        return self.with_precedents(found, self.calibration.precedents)
+
+    def with_precedents(self, evidence: Evidence, precedents: Precedents | None,
+                        among: np.ndarray | None = None) -> Evidence:
+        """A new question's evidence with the vote of the labelled precedents nearest to it (``among``: those
+        allowed to vote; calibration leaves out the question's own thread). A follow-up's words alone ("那多机呢？")
+        are not a question the precedents were asked: it gets none."""
+        if precedents is None or not len(precedents) or evidence.own is None or evidence.move not in ("new", "switch"):
+            return replace(evidence, precedent=None, precedent_lean=0.0)
+        vote = precedents.vote(evidence.own.query_vector, self._by_key, among)
+        return replace(evidence, precedent=vote.sections, precedent_lean=vote.lean)
 
     def ask(self, text: object, *, k: int = 10, case: Case | None = None, mode: str = "hybrid",
             use_meta: bool = True, exclude: Iterable[str] = ()) -> Answer:
@@ -438,6 +450,8 @@ class Engine:
             "is_log": 1.0 if evidence.is_log else 0.0,
             "problem_match": (1.0 if problem & covered else -1.0) if problem else 0.0,
             "product_setting": float(min(len(built_on), 3)),
+            "precedent_lean": evidence.precedent_lean,
+            "precedent_top": float(evidence.precedent[top]) if evidence.precedent is not None else 0.0,
         }
 
     def _built_on(self, subject: str, covered: frozenset[str]) -> bool:
@@ -670,6 +684,8 @@ class Evidence:
     allowed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     preferred: np.ndarray | None = None  # ranked before the other allowed sections (the one framework asked about)
     subject_share: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
+    precedent: np.ndarray | None = None  # a new question: the labelled precedents' vote per section
+    precedent_lean: float = 0.0  # and how much closer it is to an answered precedent than to an unanswered one
 
 
 @dataclass(frozen=True, eq=False)
@@ -702,7 +718,8 @@ def fuse(dense: np.ndarray, lexical: np.ndarray, lexical_weight: float = 0.5) ->
 def rank(evidence: Evidence, weights: Weights, *, mode: str = "hybrid", k: int = 10) -> Ranking:
     """Order the sections for one message: a pure function of the evidence and the weights.
 
-    hybrid: ``own_weight * (fuse(own) + w_subj share + w_title fuse(title)) + fuse(joined) + w_subj share``,
+    hybrid: ``own_weight * (fuse(own) + w_subj share + w_prec precedents' vote + w_title fuse(title))
+    + fuse(joined) + w_subj share``,
     the ``preferred`` sections (if any) first;
     "dense" or "bm25" use one kind of evidence only (baselines).
     """
@@ -720,6 +737,9 @@ def rank(evidence: Evidence, weights: Weights, *, mode: str = "hybrid", k: int =
         return out + weights.subject * evidence.subject_share if subjects else out
 
     fused = one(evidence.own)
+    if evidence.precedent is not None and weights.precedent and mode == "hybrid":
+        # Labelled real questions like this one were answered by these sections.
+        fused = fused + weights.precedent * evidence.precedent
     if evidence.title is not None and weights.title and mode == "hybrid":
         # The first line of a long post says what it is about; the body dilutes it.
         fused = fused + weights.title * one(evidence.title, subjects=False)

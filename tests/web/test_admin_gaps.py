@@ -112,6 +112,32 @@ def test_a_follow_up_is_shown_with_its_context_answer_section_and_reasons(week):
 
 
 @pytest.mark.parametrize("store_settings", ["sqlite"], indirect=True)
+def test_groups_are_named_by_their_subjects_chinese_names_on_the_chinese_page(week):
+    from bot.web.admin.texts import SUBJECT_NAMES_ZH
+
+    server, _ = week
+
+    def labels(lang: str) -> list[str]:
+        page = httpx.get(server.url + f"/admin?days=7&lang={lang}", headers=AUTH, timeout=60).text
+        return re.findall(r'<div class="group-label">([^<]*)</div>', page)
+
+    zh, en = labels("zh"), labels("en")
+    assert "昇腾 NPU" in zh and "Ascend NPU" not in zh and "Ascend NPU" in en, (zh, en)
+    english = {name for name, chinese in SUBJECT_NAMES_ZH.items() if chinese != name}
+    assert not [label for label in zh if set(label.split(" · ")) & english], zh  # no English name left
+    assert len(zh) == len(en) and "今天天气怎么样" in zh  # a group named by a question keeps the user's words
+
+
+def test_every_subject_of_the_lexicon_has_a_chinese_name():
+    from bot.web.admin.texts import SUBJECT_NAMES_ZH, subject_name
+
+    lexicon = Lexicon.load()
+    assert set(SUBJECT_NAMES_ZH) == set(lexicon.subjects)  # a subject added to subjects.toml needs its name here
+    assert all(name.strip() for name in SUBJECT_NAMES_ZH.values())
+    assert [subject_name(s, "zh") for s in ("multi-machine", "multi-card", "GPU out of memory")] == ["多机", "多卡", "显存不足"]
+
+
+@pytest.mark.parametrize("store_settings", ["sqlite"], indirect=True)
 def test_the_page_speaks_the_operators_language(week):
     server, _ = week
     zh = httpx.get(server.url + "/admin", headers={**AUTH, "Accept-Language": "zh-CN,zh;q=0.9,en;q=0.8"}, timeout=60)
@@ -212,7 +238,7 @@ def test_no_data_says_so():
 
 
 def test_bot_report_prints_a_year_per_month():
-    from datetime import datetime
+    from datetime import UTC, datetime
 
     from bot.web.admin import build_report, report_text
 
@@ -226,7 +252,7 @@ def test_bot_report_prints_a_year_per_month():
 
 
 def test_a_group_of_follow_ups_is_named_with_what_they_follow():
-    from datetime import datetime
+    from datetime import UTC, datetime
 
     from bot.kb.embed import HashEmbedder
     from bot.web.admin import build_report
@@ -241,3 +267,83 @@ def test_a_group_of_follow_ups_is_named_with_what_they_follow():
     embedder = HashEmbedder()
     report = build_report(rows, lambda texts: embedder.embed(texts, role="query"), days=7, now=now)
     assert [g.label for g in report.groups] == ["how to install CUDA 12 on Ubuntu 22.04 → what about 24.04?"]
+
+
+# ---------------------------------------------------------------- votes tied to their question by answer_id
+
+
+@pytest.mark.parametrize("store_settings", ["sqlite", "postgresql"], indirect=True)
+def test_api_and_v1_votes_without_a_session_are_shown_with_their_question(store_settings, hash_settings):
+    """``/api/ask`` and ``/v1`` callers send no session: the 👎 finds its question by the answer id alone."""
+    store = Store.open(store_settings.model_copy(update={"admin_token": ADMIN}))
+    engine = Engine.open(hash_settings, auto_build=True)
+    app = build_app(hash_settings, engine=engine, web=WebSettings(), progress=False, store=store, ops=store.settings)
+    asked = {"api": "Jetson Nano 上训练显存不足怎么办", "v1": "昇腾 NPU 上多卡训练报错怎么办"}
+    try:
+        with ThreadServer(app) as server:
+            api = httpx.post(server.url + "/api/ask", json={"question": asked["api"]}, timeout=60).json()
+            v1 = httpx.post(server.url + "/v1/chat/completions", timeout=60, json={
+                "model": "gpu-troubleshooter", "messages": [{"role": "user", "content": asked["v1"]}]}).json()
+            replies = {"api": (api["answer_id"], api["tier"], _key(api["hits"])),
+                       "v1": (v1["answer_id"], v1["bot"]["tier"], _key(v1["citations"]))}
+            for origin, reason in (("api", "wrong_section"), ("v1", "outdated")):
+                vote = {"question": asked[origin], "vote": "down", "reason": reason, "answer_id": replies[origin][0]}
+                assert httpx.post(server.url + "/api/feedback", json=vote, timeout=60).status_code == 200
+            assert store.flush(10)
+            shown = {e["question"]: e for g in data(server, days=7)["groups"] for e in g["in_context"]}
+            gaps = list(csv.DictReader(io.StringIO(httpx.get(server.url + "/admin/export.csv?table=gaps&days=7",
+                                                             headers=AUTH, timeout=60).text.lstrip("\ufeff"))))
+    finally:
+        store.close()
+    for origin, reason in (("api", "wrong_section"), ("v1", "outdated")):
+        answer_id, tier, key = replies[origin]
+        example = shown[asked[origin]]
+        # One entry per question: the reply's tier and section, with the 👎 reason given on that very answer.
+        assert example["reasons"] == [[reason, 1]], example
+        assert example["tier"] == tier
+        if key:
+            assert example["section"] == engine.section(key).breadcrumb
+        row = next(r for r in gaps if r["question"] == asked[origin])
+        assert row["tier"] == tier and row["down_reasons"] == f"{reason} 1"
+        assert sum(1 for r in gaps if r["question"] == asked[origin]) == 1
+
+
+def _key(citations: list[dict]) -> str:
+    return f"{citations[0]['source']}#{citations[0]['anchor']}" if citations else ""
+
+
+def test_a_confident_answer_voted_down_is_shown_as_it_was_answered():
+    """The vote names its answer; its own wording and section (an API client's) do not decide what is shown."""
+    from datetime import UTC, datetime
+
+    from bot.kb.embed import HashEmbedder
+    from bot.web.admin.report import build_report
+
+    at = datetime.now(UTC).replace(tzinfo=None, microsecond=0) - timedelta(minutes=10)
+    oom = "gpu.md#问题-显存不足怎么办"
+    base = {"session": "", "language": "zh", "confidence": None, "signature": None, "vote": None, "reason": None,
+            "latency_ms": None, "origin": "api"}
+    rows = [{**base, "at": at, "kind": "question", "question": "训练时显存不足怎么办", "tier": "answer", "cited": [oom],
+             "answer_id": "a1", "confidence": 0.9},
+            {**base, "at": at + timedelta(seconds=30), "kind": "vote", "question": "显存", "tier": "answer", "cited": [],
+             "vote": "down", "reason": "outdated", "answer_id": "a1"}]
+    embedder = HashEmbedder()
+    report = build_report(rows, lambda texts: embedder.embed(texts, role="query"), lambda key: f"title of {key}",
+                          days=7)
+    (example,) = [e for g in report.groups for e in g.examples]
+    assert (example.question, example.tier, example.section, example.reasons) == (
+        "训练时显存不足怎么办", "answer", f"title of {oom}", (("outdated", 1),))
+    (section,) = report.sections
+    assert (section.key, section.cited, section.down, section.reasons) == (oom, 1, 1, {"outdated": 1})
+
+
+def test_every_event_of_a_turn_carries_the_answer_id_its_votes_name(hash_settings):
+    """One place stamps it (bot.answer.turn.take_turn), for the chat page, the widget, /api/ask and /v1 alike."""
+    from bot.answer.turn import take_turn
+
+    engine = Engine.open(hash_settings, auto_build=True)
+    first, talk = take_turn(engine, "训练时显存不足怎么办")
+    retry, _ = take_turn(engine, "没用，还是显存不足，batch size 已经是 1 了", conversation=talk)
+    for turned in (first, retry):
+        assert turned.reply.events and {e.answer_id for e in turned.reply.events} == {turned.answer_id}
+    assert "not_helpful" in {e.kind for e in retry.reply.events} and first.answer_id != retry.answer_id

@@ -67,7 +67,8 @@ def test_admin_reads_well_at_any_size_language_and_span(admin_site, browser, sho
         assert page.locator("html").get_attribute("lang") == ("zh-CN" if lang == "zh" else "en")
         assert page.locator("h1").inner_text() == ("知识库缺口" if lang == "zh" else "Coverage gaps")
         labels = page.locator(".group-label").all_inner_texts()
-        assert "Jetson" in labels[:4] and "Ascend NPU" in labels and "PaddleOCR" in labels, labels
+        ascend = "昇腾 NPU" if lang == "zh" else "Ascend NPU"  # subjects by their Chinese names on the Chinese page
+        assert "Jetson" in labels[:4] and ascend in labels and "PaddleOCR" in labels, labels
         # small talk, thanks and the chat front-end's title prompt are counted apart, not listed as gaps
         assert page.locator("#left-out").is_visible() and "谢谢" not in " ".join(page.locator(".question").all_inner_texts())
         follow = page.locator("li.example", has_text="那多机呢？")
@@ -86,6 +87,29 @@ def test_admin_reads_well_at_any_size_language_and_span(admin_site, browser, sho
         assert not found, found[:3]
     finally:
         context.close()
+
+
+# The size a reader sees each visible axis label at: its font size times the scale its SVG is drawn at.
+AXIS_TEXT_PX = """() => [...document.querySelectorAll('svg.chart text.tick')]
+  .filter(t => t.getBoundingClientRect().width > 0)
+  .map(t => parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a)"""
+MIN_AXIS_TEXT_PX = 10.5  # the desktop page draws it at 11 px (10.98 at 1280 px); a 390 px phone showed 6.7 px
+
+
+@pytest.mark.parametrize("width,height", SIZES)
+def test_chart_axis_text_is_readable_on_a_phone(admin_site, browser, width, height):  # noqa: F811
+    server, days = admin_site
+    page = browser.new_page(viewport={"width": width, "height": height},
+                            extra_http_headers={"Authorization": f"Bearer {ADMIN}"})
+    try:
+        assert page.goto(f"{server.url}/admin?days={days}&lang=zh", wait_until="load").status == 200
+        page.wait_for_selector("svg.chart text.tick >> visible=true")
+        sizes = page.evaluate(AXIS_TEXT_PX)
+        # Both charts' axes are shown (dates along the bottom, counts up the side) and none is drawn smaller.
+        assert len(sizes) >= 8 and min(sizes) >= MIN_AXIS_TEXT_PX, sorted(sizes)[:5]
+        assert page.locator("svg.chart:visible").count() == 2  # one of each chart, not both pairs
+    finally:
+        page.close()
 
 
 def test_the_layout_checks_see_an_overlap_and_a_sideways_scroll(browser):  # noqa: F811

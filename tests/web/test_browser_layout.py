@@ -20,7 +20,7 @@ import urllib.request
 from urllib.parse import urlsplit
 
 import pytest
-from fixtures.browser import ask, browser, chromium_missing_reason, rendered, shots  # noqa: F401 (browser and shots are fixtures)
+from fixtures.browser import ask, browser, chromium_missing_reason, open_loaded, rendered, shots  # noqa: F401 (browser and shots are fixtures)
 from fixtures.server import app_running
 
 _missing = chromium_missing_reason()
@@ -195,5 +195,82 @@ def test_source_view_names_the_document_keeps_the_linked_line_in_view_and_reads_
                     problems += [(*where, "contrast", c) for c in page.evaluate(CONTRAST, SOURCE_TEXT) if c["ratio"] < 4.5]
                 page.screenshot(path=str(shots / f"layout_source_{width}x{height}_{scheme}.png"))
         assert not problems, problems[:8]
+    finally:
+        context.close()
+
+
+GAPS = """() => { const r = document.querySelector('#chat').getBoundingClientRect();
+  return {left: r.left, right: document.documentElement.clientWidth - r.right}; }"""
+
+
+def test_the_chat_uses_a_phones_width_and_is_centred_on_a_wide_screen(site, browser, shots):
+    """Seen on screenshots: the page kept Gradio's 32 px on each side of a 390 px phone (its @media rule never
+    applied: Gradio scopes rules in @media under .contain), and on a 1280 px screen it sat at the left edge with
+    the empty space all on the right. The widget fills its frame at every width."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, locale="zh-CN")
+    page = context.new_page()
+    problems = []
+    try:
+        for path in ("/", "/widget/"):
+            open_loaded(page, site + path)
+            for width, height in SIZES:
+                page.set_viewport_size({"width": width, "height": height})
+                rendered(page)
+                gaps = page.evaluate(GAPS)
+                narrow = path == "/widget/" or width < 640
+                if narrow and max(gaps.values()) > 8:
+                    problems.append((path, width, "margins wider than 8 px", gaps))
+                if not narrow and abs(gaps["left"] - gaps["right"]) > 2:
+                    problems.append((path, width, "not centred", gaps))
+            page.screenshot(path=str(shots / f"layout_width_{'widget' if 'widget' in path else 'page'}_1280x900.png"))
+        assert not problems, problems
+    finally:
+        context.close()
+
+
+# WCAG contrast of the text a person reads as drawn: its colour faded by every opacity on the way up (an opacity
+# on a block and again on its paragraph compound) over the first opaque background behind it.
+DRAWN_CONTRAST = """(selector) => {
+  // rgb(r, g, b[, a]) in 0–255, or color(srgb r g b[ / a]) in 0–1 (what a color-mix() computes to)
+  const parse = s => { const n = s.match(/[\\d.]+/g).map(Number);
+    return s.startsWith('color(') ? [...n.slice(0, 3).map(v => v * 255), ...n.slice(3)] : n; };
+  const lum = c => { const [r, g, b] = c.slice(0, 3).map(v => { v /= 255;
+    return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  return [...document.querySelectorAll(selector)].filter(e => e.checkVisibility() && e.innerText.trim()).map(e => {
+    let alpha = 1, bg = [255, 255, 255];
+    for (let x = e; x; x = x.parentElement) alpha *= parseFloat(getComputedStyle(x).opacity);
+    for (let x = e; x; x = x.parentElement) { const c = parse(getComputedStyle(x).backgroundColor);
+      if (c.length < 4 || c[3] > 0.5) { bg = c; break; } }
+    const fg = parse(getComputedStyle(e).color); alpha *= fg.length > 3 ? fg[3] : 1;
+    const drawn = fg.slice(0, 3).map((v, i) => v * alpha + bg[i] * (1 - alpha));
+    const a = lum(drawn), b = lum(bg);
+    return {text: e.innerText.trim().slice(0, 30), ratio: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)}; });
+}"""
+TRANSITIONS_DONE = "() => document.getAnimations().filter(a => a instanceof CSSTransition).every(a => a.playState !== 'running')"
+BAR_TEXT = ".bot-widget-hint p, .bot-header h1, .bot-header p, .bot-top button, #chat button.example"
+
+
+def test_the_bar_and_the_welcome_read_at_contrast_4_5_light_and_dark(site, browser):
+    """Seen on screenshots: the widget's hint ("Ask or paste an error log …") was pale grey, faded twice (0.75 on
+    its block and again on its paragraph, 0.42 in all): 2.5 : 1 in light, 3.8 : 1 in dark, below WCAG AA's 4.5."""
+    context = browser.new_context(viewport={"width": 400, "height": 640}, locale="zh-CN")
+    page = context.new_page()
+    problems = []
+    try:
+        for path in ("/widget/", "/"):
+            open_loaded(page, site + path)
+            for width, height in SIZES:
+                page.set_viewport_size({"width": width, "height": height})
+                for scheme in SCHEMES:
+                    page.emulate_media(color_scheme=scheme)
+                    # The scheme is in effect, its colour transitions (0.2 s) started and finished: read them after.
+                    page.wait_for_function("(dark) => matchMedia('(prefers-color-scheme: dark)').matches === dark",
+                                           arg=scheme == "dark")
+                    rendered(page)
+                    page.wait_for_function(TRANSITIONS_DONE)
+                    rendered(page)
+                    problems += [(path, width, scheme, c) for c in page.evaluate(DRAWN_CONTRAST, BAR_TEXT)
+                                 if c["ratio"] < 4.5]
+        assert not problems, '\n'.join(map(str, problems))
     finally:
         context.close()

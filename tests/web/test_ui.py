@@ -208,6 +208,28 @@ def assert_whole_related_follow_ups(deps, question: str) -> None:
     assert not problems, problems
 
 
+class _Request:
+    """What the load event reads from Gradio's request: the browser's languages and a session."""
+
+    def __init__(self, accept_language: str) -> None:
+        self.headers = {"Accept-Language": accept_language}
+        self.session_hash = "tab-1"
+
+
+def welcome_shown(blocks, accept_language: str) -> tuple[str, list[str]]:
+    """The welcome text and example questions a tab with ``accept_language`` sees: the chat's update from the
+    page's load event (``make_ui``'s ``on_load``), called as Gradio calls it."""
+    (load,) = [f for f in blocks.fns.values() if getattr(f.fn, "__name__", "") == "on_load"]
+    chat = load.fn(None, _Request(accept_language))[0]
+    return chat["placeholder"], [e["text"] for e in chat.get("examples") or []]
+
+
+def has_chinese(text: str) -> bool:
+    import re
+
+    return bool(re.search(r"[\u4e00-\u9fff]", text))
+
+
 def test_the_welcome_comes_from_the_knowledge_base_and_the_title_from_the_setting(tmp_path):
     from fixtures.engines import hash_engine, hash_settings_for
 
@@ -220,16 +242,62 @@ def test_the_welcome_comes_from_the_knowledge_base_and_the_title_from_the_settin
     settings = hash_settings_for(tmp_path)
     engine = hash_engine(settings)
 
-    def shown(blocks) -> tuple[str, list[str], str]:
-        (chat,) = [c["props"] for c in blocks.config["components"] if c.get("props", {}).get("elem_id") == "chat"]
-        return blocks.title, [e["text"] for e in chat.get("examples") or []], chat["placeholder"]
-
-    title, questions, welcome = shown(make_ui(engine, settings, WebSettings()))
+    blocks = make_ui(engine, settings, WebSettings())
+    text, questions = welcome_shown(blocks, "en-US,en;q=0.9")
     # Another company's documents: their own questions, no GPU wording, a neutral title.
     assert questions == ["How do I get an invoice?"], questions
-    assert "GPU" not in title + welcome and "Knowledge base assistant" in title
-    title, _, _ = shown(make_ui(engine, dataclasses.replace(settings, title="Acme billing help"), WebSettings()))
-    assert title == "Acme billing help"
+    assert "GPU" not in blocks.title + text and "Knowledge base assistant" in blocks.title
+    blocks = make_ui(engine, dataclasses.replace(settings, title="Acme billing help"), WebSettings())
+    assert blocks.title == "Acme billing help"
+
+
+@pytest.mark.parametrize("accept_language,language", [("zh-CN,zh;q=0.9,en;q=0.8", "zh"), ("en-US,en;q=0.9", "en")])
+def test_the_welcome_is_in_the_pages_language_with_curated_examples_in_it(seeds_deps, accept_language, language):
+    """Issue 18: the welcome was Chinese and English at once, its examples alternating. Over the seeds (curated
+    phrasings in both languages) a Chinese page welcomes in Chinese with Chinese questions, an English page in
+    English with English ones; the page and the widget alike."""
+    from bot.kb.meta import load_meta
+    from bot.web.ui import UI, make_ui
+
+    deps = seeds_deps
+    meta, _ = load_meta(deps.settings.seeds_dir, deps.engine.sections)
+    curated = {p for m in meta.values() for p in getattr(m, f"phrasings_{language}")}
+    for compact in (False, True):
+        text, questions = welcome_shown(make_ui(deps.engine, deps.settings, deps.web, compact=compact), accept_language)
+        assert text == UI[language]["welcome"]
+        assert len(questions) >= 3, questions  # one per document: the knowledge base's breadth
+        assert all(q in curated for q in questions), questions
+        assert [q for q in questions if has_chinese(q) != (language == "zh")] == [], questions
+
+
+def test_english_documents_on_a_chinese_page_show_their_questions_and_say_they_are_english(tmp_path):
+    """Another company's documents, English only, no metadata: an English page offers their question headings; a
+    Chinese page welcomes in Chinese, says the documents are in English and offers the same questions (it invents
+    no Chinese ones). Documents with no question heading at all leave no "try:" hanging."""
+    from fixtures.engines import hash_engine, hash_settings_for
+
+    from bot.web.ui import UI, make_ui
+
+    seeds = tmp_path / "kb" / "seeds"
+    seeds.mkdir(parents=True)
+    (seeds / "vpn.md").write_text("# VPN guide\n\n## How do I connect to the VPN from home?\n\nOpen the client.\n\n"
+                                  "## Why does the VPN drop every hour?\n\nRenew the token.\n", encoding="utf-8")
+    (seeds / "printers.md").write_text("# Printers\n\n## Which printer prints in colour?\n\nThe one on floor 2.\n",
+                                       encoding="utf-8")
+    settings = hash_settings_for(tmp_path / "kb")
+    blocks = make_ui(hash_engine(settings), settings, WebSettings(), compact=True)
+    english = ["How do I connect to the VPN from home?", "Which printer prints in colour?"]
+    assert welcome_shown(blocks, "en-US,en;q=0.9") == (UI["en"]["welcome"], english)
+    text, questions = welcome_shown(blocks, "zh-CN,zh;q=0.9")
+    assert (text, questions) == (UI["zh"]["welcome_other"], english)
+    assert "英文" in text and "试试" not in text
+
+    (tmp_path / "plain" / "seeds").mkdir(parents=True)
+    (tmp_path / "plain" / "seeds" / "notes.md").write_text("# Notes\n\n## Office hours\n\n9 to 5.\n", encoding="utf-8")
+    settings = hash_settings_for(tmp_path / "plain")
+    blocks = make_ui(hash_engine(settings), settings, WebSettings())
+    for accept_language, language in (("zh-CN", "zh"), ("en-US", "en")):
+        assert welcome_shown(blocks, accept_language) == (UI[language]["welcome_plain"], [])
 
 
 def test_the_widget_has_no_per_message_copy_or_trash_icons(deps):

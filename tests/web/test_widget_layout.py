@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from fixtures.browser import ask, browser, chromium_missing_reason, rendered, shots  # noqa: F401 (browser and shots are fixtures)
+from fixtures.browser import ask, browser, chromium_missing_reason, open_loaded, rendered, shots  # noqa: F401 (browser and shots are fixtures)
 from fixtures.server import app_running
 
 from bot.web.ui import SAMPLE_LOG
@@ -126,5 +126,96 @@ def test_widget_nothing_overlaps_code_wraps_logs_show_their_error(widget_site, b
         page.wait_for_selector(".bot-reasons a[href^='mailto:gpu-help@example.com']", timeout=10_000)
         rendered(page)
         page.screenshot(path=str(shots / f"widget_dislike_{width}x{height}.png"))
+    finally:
+        context.close()
+
+
+# Where each message and the chat's scroll area are: viewport tops, and the scroll offset they are seen at.
+POSITIONS = """() => {
+  const scroller = document.querySelector('#chat .bubble-wrap');
+  const box = scroller.getBoundingClientRect();
+  return {box: [box.top, box.bottom], scroll: scroller.scrollTop,
+          tops: [...document.querySelectorAll('#chat [data-testid=user], #chat [data-testid=bot]')]
+                  .map(m => m.getBoundingClientRect().top)};
+}"""
+SCROLL_TO = "(top) => { const b = document.querySelector('#chat .bubble-wrap'); b.scrollTop = top; }"
+DOWN = "#chat .scroll-down-button-container button"
+
+
+def moved(before: dict, after: dict) -> list[str]:
+    """How the messages moved other than by scrolling: each message's top must differ by exactly the scroll, and the
+    chat's scroll area must keep its place (within 1 px)."""
+    problems = []
+    if any(abs(a - b) > 1 for a, b in zip(before["box"], after["box"])):
+        problems.append(f"the chat's scroll area moved from {before['box']} to {after['box']}")
+    scrolled = after["scroll"] - before["scroll"]
+    for n, (a, b) in enumerate(zip(before["tops"], after["tops"])):
+        if abs((b - a) + scrolled) > 1:
+            problems.append(f"message {n} moved {b - a + scrolled:+.0f} px beyond the scroll")
+    return problems
+
+
+@pytest.mark.parametrize("path,sizes", [("/widget/", SIZES), ("/", [(390, 844)])])
+def test_the_messages_stay_put_when_the_scroll_down_button_comes_and_goes(widget_site, browser, shots, path, sizes):
+    """Issue 18: the ↓ sat in a row that grew when it appeared, and the messages jumped. Scrolled up in a long
+    conversation (the ↓ shows) and back to the end (it goes), every message moves by the scroll and nothing more;
+    the scroll area is where it was on the welcome screen (the copy icon's arrival moved it too)."""
+    width, height = sizes[0]
+    context = browser.new_context(viewport={"width": width, "height": height}, locale="zh-CN")
+    page = context.new_page()
+    problems = []
+    try:
+        open_loaded(page, widget_site + path)
+        welcome = page.evaluate(POSITIONS)
+        ask(page, "How do I stop TensorFlow from grabbing all GPU memory?", options=True)
+        ask(page, "多卡训练报错 libnccl.so 找不到", options=True)
+        for width, height in sizes:
+            page.set_viewport_size({"width": width, "height": height})
+            where = f"{path} {width}×{height}"
+            page.evaluate(SCROLL_TO, 10**6)  # the end: no ↓
+            page.wait_for_selector(DOWN, state="detached", timeout=10_000)
+            rendered(page)
+            end = page.evaluate(POSITIONS)
+            if width == sizes[0][0] and any(abs(a - b) > 1 for a, b in zip(welcome["box"], end["box"])):
+                problems.append(f"{where}: the chat's scroll area moved from {welcome['box']} (welcome) to {end['box']}")
+            page.evaluate(SCROLL_TO, max(0, end["scroll"] - height // 3))  # up a third of a screen: the ↓ appears
+            page.wait_for_selector(DOWN, state="visible", timeout=10_000)
+            rendered(page)
+            up = page.evaluate(POSITIONS)
+            page.screenshot(path=str(shots / f"widget_scroll_down_{'widget' if 'widget' in path else 'page'}_{width}x{height}.png"))
+            problems += [f"{where}, ↓ appeared: {p}" for p in moved(end, up)]
+            page.evaluate(SCROLL_TO, 10**6)  # back to the end: the ↓ goes
+            page.wait_for_selector(DOWN, state="detached", timeout=10_000)
+            rendered(page)
+            problems += [f"{where}, ↓ went: {p}" for p in moved(up, page.evaluate(POSITIONS))]
+        assert not problems, problems[:6]
+    finally:
+        context.close()
+
+
+WELCOME = """() => { const box = document.querySelector('#chat .placeholder-content') || document.querySelector('#chat .placeholder');
+  const chips = [...document.querySelectorAll('#chat button.example')].map(b => b.innerText.trim());
+  return {text: box ? box.innerText.replace(chips.join('\\n'), '') : '', chips,
+          visible: !!box && box.checkVisibility({visibilityProperty: true})}; }"""
+
+
+@pytest.mark.parametrize("locale", ["zh-CN", "en-US"])
+def test_the_welcome_speaks_the_pages_language_only(widget_site, browser, shots, locale):
+    """Issue 18: the widget's welcome said 你好 and Hi, with Chinese and English examples, under a tab titled
+    "知识库助手 · Knowledge base assistant". A Chinese browser sees a Chinese welcome with Chinese questions, an English
+    one English only (the seeds have both, in seeds/meta), in the widget and on the page, whose tab is titled in
+    that language too."""
+    chinese = locale.startswith("zh")
+    context = browser.new_context(viewport={"width": 400, "height": 640}, locale=locale)
+    page = context.new_page()
+    try:
+        for path in ("/widget/", "/"):
+            open_loaded(page, widget_site + path)
+            shown = page.evaluate(WELCOME)
+            page.screenshot(path=str(shots / f"welcome_{'widget' if 'widget' in path else 'page'}_{locale}.png"))
+            assert shown["visible"] and len(shown["chips"]) >= 3, shown
+            wrong = [t for t in [shown["text"], *shown["chips"]] if bool(re.search(r"[\u4e00-\u9fff]", t)) != chinese]
+            assert not wrong, (path, shown)
+        assert page.title() == ("知识库助手" if chinese else "Knowledge base assistant")
     finally:
         context.close()

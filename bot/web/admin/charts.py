@@ -28,6 +28,9 @@ TEMPLATES = Path(__file__).parent / "templates"
 Unit = Literal["day", "week", "month"]
 Style = Literal["lines", "stacked"]
 FEW = 14  # at most this many bins: labelled bars, every bin named on the axis
+# The phone's twin of each chart is drawn this wide, so that on a 360-430 px phone (about 310-380 px of card) it is
+# shown at 1-1.25x and its 11 px axis text stays 11 px or more: the 560 wide chart shrank to 0.6x there (6.7 px type).
+PHONE_WIDTH = 300
 LABEL_MIN_WIDTH = 18.0  # side-by-side bars narrower than this could not carry their numbers: lines instead
 COLORS = {"questions": "#0969da", "answered": "#1a7f37", "tentative": "#bf8700", "unanswered": "#cf222e",
           "up": "#1a7f37", "down": "#cf222e", "not_helpful": "#8250df", "gaps": "#cf222e"}
@@ -164,6 +167,16 @@ def _nice_max(peak: int) -> tuple[int, int]:
     return step, step * math.ceil(peak / step)
 
 
+def _fits(value: int, room: float) -> bool:
+    """Whether a number written above a bar fits the room its bin has (11 px type: about 7 px a digit); a
+    phone's narrow chart of a year has 18 px a month, too little for "280" beside "256".
+
+    >>> _fits(280, 38.0), _fits(280, 18.2), _fits(56, 18.2)
+    (True, False, True)
+    """
+    return 7 * len(str(value)) + 2 <= room
+
+
 def chart(days: Sequence[date], series: Mapping[str, Sequence[int]], names: Sequence[str], title: str, *,
           style: Style = "lines", words: Mapping[str, str] | None = None, small: bool = False,
           start: int | None = None, width: int = 560, height: int = 200) -> Markup:
@@ -219,7 +232,8 @@ def chart(days: Sequence[date], series: Mapping[str, Sequence[int]], names: Sequ
                                 few and not small and not stacked))
                 if stacked:
                     base += v
-            if stacked and few and not small and base:  # one number per stack: its total
+            # One number per stack, its total; every stack's or none (a lone "56" beside unlabelled bars misleads).
+            if stacked and few and not small and base and _fits(peak, slot):
                 bars.append(Bar(round(center(i) - bar / 2, 1), round(y(base), 1), round(bar, 1), 0.0, "none",
                                 f"{b.span()}: {base}", base, True))
     else:
@@ -236,7 +250,10 @@ def chart(days: Sequence[date], series: Mapping[str, Sequence[int]], names: Sequ
         # As many dated ticks as fit side by side (11 px type: about 7 px a character), the last bin always named.
         every = max(1, math.ceil((7 * len(found[0].label(unit)) + 10) / slot))
         shown = [i for i in range(len(found)) if (len(found) - 1 - i) % every == 0]
-        xticks = tuple(Tick(round(center(i), 1), height - bottom + 16, found[i].label(unit)) for i in shown)
+        # A label centred under a narrow first bin would reach under the counts' axis ("0"): it starts at the plot.
+        xticks = tuple(Tick(left, height - bottom + 16, found[i].label(unit), "start")
+                       if center(i) - 3.5 * len(found[i].label(unit)) < left else
+                       Tick(round(center(i), 1), height - bottom + 16, found[i].label(unit)) for i in shown)
     legend = tuple(Legend(COLORS[name], f"{name_of(name)} ({sum(binned[name])})") for name in names)
     note = words.get(f"per_{unit}", f"per {unit}") if not small else ""
     view = ChartView(title, width, height, left, right, grid, xticks, tuple(bars), tuple(lines), legend,

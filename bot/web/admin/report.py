@@ -73,6 +73,7 @@ class Gap:
     reasons: tuple[str, ...] = ()  # 👎 reasons given for this answer
     subjects: frozenset[str] = frozenset()
     session: str = ""  # the store's salted hash: which questions came before
+    answer_id: str = ""  # the reply's id, which the votes on it name (rows stored before schema version 3: "")
 
 
 @dataclass(frozen=True)
@@ -218,43 +219,68 @@ def gap_subjects(text: str, context: Sequence[str], lexicon: Lexicon) -> frozens
     return frozenset(own | lexicon.find(" ".join(context)))
 
 
+def questions_by_answer(rows: Sequence[dict]) -> dict[str, dict]:
+    """Each question row by the id of its reply, which the votes on that reply name (schema version 3 on).
+
+    >>> questions_by_answer([{"kind": "question", "answer_id": "a1"}, {"kind": "vote", "answer_id": "a1"},
+    ...                      {"kind": "question", "answer_id": None}])
+    {'a1': {'kind': 'question', 'answer_id': 'a1'}}
+    """
+    return {row["answer_id"]: row for row in rows if row["kind"] == "question" and row.get("answer_id")}
+
+
 def read_gaps(rows: Sequence[dict], lexicon: Lexicon) -> tuple[list[Gap], Counter[str]]:
     """The gaps among ``rows`` (oldest first), each in its session's context, and the votes and "didn't help"
     on messages that are not questions (thanks, small talk …), by why. Such questions themselves are counted
     by :func:`build_report`.
 
-    A 👎 on a tentative or unanswered question of the same session and wording is attached to that
-    question (its reason shown with it) instead of counting as a second gap.
+    A 👎 names the answer it is about (``answer_id``): on a tentative or unanswered question it is attached to
+    that question (its reason shown with it) instead of counting as a second gap; on a confident answer it is
+    the gap, shown with that question's wording, tier, section and session. Rows stored before schema
+    version 3 have no answer id on their question: such a vote is matched by session and wording instead.
     """
     left_out: Counter[str] = Counter()
     asked: dict[str, list[tuple[datetime, str]]] = defaultdict(list)  # session -> its questions, oldest first
     for row in rows:
         if row["kind"] == "question" and row.get("session") and (text := _text_of(row)) and not_a_gap(text) is None:
             asked[row["session"]].append((row["at"], " ".join(str(row.get("question") or "").split()) or text))
+    answered = questions_by_answer(rows)
     gaps: list[Gap] = []
     votes: list[tuple[dict, str]] = []
     for row in rows:
         kind = _item_kind(row)
         if kind is None:
             continue
-        text = _text_of(row)
+        question = answered.get(row.get("answer_id") or "") if kind == "downvoted" else None
+        text = _text_of(question or row)  # a vote through /api/feedback may carry no wording: its question does
         if text and (why := not_a_gap(text)) is not None:
             if row["kind"] != "question":
                 left_out[why] += 1
             continue
-        if kind == "downvoted" and row.get("session"):
+        if question is not None or (kind == "downvoted" and row.get("session")):
             votes.append((row, text))  # attached below when its question is a gap too
             continue
         gaps.append(_gap(row, kind, text, asked, lexicon))
-    # A vote comes after its question: the latest gap question of the session with that wording.
+    by_answer = {gap.answer_id: i for i, gap in enumerate(gaps) if gap.kind in ("unanswered", "tentative") and gap.answer_id}
+    # Before version 3: a vote comes after its question, the latest gap question of the session with that wording.
     latest: dict[tuple[str, str], int] = {}
     for i, gap in sorted(enumerate(gaps), key=lambda pair: pair[1].at):
-        if gap.kind in ("unanswered", "tentative") and gap.session:
+        if gap.kind in ("unanswered", "tentative") and gap.session and not gap.answer_id:
             latest[(gap.session, gap.text.casefold())] = i
     for row, text in votes:
-        i = latest.get((row["session"], text.casefold()))
-        if i is not None and gaps[i].at <= row["at"]:
-            gaps[i] = replace(gaps[i], reasons=(*gaps[i].reasons, row.get("reason") or "no reason"))
+        reason = row.get("reason") or "no reason"
+        question = answered.get(row.get("answer_id") or "")
+        if question is not None:
+            i = by_answer.get(row["answer_id"])
+            if i is None:  # a confident answer voted down: the vote is the gap, shown as its question was answered
+                gap = _gap(question, "downvoted", text, asked, lexicon)
+                gaps.append(replace(gap, at=row["at"], reasons=(reason,)))
+                continue
+        else:
+            i = latest.get((row["session"], text.casefold()))
+            i = i if i is not None and gaps[i].at <= row["at"] else None
+        if i is not None:
+            gaps[i] = replace(gaps[i], reasons=(*gaps[i].reasons, reason))
         else:
             gaps.append(_gap(row, "downvoted", text, asked, lexicon))
     gaps.sort(key=lambda g: g.at)
@@ -266,7 +292,8 @@ def _gap(row: dict, kind: GapKind, text: str, asked: dict, lexicon: Lexicon) -> 
     context = tuple(earlier[-CONTEXT_QUESTIONS:]) if is_follow_up(text, earlier, row.get("signature") or "") else ()
     reasons = (row.get("reason") or "no reason",) if kind == "downvoted" else ()
     return Gap(row["at"], kind, text, row.get("tier") or "", (row.get("cited") or [""])[0], context, reasons,
-               gap_subjects(text, context, lexicon) if text else frozenset(), row.get("session") or "")
+               gap_subjects(text, context, lexicon) if text else frozenset(), row.get("session") or "",
+               row.get("answer_id") or "" if row["kind"] == "question" else "")
 
 
 # ---------------------------------------------------------------- the report
@@ -306,12 +333,16 @@ def build_report(
     latencies = []
     origins: Counter[str] = Counter()
     left_out: Counter[str] = Counter()
+    answered = questions_by_answer(rows)
     for row in rows:
         day = index_of.get(row["at"].date())
         if day is None:
             continue
         origins[row.get("origin") or "app"] += 1
-        cited = list(row.get("cited") or [])
+        # A vote counts for the section its answer led with, as stored with the question (an API client's vote
+        # may name no section, or another); a vote without a stored question keeps what it says itself.
+        linked = answered.get(row.get("answer_id") or "") if row["kind"] == "vote" else None
+        cited = list((linked or row).get("cited") or [])
         if row["kind"] == "question" and (why := not_a_gap(_text_of(row))) is not None:
             left_out[why] += 1  # thanks, small talk, a front-end's title prompt: not a question, answered or not
         elif row["kind"] == "question":
@@ -625,7 +656,7 @@ def report_csv(report: Report, table: str, rows: Sequence[dict] = ()) -> str:
             writer.writerow([d.isoformat(), *(report.series[n][i] for n in names)])
     else:  # events
         columns = ["at", "kind", "question", "language", "tier", "confidence", "cited", "signature", "vote", "reason",
-                   "latency_ms", "session", "origin"]
+                   "latency_ms", "session", "origin", "answer_id"]
         writer.writerow(columns)
         for r in rows:
             writer.writerow([r["at"].isoformat(timespec="seconds"), *(

@@ -24,10 +24,10 @@ from urllib.parse import parse_qs
 from fastapi import Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from bot.web.admin.charts import TEMPLATES, chart, trimmed
+from bot.web.admin.charts import PHONE_WIDTH, TEMPLATES, chart, trimmed
 from bot.web.admin.clusters import Embeddings
 from bot.web.admin.report import EMBED_PER_VIEW, Report, build_report, report_csv
-from bot.web.admin.texts import page_language, words
+from bot.web.admin.texts import group_label, page_language, words
 from bot.web.security import COOKIE_MAX_AGE, bearer_matches, cookie_ok, cookie_value, token_matches
 
 COOKIE = "bot_admin"
@@ -95,19 +95,31 @@ def _admin_key(token: str) -> str:
     return "bot-admin:" + token
 
 
-def charts_of(report: Report, t: dict[str, str]) -> dict[str, Any]:
+def group_labels(report: Report, language: str) -> list[str]:
+    """Each group's label in the page's language (subjects by their Chinese names on the Chinese page)."""
+    return [group_label(g.label, g.subjects, g.section, report.text_kept, language) for g in report.groups]
+
+
+def charts_of(report: Report, t: dict[str, str], labels: list[str] | None = None) -> dict[str, Any]:
     """The page's two charts and one sparkline per group, all starting at the first day with data."""
     start = trimmed(report.days, report.series)
     names = {k: t[k] for k in ("questions", "answered", "tentative", "unanswered", "up", "down", "not_helpful",
                                 "gaps", "per_day", "per_week", "per_month", "no_data")}
+    questions, feedback = ["questions", "answered", "tentative", "unanswered"], ["up", "down", "not_helpful"]
     return {
-        "chart_questions": chart(report.days, report.series, ["questions", "answered", "tentative", "unanswered"],
-                                 t["chart_questions"], words=names, start=start),
-        "chart_feedback": chart(report.days, report.series, ["up", "down", "not_helpful"], t["chart_feedback"],
-                                style="stacked", words=names, start=start),
+        "chart_questions": chart(report.days, report.series, questions, t["chart_questions"], words=names, start=start),
+        "chart_feedback": chart(report.days, report.series, feedback, t["chart_feedback"], style="stacked", words=names,
+                                start=start),
+        # Drawn narrow for phones (the page shows one pair or the other): text stays readable, ticks are spaced
+        # for the width they are shown at, instead of the wide chart scaled down.
+        "phone_questions": chart(report.days, report.series, questions, t["chart_questions"], words=names, start=start,
+                                 width=PHONE_WIDTH),
+        "phone_feedback": chart(report.days, report.series, feedback, t["chart_feedback"], style="stacked",
+                                words=names, start=start, width=PHONE_WIDTH),
         # One day of data has no course over time to draw: no sparkline rather than one solid block.
-        "sparks": [chart(report.days, {"gaps": list(g.daily)}, ["gaps"], g.label, small=True, words=names, start=start)
-                   if len(report.days) - start > 1 else "" for g in report.groups],
+        "sparks": [chart(report.days, {"gaps": list(g.daily)}, ["gaps"], label, small=True, words=names, start=start)
+                   if len(report.days) - start > 1 else ""
+                   for g, label in zip(report.groups, labels or [g.label for g in report.groups])],
     }
 
 
@@ -207,9 +219,11 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
             return store_error(exc)
         lang = language(request)
         t = words(lang)
+        labels = group_labels(report, lang)
         page = env.get_template("admin.html").render(
-            report=report, days=days, where=store.describe(), healthy=store.healthy, t=t, lang=lang,
-            other="en" if lang == "zh" else "zh", root=request.scope.get("root_path", ""), **charts_of(report, t))
+            report=report, days=days, where=store.describe(), healthy=store.healthy, t=t, lang=lang, labels=labels,
+            other="en" if lang == "zh" else "zh", root=request.scope.get("root_path", ""),
+            **charts_of(report, t, labels))
         return HTMLResponse(page, headers=headers)
 
     @app.post("/admin/login", include_in_schema=False, response_model=None)

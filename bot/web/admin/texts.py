@@ -1,4 +1,5 @@
-"""The operator page's words in English and Chinese (the page's language: ``?lang=`` or Accept-Language).
+"""The operator page's words in English and Chinese (the page's language: ``?lang=`` or Accept-Language),
+and the Chinese names of the subjects groups are named by.
 
     >>> words("zh")["title"], words("en")["title"], words("fr")["title"]
     ('知识库缺口', 'Coverage gaps', 'Coverage gaps')
@@ -6,6 +7,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 Language = Literal["en", "zh"]
@@ -41,6 +43,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "col_cited": "cited", "col_reasons": "down-vote reasons", "no_sections": "No section cited in this period.",
         "wrong_section": "wrong section", "outdated": "outdated", "not_my_framework": "not my framework",
         "other": "other", "no reason": "no reason",
+        "near": "near “{section}”", "no_section": "no section",
         "sign_in_title": "sign in", "sign_in_intro": "This page is for operators. Sign in with the operator "
         "credential (BOT_ADMIN_TOKEN).", "credential": "Operator credential", "sign_in": "Sign in",
         "wrong": "That is not the operator credential.",
@@ -74,12 +77,84 @@ TEXTS: dict[str, dict[str, str]] = {
         "col_cited": "被引用", "col_reasons": "点踩原因", "no_sections": "这段时间没有引用任何章节。",
         "wrong_section": "章节不对", "outdated": "内容过时", "not_my_framework": "不是我的框架",
         "other": "其他", "no reason": "未说明原因",
+        "near": "接近“{section}”", "no_section": "无章节",
         "sign_in_title": "登录", "sign_in_intro": "此页面仅供运维人员使用。请用运维凭据（BOT_ADMIN_TOKEN）登录。",
         "credential": "运维凭据", "sign_in": "登录",
         "wrong": "运维凭据不正确。",
         "off": "知识库缺口页面未开启：启动应用时设置 BOT_ADMIN_TOKEN 作为运维凭据（与 BOT_API_TOKEN 不同）。",
     },
 }
+
+
+# The Chinese name of every subject of the lexicon (``bot/data/subjects.toml``, whose names are English): a group
+# is named by its subjects. Product and tool names are written as Chinese users write them, mostly unchanged;
+# tests/web/test_admin_gaps.py checks that every subject of the lexicon is here, and nothing else.
+SUBJECT_NAMES_ZH: dict[str, str] = {
+    # frameworks
+    "PaddlePaddle": "飞桨 PaddlePaddle", "TensorFlow": "TensorFlow", "PyTorch": "PyTorch", "Keras": "Keras",
+    "MXNet": "MXNet", "JAX": "JAX", "MindSpore": "昇思 MindSpore", "Caffe": "Caffe", "Hugging Face": "Hugging Face",
+    "DeepSpeed": "DeepSpeed", "Horovod": "Horovod",
+    # products
+    "PaddleOCR": "PaddleOCR", "PaddleDetection": "PaddleDetection", "PaddleSeg": "PaddleSeg", "PaddleNLP": "PaddleNLP",
+    "PaddleClas": "PaddleClas", "PaddleSpeech": "PaddleSpeech", "PaddleHub": "PaddleHub", "PaddleX": "PaddleX",
+    "Paddle Inference": "Paddle Inference 推理库", "Paddle Serving": "Paddle Serving 服务化部署",
+    "Paddle Lite": "Paddle Lite 端侧推理", "Paddle2ONNX": "Paddle2ONNX", "PaddleSlim": "PaddleSlim 模型压缩",
+    "Paddle Fleet": "Fleet 分布式训练", "TensorFlow Serving": "TensorFlow Serving", "TensorFlow Lite": "TensorFlow Lite",
+    # tools
+    "TensorRT": "TensorRT", "ONNX": "ONNX", "Triton": "Triton", "OpenVINO": "OpenVINO", "XLA": "XLA",
+    "MirroredStrategy": "MirroredStrategy 单机多卡策略", "PyTorch DDP": "PyTorch DDP", "Docker": "Docker",
+    "Kubernetes": "Kubernetes", "conda": "conda", "Colab / Kaggle / Jupyter": "Colab / Kaggle / Jupyter",
+    "Slurm / MPI": "Slurm / MPI",
+    # operating systems
+    "Windows": "Windows", "macOS": "macOS", "WSL": "WSL", "Android/iOS": "安卓/iOS",
+    # hardware
+    "Jetson": "Jetson", "Kunlun XPU": "昆仑芯 XPU", "Ascend NPU": "昇腾 NPU", "ROCm / DCU": "ROCm / 海光 DCU",
+    "Cambricon MLU": "寒武纪 MLU", "TPU": "TPU", "Intel GPU": "英特尔 GPU", "Raspberry Pi": "树莓派",
+    # features
+    "AMP / mixed precision": "AMP 混合精度", "Quantization": "量化", "model export": "模型导出",
+    "compiling from source": "源码编译",
+    # libraries
+    "NCCL": "NCCL", "cuDNN": "cuDNN", "cuBLAS": "cuBLAS",
+    # errors
+    "device-side assert": "device-side assert 断言失败", "illegal memory access": "非法内存访问",
+    "segmentation fault": "段错误", "driver/runtime version mismatch": "驱动与运行时版本不匹配",
+    "DLL load failed": "DLL 加载失败", "shared memory": "共享内存不足", "NaN / Inf": "NaN / Inf",
+    "GPU out of memory": "显存不足", "hang": "卡住无响应",
+    # tasks
+    "choose GPU": "选择 GPU", "freeze layers": "冻结层", "GPU utilization": "GPU 利用率", "gradient clipping": "梯度裁剪",
+    "model compression": "模型压缩", "inference model": "推理模型", "device placement": "设备指定",
+    "GPU memory settings": "显存设置", "CPU training": "CPU 训练", "profiling": "性能分析",
+    # scale
+    "multi-machine": "多机", "multi-card": "多卡",
+}
+
+
+def subject_name(subject: str, language: str) -> str:
+    """A subject as the page names it: its Chinese name on the Chinese page, else the lexicon's.
+
+    >>> subject_name("multi-machine", "zh"), subject_name("multi-machine", "en"), subject_name("Jetson", "zh")
+    ('多机', 'multi-machine', 'Jetson')
+    """
+    return SUBJECT_NAMES_ZH.get(subject, subject) if language == "zh" else subject
+
+
+def group_label(label: str, subjects: Sequence[str], section: str, grouped_by_text: bool, language: str) -> str:
+    """A group's label in the page's language. The report names a group by its subjects (English, from the
+    lexicon), maybe followed by its most frequent question; with no text kept, by the section it came nearest to.
+
+    >>> group_label("Jetson · multi-machine", ("Jetson", "multi-machine"), "", True, "zh")
+    'Jetson · 多机'
+    >>> group_label("GPU out of memory: 显存不足怎么办", ("GPU out of memory",), "", True, "zh")
+    '显存不足: 显存不足怎么办'
+    >>> group_label("今天天气怎么样", (), "", True, "zh"), group_label("near “A › B”", (), "A › B", False, "zh")
+    ('今天天气怎么样', '接近“A › B”')
+    """
+    if not grouped_by_text:
+        return words(language)["near"].format(section=section) if section else words(language)["no_section"]
+    named = " · ".join(subjects)
+    if not subjects or not label.startswith(named):
+        return label  # a representative question: the user's own words
+    return " · ".join(subject_name(s, language) for s in subjects) + label[len(named):]
 
 
 def words(language: str) -> dict[str, str]:

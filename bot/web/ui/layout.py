@@ -25,7 +25,7 @@ from bot.web.ui.state import (
 )
 from bot.records import VOTE_REASONS
 from bot.web.ui.strings import UI, ui_language, ui_text
-from bot.web.ui.welcome import examples, page_title
+from bot.web.ui.welcome import Welcome, as_chips, page_title
 
 STATIC = Path(__file__).with_name("static")
 
@@ -58,30 +58,31 @@ AFTER_LOAD_JS = static_text("after_load.js")
 
 # ---------------------------------------------------------------- layout
 
-def welcome_examples(engine: Any, settings: Settings) -> list[dict]:
-    """The welcome's example questions (:func:`~bot.web.ui.welcome.examples`) from the loaded engine's sections
-    or, while a stand-in engine is still loading the index (the "ui" start order builds the page first and
-    must not wait for it), from the documents in the seeds folder, parsed directly (no model). ``app.py``
-    computes them once for the page and the widget."""
+def welcome_examples(engine: Any, settings: Settings) -> Welcome:
+    """The welcome's example questions in each UI language (:class:`~bot.web.ui.welcome.Welcome`) from the loaded
+    engine's sections or, while a stand-in engine is still loading the index (the "ui" start order builds the
+    page first and must not wait for it), from the documents in the seeds folder, parsed directly (no model).
+    ``app.py`` computes them once for the page and the widget."""
     if getattr(engine, "ready", True) is not False:
         try:
-            return examples(engine.sections, engine.meta)
+            return Welcome.of(engine.sections, engine.meta)
         except AttributeError:
-            return []
+            return Welcome()
     from bot.kb.meta import load_meta
     from bot.kb.parse import parse_folder
 
     sections, _ = parse_folder(settings.seeds_dir, max_bytes=settings.max_seed_bytes,
                                max_sections=settings.max_seed_sections)
     meta, _ = load_meta(settings.seeds_dir, sections)
-    return examples(sections, meta.get)
+    return Welcome.of(sections, meta.get)
 
 
 def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool = False,
             recorder: Recorder | None = None, contact: Contact | None = None,
-            welcome: list[dict] | None = None) -> gr.Blocks:
+            welcome: Welcome | None = None) -> gr.Blocks:
     """The chat as Gradio Blocks; ``compact`` is the portal widget (no header, fills its frame); ``welcome``:
-    the example questions, when the caller already has them (else :func:`welcome_examples`)."""
+    the example questions, when the caller already has them (else :func:`welcome_examples`); each tab shows the
+    welcome in its own language (:meth:`Welcome.shown`, set by the load event)."""
     deps = Deps(engine, settings, web, with_origin(recorder, "widget" if compact else "ui"), contact or Contact())
     limit = settings.max_input_chars
     # No contact configured: the button gives what to collect for a colleague, and says so (no promise of a person).
@@ -99,7 +100,9 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
         return request_base(request, web) if request is not None else public_base({}, "http", web)
 
     def chat_value(state: ChatState):
-        return gr.update(value=state.messages, feedback_value=feedback_values(state))
+        text, questions = welcome.shown(state.language)
+        return gr.update(value=state.messages, feedback_value=feedback_values(state), placeholder=text,
+                         examples=as_chips(questions))
 
     # --- thin Gradio wrappers around the handlers above
     def on_submit(message: str | None, state: Any):
@@ -166,12 +169,15 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
         top = [gr.update(value=t["hint"] if compact else f"# {title[state.language]}\n{t['intro']}"),
                gr.update(value=t[person_key]), gr.update(value=t["new_chat"])]
         return (chat_value(state), state, gr.update(placeholder=t["placeholder"]), gr.update(choices=reasons),
-                gr.update(value=t["reason_label"]), *top, state.language)
+                gr.update(value=t["reason_label"]), *top, state.language, "" if compact else title[state.language])
 
     with gr.Blocks(title=both_titles, fill_height=True, analytics_enabled=False) as blocks:
         state = gr.State(ChatState(), time_to_live=SESSION_TTL)
         saved = gr.Textbox(visible=False, elem_id="bot-snapshot")
         language = gr.Textbox(visible=False, elem_id="bot-language")
+        # The tab's title in the UI's language (the HTML names both until the load event knows which); none for the
+        # widget, whose document may be the portal's own page (Gradio's web component): its title is the portal's.
+        tab_title = gr.Textbox(visible=False, elem_id="bot-tab-title")
         with gr.Row(elem_classes=["bot-top", "bot-widget-bar" if compact else "bot-page-bar"], equal_height=True):
             if compact:  # the portal's panel has its own title: one slim bar with a hint and the buttons
                 intro = gr.Markdown(UI["en"]["hint"], elem_classes=["bot-widget-hint"])
@@ -184,8 +190,9 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
             show_label=False,
             elem_id="chat",
             elem_classes=["bot-chat"],
-            placeholder=UI["zh"]["welcome"] + "\n\n" + UI["en"]["welcome"].replace("### Hi!\n\n", ""),
-            examples=welcome or None,
+            # English until the load event shows the tab's language (chat.css keeps it hidden until then).
+            placeholder=welcome.shown("en")[0],
+            examples=as_chips(welcome.shown("en")[1]),
             scale=1,
             # The chat scrolls inside; the input stays in view (dvh: phones' browser bars are not counted twice).
             height="100%",
@@ -244,7 +251,7 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
             chatbot.clear(on_new_chat, [state], [box, chatbot, state, reason_row, saved], queue=False).then(
                 None, [saved], None, js=save_js
             )
-        blocks.load(on_load, [saved], [chatbot, state, box, reasons, reason_label, intro, person, new, language],
-                    js=load_js, queue=False).then(None, [language], None, js=AFTER_LOAD_JS)
+        blocks.load(on_load, [saved], [chatbot, state, box, reasons, reason_label, intro, person, new, language, tab_title],
+                    js=load_js, queue=False).then(None, [language, tab_title], None, js=AFTER_LOAD_JS)
     blocks.state_session_capacity = MAX_SESSIONS
     return blocks

@@ -6,6 +6,10 @@ Nothing here is about one knowledge base: the page title comes from the operator
 
 from __future__ import annotations
 
+from typing import Literal
+
+UiLanguage = Literal["zh", "en"]  # the UI's languages: one table of words each
+
 
 # ---------------------------------------------------------------- UI strings, one table per language
 
@@ -31,6 +35,9 @@ UI: dict[str, dict[str, str]] = {
         "vote_withdrawn": "已撤销评价。",
         "reason_thanks": "已记录原因，谢谢！",
         "welcome": "### 你好！\n\n描述你遇到的问题，或粘贴完整的报错日志。试试：",
+        # The documents offer no Chinese question: theirs are shown, and said to be English (bot.web.ui.welcome).
+        "welcome_other": "### 你好！\n\n描述你遇到的问题，或粘贴完整的报错日志。知识库的文档是英文的，例如：",
+        "welcome_plain": "### 你好！\n\n描述你遇到的问题，或粘贴完整的报错日志。",
     },
     "en": {
         "title": "Knowledge base assistant",  # BOT_TITLE replaces it
@@ -53,11 +60,14 @@ UI: dict[str, dict[str, str]] = {
         "vote_withdrawn": "Vote withdrawn.",
         "reason_thanks": "Reason recorded, thank you!",
         "welcome": "### Hi!\n\nDescribe your problem or paste the full error log. Try:",
+        "welcome_other": "### Hi!\n\nDescribe your problem or paste the full error log. The documents are in Chinese; "
+                         "they answer questions such as:",
+        "welcome_plain": "### Hi!\n\nDescribe your problem or paste the full error log.",
     },
 }
 
 
-def ui_language(accept_language: str | None) -> str:
+def ui_language(accept_language: str | None) -> UiLanguage:
     """The UI language from the browser's Accept-Language header.
 
     >>> ui_language("zh-CN,zh;q=0.9,en;q=0.8"), ui_language("en-US,en;q=0.9"), ui_language(None)

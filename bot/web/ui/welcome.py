@@ -1,16 +1,31 @@
 """What the empty chat shows, from the operator's settings and the knowledge base (never from the seeds):
-the page title (``BOT_TITLE``, else a neutral one) and example questions taken from the indexed sections.
+the page title (``BOT_TITLE``, else a neutral one) and a welcome in the UI's language with example questions
+taken from the indexed sections.
 
-An example is a whole question a document answers: a curated phrasing of the section
-(``seeds/meta``, one in Chinese and one in English where both exist) or, without metadata, the
-section's heading when it reads as a question. One per document (the largest documents first), so
-the examples show the breadth of the knowledge base; one too long for a chip is skipped, never cut.
+An example is a whole question a document answers: a curated phrasing of the section (``seeds/meta``:
+``phrasings_zh`` for a Chinese page, ``phrasings_en`` for an English one) or, without metadata, the
+section's heading when it reads as a question, in the language it is written in. One per document (the
+largest documents first), so the examples show the breadth of the knowledge base; one too long for a chip
+is skipped, never cut.
 
     >>> from bot.records import Section
     >>> doc = [Section("b.md", h, ("Billing", h), n, n, h, "x", "Billing") for n, h in
     ...        enumerate(["Billing", "How do I get an invoice?", "Contact"], 1)]
-    >>> examples(doc, lambda key: None)
-    [{'text': 'How do I get an invoice?', 'display_text': 'How do I get an invoice?'}]
+    >>> examples(doc, lambda key: None, "en")
+    ('How do I get an invoice?',)
+    >>> examples(doc, lambda key: None, "zh")
+    ()
+
+The welcome is in one language, the page's. When the documents offer no question in it (another company's
+English documents on a Chinese page), it shows theirs and says which language the documents are in:
+
+    >>> welcome = Welcome.of(doc, lambda key: None)
+    >>> welcome.shown("en")
+    ('### Hi!\\n\\nDescribe your problem or paste the full error log. Try:', ('How do I get an invoice?',))
+    >>> welcome.shown("zh")
+    ('### 你好！\\n\\n描述你遇到的问题，或粘贴完整的报错日志。知识库的文档是英文的，例如：', ('How do I get an invoice?',))
+    >>> Welcome().shown("zh")[0]  # no question to offer: no "try:" left hanging
+    '### 你好！\\n\\n描述你遇到的问题，或粘贴完整的报错日志。'
     >>> page_title("", "en"), page_title("Acme help desk", "zh")
     ('Knowledge base assistant', 'Acme help desk')
 """
@@ -19,11 +34,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from bot.answer.reply import clean_heading
+from bot.kb.tokenize import detect_language
 from bot.records import Section
-from bot.web.ui.strings import ui_text
+from bot.web.ui.strings import UiLanguage, ui_text
 
 MAX_EXAMPLES = 4
 MAX_EXAMPLE_CHARS = 60  # longer questions do not fit a chip in the 400 px widget: another one is taken
@@ -43,37 +60,60 @@ def _is_intro(section: Section) -> bool:
     return section.heading == section.title and section.path == (section.title,)
 
 
-def _questions(section: Section, meta: Any) -> list[str]:
-    """Whole questions ``section`` answers, questions first: its curated phrasings, else its heading if a question."""
-    phrasings = [*getattr(meta, "phrasings_zh", ()), *getattr(meta, "phrasings_en", ())] if meta is not None else []
-    if not phrasings:
-        heading = re.sub(r"^问题\s*[:：]\s*", "", clean_heading(section.heading)).strip()
-        phrasings = [heading] if _QUESTION.search(clean_heading(section.heading)) else []
+def _questions(section: Section, meta: Any, language: UiLanguage) -> list[str]:
+    """Whole questions in ``language`` that ``section`` answers, questions first: its curated phrasings in that
+    language, else (no metadata) its heading if it is a question written in that language."""
+    if meta is not None:
+        phrasings = list(getattr(meta, f"phrasings_{language}", ()))
+    else:
+        heading = clean_heading(section.heading)
+        question = re.sub(r"^问题\s*[:：]\s*", "", heading).strip()
+        phrasings = [question] if _QUESTION.search(heading) and detect_language(question) == language else []
     whole = [q for q in (" ".join(p.split()) for p in phrasings) if 0 < len(q) <= MAX_EXAMPLE_CHARS]
     return sorted(whole, key=lambda q: not _QUESTION.search(q))  # questions before keyword-style phrasings
 
 
-def examples(sections: Sequence[Section], meta: Callable[[str], Any],
-             limit: int = MAX_EXAMPLES) -> list[dict[str, str]]:
-    """Up to ``limit`` example questions for the welcome, one per document, largest document first;
-    Chinese and English alternate when the curated phrasings offer both."""
+def examples(sections: Sequence[Section], meta: Callable[[str], Any], language: UiLanguage,
+             limit: int = MAX_EXAMPLES) -> tuple[str, ...]:
+    """Up to ``limit`` example questions in ``language``, one per document, largest document first."""
     by_source: dict[str, list[Section]] = {}
     for section in sections:
         if not _is_intro(section):
             by_source.setdefault(section.source, []).append(section)
-    documents = sorted(by_source.values(), key=len, reverse=True)
     out: list[str] = []
-    for n, document in enumerate(documents):
-        want_zh = n % 2 == 0
-        for section in document:
-            questions = _questions(section, meta(section.key))
-            if not questions:
-                continue
-            preferred = [q for q in questions if bool(re.search(r"[\u4e00-\u9fff]", q)) == want_zh]
-            question = (preferred or questions)[0]
-            if question not in out:
-                out.append(question)
-                break
+    for document in sorted(by_source.values(), key=len, reverse=True):
+        question = next((q for s in document for q in _questions(s, meta(s.key), language) if q not in out), None)
+        if question is not None:
+            out.append(question)
         if len(out) >= limit:
             break
-    return [{"text": q, "display_text": q} for q in out]
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Welcome:
+    """The empty chat's example questions per UI language, found once per knowledge base (``app.py`` computes
+    them for the page and the widget; each tab then shows the ones in its language, :meth:`shown`)."""
+
+    zh: tuple[str, ...] = ()
+    en: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, sections: Sequence[Section], meta: Callable[[str], Any]) -> Welcome:
+        return cls(zh=examples(sections, meta, "zh"), en=examples(sections, meta, "en"))
+
+    def shown(self, language: UiLanguage) -> tuple[str, tuple[str, ...]]:
+        """The welcome's text and examples for a page in ``language``: its own examples; else (the documents
+        have no question in it) the documents' own, and the text says which language they are in; else none,
+        and the text invites no "try:"."""
+        own, theirs = (self.zh, self.en) if language == "zh" else (self.en, self.zh)
+        if own:
+            return ui_text(language, "welcome"), own
+        if theirs:
+            return ui_text(language, "welcome_other"), theirs
+        return ui_text(language, "welcome_plain"), ()
+
+
+def as_chips(questions: Sequence[str]) -> list[dict[str, str]] | None:
+    """Gradio's example messages for ``questions`` (None: no example box at all)."""
+    return [{"text": q, "display_text": q} for q in questions] or None
