@@ -50,7 +50,7 @@ from bot.web.http import (
     MAX_BODY_BYTES, SecurityHeaders, WebSettings, request_base, server_config,
 )
 
-__all__ = ["SAMPLE_LOG", "WebSettings", "build_app", "main", "open_engine"]
+__all__ = ["SAMPLE_LOG", "WebSettings", "build_app", "deferred_app", "main", "open_engine"]
 
 
 def __getattr__(name: str) -> Any:
@@ -86,9 +86,11 @@ def open_engine(settings: Settings, *, progress: bool = True):
 
 
 def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = None, *, progress: bool = True,
-              store: Any = None, ops: Any = None, contact: Contact | None = None, ui: bool = True) -> FastAPI:
-    """UI + widget + source view + JSON API as one FastAPI app, not started (``ui=False``: without the UI,
-    so without importing Gradio: what a first answer needs).
+              store: Any = None, ops: Any = None, contact: Contact | None = None, ui: bool = True,
+              admin: bool = True) -> FastAPI:
+    """UI + widget + source view + JSON API as one FastAPI app, not started (``ui=False, admin=False``: the
+    APIs and ``/source`` only, without importing Gradio: what a first answer needs; ``/admin`` imports it, for
+    the chat UI's reading of Accept-Language).
 
     ``store`` (a :class:`bot.store.database.Store`) records questions and votes and feeds ``/admin``; without
     one, events go to the JSON-lines log. ``ops`` is the :class:`bot.store.database.StoreSettings` (admin
@@ -181,11 +183,13 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
         return JSONResponse({"ok": True})
 
     # ---- OpenAI-compatible API and /admin (issue 12); `authorize` is the one check for /api/* and /v1/*
-    from bot.web.admin import mount_admin
     from bot.web.openai_api import openai_router
 
     app.include_router(openai_router(engine, recorder, web, authorize, contact=contact))
-    mount_admin(app, store, engine, ops)
+    if admin:
+        from bot.web.admin import mount_admin
+
+        mount_admin(app, store, engine, ops)
 
     @app.get("/source", response_class=HTMLResponse)
     def source(key: str = "", terms: str = "", lang: str = "zh", whole: str = "", exp: str = "",
@@ -228,6 +232,31 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     app = gr.mount_gradio_app(app, full, path="/", css=CSS, footer_links=[],
                               root_path=web.root_path or None, theme=THEME, show_error=False)
     return app
+
+
+def deferred_app(config: AppConfig, store: Any, on_fatal: Any = None) -> Any:
+    """The ASGI app ``python app.py`` serves: listening at once, the index and the UI loaded behind it.
+
+    The server listens at once and loads the index, then builds the UI (``BOT_START_FIRST=api``, the default)
+    or the other way round (``ui``), in a worker thread (:mod:`bot.web.deferred`); the API answers 503
+    "loading" until the index is in, UI pages 503 "starting" until the UI is. What serves meanwhile is the
+    light app: the APIs and ``/source``, without Gradio or ``/admin`` (which imports Gradio: 3 s before the
+    server listened). One index watcher for both apps (each would otherwise load every new generation again).
+    """
+    from bot.engine.live import watch_index
+    from bot.web.deferred import DeferredApp, EngineWhenReady
+    from bot.web.lean_gradio import lean_gradio_import
+
+    lean_gradio_import()  # the UI's Gradio import in half the CPU: no IDE stubs, doc templates or IPython
+    settings, web = config.engine, config.web
+    engine = EngineWhenReady(settings)
+    parts = dict(store=store, ops=config.store, contact=config.contact)
+    light = build_app(settings, engine, web, ui=False, admin=False, **parts)
+    return SecurityHeaders(
+        DeferredApp(light, lambda: build_app(settings, engine, web, **parts), engine=engine,
+                    open_engine=lambda: watch_index(open_engine(settings), config.store.index_poll_seconds),
+                    on_fatal=on_fatal, first=web.start_first),
+        frame_ancestors=web.frame_ancestors)
 
 
 # ---------------------------------------------------------------- command line
@@ -273,15 +302,6 @@ def main(argv: list[str] | None = None) -> int:
         raise
     import uvicorn
 
-    from bot.engine.live import watch_index
-    from bot.web.deferred import DeferredApp, EngineWhenReady
-
-    # The server listens at once and loads the index, then builds the UI (BOT_START_FIRST=api, the default) or the
-    # other way round (ui), in a worker thread (bot/web/deferred.py); the API answers 503 "loading" until the
-    # index is in, UI pages 503 "starting" until the UI is.
-    # One index watcher for both apps (each would otherwise load every new generation again).
-    engine = EngineWhenReady(settings)
-    parts = dict(store=store, ops=config.store, contact=config.contact)
     fatal: list[BaseException] = []
 
     def stop(exc: BaseException) -> None:  # the index cannot load: as before the server listened, exit 2
@@ -294,11 +314,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr, flush=True)
         server.should_exit = True
 
-    app = SecurityHeaders(
-        DeferredApp(build_app(settings, engine, web, ui=False, **parts), lambda: build_app(settings, engine, web, **parts),
-                    engine=engine, open_engine=lambda: watch_index(open_engine(settings), config.store.index_poll_seconds),
-                    on_fatal=stop, first=web.start_first),
-        frame_ancestors=web.frame_ancestors)
+    app = deferred_app(config, store, on_fatal=stop)
     shown_host = "localhost" if web.host in ("0.0.0.0", "127.0.0.1", "::") else web.host
     print(f"Serving on http://{shown_host}:{web.port}{web.root_path}/  (widget: {web.root_path}/widget/, "
           f"API: POST {web.root_path}/api/ask)", file=sys.stderr, flush=True)

@@ -9,7 +9,9 @@ Per launch of ``app.py`` (a built index, its own temporary data folder, loopback
   (``/`` polled until it is the UI rather than the "starting" page, then the textarea awaited);
 
 and, as the yardstick, ``import_gradio_s``: a fresh ``python -c "import gradio"``, the floor of any
-Gradio page (the UI cannot render before Gradio is imported). The target is
+Gradio page (the UI cannot render before Gradio is imported). Beside it, ``import_gradio_lean_s``: the
+same import as the app does it (:mod:`bot.web.lean_gradio`: no IDE stubs rewritten), which is not the
+yardstick but shows how much of the ratio comes from importing less. The target is
 ``page_s <= 1.5 × import_gradio_s`` (:data:`TARGET_RATIO`). Both start orders of the app are measured,
 interleaved (``--start-first``): ``api`` (the default: the index first, then the UI) and ``ui`` (the
 UI first, the index behind it). Medians over ``--reps`` runs, the machine's load average beside them:
@@ -38,10 +40,16 @@ PROBE_QUESTION = "GPU 显存不足"
 CHROMIUM = os.environ.get("BOT_CHROMIUM", "/usr/bin/chromium")
 
 
-def import_gradio_s(env: dict) -> float:
+IMPORTS = {  # the yardstick, and the import the app itself does (bot/web/lean_gradio.py), shown beside it
+    "plain": "import gradio",
+    "lean": "from bot.web.lean_gradio import lean_gradio_import; lean_gradio_import(); import gradio",
+}
+
+
+def import_gradio_s(env: dict, kind: str = "plain") -> float:
     """Wall time of a fresh interpreter importing gradio (and exiting)."""
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import gradio"], env=env, check=True, cwd=REPO)
+    subprocess.run([sys.executable, "-c", IMPORTS[kind]], env=env, check=True, cwd=REPO)
     return time.perf_counter() - started
 
 
@@ -117,6 +125,7 @@ def measure(reps: int, env: dict, work: Path, orders: tuple[str, ...] = ("api",)
     from playwright.sync_api import sync_playwright
 
     imports: list[float] = []
+    lean_imports: list[float] = []
     launches: dict[str, list[dict]] = {order: [] for order in orders}
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
@@ -124,6 +133,7 @@ def measure(reps: int, env: dict, work: Path, orders: tuple[str, ...] = ("api",)
         try:
             for n in range(reps):
                 imports.append(round(import_gradio_s(env), 3))
+                lean_imports.append(round(import_gradio_s(env, "lean"), 3))
                 for order in orders:
                     launches[order].append(launch_once(browser, {**env, "BOT_START_FIRST": order},
                                                        work / f"app-{order}-{n}.log"))
@@ -132,7 +142,9 @@ def measure(reps: int, env: dict, work: Path, orders: tuple[str, ...] = ("api",)
     gradio = statistics.median(imports)
     by_order = {order: _summary(runs, gradio) for order, runs in launches.items()}
     return {"import_gradio_s": round(gradio, 3), **by_order[orders[0]], "start_first": orders[0],
-            "orders": by_order, "import_runs_s": imports, "loadavg": [round(x, 2) for x in os.getloadavg()]}
+            "orders": by_order, "import_runs_s": imports,
+            "import_gradio_lean_s": round(statistics.median(lean_imports), 3), "import_lean_runs_s": lean_imports,
+            "loadavg": [round(x, 2) for x in os.getloadavg()]}
 
 
 def _summary(runs: list[dict], gradio: float) -> dict:
@@ -159,7 +171,8 @@ def app_env(work: Path, index: Path, seeds: Path, embedder: str | None) -> dict:
 
 
 def format_result(result: dict) -> str:
-    lines = [f"python -c 'import gradio':            {result['import_gradio_s']:.2f} s (median of {len(result['import_runs_s'])})"]
+    lines = [f"python -c 'import gradio':            {result['import_gradio_s']:.2f} s (median of {len(result['import_runs_s'])}; "
+             f"the app's lean import: {result['import_gradio_lean_s']:.2f} s)"]
     for order, r in result["orders"].items():
         lines += [f"BOT_START_FIRST={order}: launch -> 1st API answer: {r['api_first_answer_s']:.2f} s",
                   f"BOT_START_FIRST={order}: launch -> page usable:    {r['page_usable_s']:.2f} s  "

@@ -38,7 +38,6 @@ from typing import Callable
 
 import numpy as np
 
-from bot.kb.chunk import chunk_section
 from bot.kb.embed import Embedder
 from bot.kb.meta import META_DIR, MetaProblem, SectionMeta, load_meta
 from bot.kb.parse import document_paths, parse_folder
@@ -166,6 +165,9 @@ def retrieval_keys(section: Section, meta: SectionMeta | None, settings: Setting
     Headings and user phrasings are embedded as queries (question-to-question
     similarity); body chunks as passages, prefixed with the heading path.
     """
+    # Imported here: the chunker pulls in langchain (0.3 s), which only a build needs, not a start that opens the index.
+    from bot.kb.chunk import chunk_section
+
     keys = [("heading", "query", section.heading)]
     for chunk in chunk_section(section, settings.chunk_size, settings.chunk_overlap):
         keys.append(("chunk", "passage", f"{section.breadcrumb}\n{chunk.text}"))
