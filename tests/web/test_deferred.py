@@ -32,6 +32,15 @@ def _app(name: str, started: list[str] | None = None):
     return app
 
 
+async def _until(condition, polls: int = 500) -> None:
+    """Let the app's start-up run (it works in the event loop and its threads) until ``condition()`` holds or
+    ``polls`` turns have passed; the caller's assertion says what was expected."""
+    for _ in range(polls):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+
+
 async def _get(app, path: str) -> tuple[int, str, dict]:
     sent: list[dict] = []
 
@@ -73,10 +82,7 @@ def test_api_answers_while_the_ui_builds_then_the_full_app_takes_over():
         assert (await _get(app, "/healthz"))[0] == 503  # readiness means the whole app
 
         release.set()
-        for _ in range(500):
-            if app.full is not None:
-                break
-            await asyncio.sleep(0.01)
+        await _until(lambda: app.full is not None)
         assert started == ["full"]  # its own start-up (Gradio's queue) ran before it took requests
         assert await _get(app, "/") == (200, "full /", {})
         assert await _get(app, "/api/ask") == (200, "full /api/ask", {})
@@ -100,10 +106,7 @@ def test_a_ui_that_fails_to_build_leaves_the_api_working_and_says_why():
         server = asyncio.create_task(app({"type": "lifespan"}, inbox.get, outbox.put))
         await inbox.put({"type": "lifespan.startup"})
         await outbox.get()
-        for _ in range(500):
-            if app.failed is not None:
-                break
-            await asyncio.sleep(0.01)
+        await _until(lambda: app.failed is not None)
         status, body, _ = await _get(app, "/")
         assert status == 500 and "gradio is broken" in body
         assert (await _get(app, "/api/ask"))[0] == 200
@@ -123,20 +126,14 @@ def test_start_first_ui_serves_the_page_before_the_index_and_the_api_says_it_is_
 
     async def scenario():
         server, inbox, outbox = await _start(app)
-        for _ in range(500):
-            if app.full is not None and order == ["ui", "index"]:
-                break
-            await asyncio.sleep(0.01)
+        await _until(lambda: app.full is not None and order == ["ui", "index"])
         assert order == ["ui", "index"]  # the UI first, the index after it
         assert await _get(app, "/") == (200, "full /", {})  # the page is up while the index loads
         status, body, headers = await _get(app, "/api/ask")
         assert status == 503 and headers["retry-after"] == "1" and "still loading" in body
         assert (await _get(app, "/v1/models"))[0] == 503 and (await _get(app, "/healthz"))[0] == 503
         index_may_load.set()
-        for _ in range(500):
-            if engine.ready:
-                break
-            await asyncio.sleep(0.01)
+        await _until(lambda: engine.ready)
         assert await _get(app, "/api/ask") == (200, "full /api/ask", {})
         assert engine.upper() == "THE ENGINE"  # the stand-in hands every other name to the engine
         await _stop(server, inbox, outbox)
@@ -156,18 +153,12 @@ def test_start_first_ui_loads_the_index_only_once_the_page_has_stopped_asking(mo
 
     async def scenario():
         server, inbox, outbox = await _start(app)
-        for _ in range(500):
-            if app.full is not None:
-                break
-            await asyncio.sleep(0.01)
+        await _until(lambda: app.full is not None)
         assert await _get(app, "/assets/index.js") == (200, "full /assets/index.js", {})  # the browser at work
         await asyncio.sleep(0.1)
         assert order == ["ui"]  # the index waits while the page may still be loading
         monkeypatch.setattr(deferred, "PAGE_WAIT_S", 0.0)  # the cap: it loads whatever the browser still asks
-        for _ in range(500):
-            if engine.ready:
-                break
-            await asyncio.sleep(0.01)
+        await _until(lambda: engine.ready)
         assert order == ["ui", "index"] and engine.ready
         await _stop(server, inbox, outbox)
 
@@ -180,16 +171,10 @@ def test_start_first_api_loads_the_index_before_building_the_ui():
 
     async def scenario():
         server, inbox, outbox = await _start(app)
-        for _ in range(500):
-            if order:
-                break
-            await asyncio.sleep(0.01)
+        await _until(lambda: order)
         assert order == ["index"] and (await _get(app, "/"))[0] == 503  # no UI while the index loads
         index_may_load.set()
-        for _ in range(500):
-            if app.full is not None:
-                break
-            await asyncio.sleep(0.01)
+        await _until(lambda: app.full is not None)
         assert order == ["index", "ui"] and engine.ready
         assert await _get(app, "/") == (200, "full /", {})
         await _stop(server, inbox, outbox)
@@ -251,10 +236,7 @@ def test_an_index_that_cannot_load_is_fatal_and_the_api_says_why():
         server = asyncio.create_task(app({"type": "lifespan"}, inbox.get, outbox.put))
         await inbox.put({"type": "lifespan.startup"})
         await outbox.get()
-        for _ in range(500):
-            if fatal:
-                break
-            await asyncio.sleep(0.01)
+        await _until(lambda: fatal)
         assert [str(e) for e in fatal] == ["no index in /srv/index"]
         status, body, _ = await _get(app, "/api/ask")
         assert status == 503 and "failed to load: no index in /srv/index" in body
@@ -321,10 +303,7 @@ def test_collections_are_rarer_while_starting_and_as_usual_once_started():
 
     async def scenario():
         server, inbox, outbox = await _start(app)
-        for _ in range(500):
-            if app.full is not None:
-                break
-            await asyncio.sleep(0.01)
+        await _until(lambda: app.full is not None)
         assert app.full is not None and app.engine.ready
         await _stop(server, inbox, outbox)
 
