@@ -66,11 +66,7 @@ def test_api_answers_while_the_ui_builds_then_the_full_app_takes_over():
     app = DeferredApp(_app("light"), build_full)
 
     async def scenario():
-        inbox: asyncio.Queue = asyncio.Queue()
-        outbox: asyncio.Queue = asyncio.Queue()
-        server = asyncio.create_task(app({"type": "lifespan"}, inbox.get, outbox.put))
-        await inbox.put({"type": "lifespan.startup"})
-        assert (await outbox.get())["type"] == "lifespan.startup.complete"  # the server starts at once
+        server, inbox, outbox = await _start(app)  # the server starts at once (startup.complete)
 
         assert await _get(app, "/api/ask") == (200, "light /api/ask", {})
         # the OpenAI-compatible API is an API too: it answers as soon as /api/ask does (it was a 503 page)
@@ -87,9 +83,7 @@ def test_api_answers_while_the_ui_builds_then_the_full_app_takes_over():
         assert await _get(app, "/") == (200, "full /", {})
         assert await _get(app, "/api/ask") == (200, "full /api/ask", {})
 
-        await inbox.put({"type": "lifespan.shutdown"})
-        assert (await outbox.get())["type"] == "lifespan.shutdown.complete"
-        await server
+        await _stop(server, inbox, outbox)
 
     asyncio.run(scenario())
 
@@ -101,18 +95,12 @@ def test_a_ui_that_fails_to_build_leaves_the_api_working_and_says_why():
     app = DeferredApp(_app("light"), build_full)
 
     async def scenario():
-        inbox: asyncio.Queue = asyncio.Queue()
-        outbox: asyncio.Queue = asyncio.Queue()
-        server = asyncio.create_task(app({"type": "lifespan"}, inbox.get, outbox.put))
-        await inbox.put({"type": "lifespan.startup"})
-        await outbox.get()
+        server, inbox, outbox = await _start(app)
         await _until(lambda: app.failed is not None)
         status, body, _ = await _get(app, "/")
         assert status == 500 and "gradio is broken" in body
         assert (await _get(app, "/api/ask"))[0] == 200
-        await inbox.put({"type": "lifespan.shutdown"})
-        await outbox.get()
-        await server
+        await _stop(server, inbox, outbox)
 
     asyncio.run(scenario())
 
@@ -214,7 +202,7 @@ async def _start(app):
 
 async def _stop(server, inbox, outbox):
     await inbox.put({"type": "lifespan.shutdown"})
-    await outbox.get()
+    assert (await outbox.get())["type"] == "lifespan.shutdown.complete"
     await server
 
 
@@ -231,18 +219,12 @@ def test_an_index_that_cannot_load_is_fatal_and_the_api_says_why():
                       on_fatal=fatal.append)
 
     async def scenario():
-        inbox: asyncio.Queue = asyncio.Queue()
-        outbox: asyncio.Queue = asyncio.Queue()
-        server = asyncio.create_task(app({"type": "lifespan"}, inbox.get, outbox.put))
-        await inbox.put({"type": "lifespan.startup"})
-        await outbox.get()
+        server, inbox, outbox = await _start(app)
         await _until(lambda: fatal)
         assert [str(e) for e in fatal] == ["no index in /srv/index"]
         status, body, _ = await _get(app, "/api/ask")
         assert status == 503 and "failed to load: no index in /srv/index" in body
-        await inbox.put({"type": "lifespan.shutdown"})
-        await outbox.get()
-        await server
+        await _stop(server, inbox, outbox)
 
     asyncio.run(scenario())
 
