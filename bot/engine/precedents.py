@@ -58,6 +58,8 @@ class Precedents:
     def __post_init__(self) -> None:
         # Stored as float16: hold exactly what a reload gives, so a saved model equals the fitted one.
         object.__setattr__(self, "vectors", np.asarray(self.vectors, dtype=np.float16).astype(np.float32))
+        # Which precedents the knowledge base answered: asked of every vote, so found once.
+        object.__setattr__(self, "_answered", np.array([bool(keys) for keys in self.answers], dtype=bool))
         if len(self.vectors) != len(self.answers):
             raise ValueError(f"{len(self.vectors)} precedent vectors for {len(self.answers)} answers")
         if self.k < 1 or self.temperature <= 0:
@@ -96,7 +98,7 @@ class Precedents:
             keys = [section_index[key] for key in self.answers[row] if key in section_index]
             if keys:
                 votes[keys] += float(weight) / len(keys)
-        answered = np.array([bool(self.answers[row]) for row in candidates])
+        answered = self._answered[candidates]
         lean = float(sims[answered].max() - sims[~answered].max()) if answered.any() and (~answered).any() else 0.0
         return Vote(votes, lean)
 

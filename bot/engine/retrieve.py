@@ -339,6 +339,8 @@ class Engine:
         allowed to vote; calibration leaves out the question's own thread). A follow-up's words alone ("那多机呢？")
         are not a question the precedents were asked: it gets none."""
         if precedents is None or not len(precedents) or evidence.own is None or evidence.move not in ("new", "switch"):
+            if evidence.precedent is None and evidence.precedent_lean == 0.0:
+                return evidence  # nothing to take away: no copy on every follow-up
             return replace(evidence, precedent=None, precedent_lean=0.0)
         vote = precedents.vote(evidence.own.query_vector, self._by_key, among)
         return replace(evidence, precedent=vote.sections, precedent_lean=vote.lean)
