@@ -94,12 +94,15 @@ SUBJECT_NAMES_ZH: dict[str, str] = {
     "PaddlePaddle": "飞桨 PaddlePaddle", "TensorFlow": "TensorFlow", "PyTorch": "PyTorch", "Keras": "Keras",
     "MXNet": "MXNet", "JAX": "JAX", "MindSpore": "昇思 MindSpore", "Caffe": "Caffe", "Hugging Face": "Hugging Face",
     "DeepSpeed": "DeepSpeed", "Horovod": "Horovod",
+    "Darknet": "Darknet", "LLM servers": "大模型推理服务 (vLLM/Ollama)", "CuPy / Numba": "CuPy / Numba",
     # products
     "PaddleOCR": "PaddleOCR", "PaddleDetection": "PaddleDetection", "PaddleSeg": "PaddleSeg", "PaddleNLP": "PaddleNLP",
     "PaddleClas": "PaddleClas", "PaddleSpeech": "PaddleSpeech", "PaddleHub": "PaddleHub", "PaddleX": "PaddleX",
     "Paddle Inference": "Paddle Inference 推理库", "Paddle Serving": "Paddle Serving 服务化部署",
     "Paddle Lite": "Paddle Lite 端侧推理", "Paddle2ONNX": "Paddle2ONNX", "PaddleSlim": "PaddleSlim 模型压缩",
     "Paddle Fleet": "Fleet 分布式训练", "TensorFlow Serving": "TensorFlow Serving", "TensorFlow Lite": "TensorFlow Lite",
+    "Ultralytics YOLO": "Ultralytics YOLO", "OpenMMLab": "OpenMMLab (mmdetection 等)", "Detectron2": "Detectron2",
+    "PyTorch libraries": "PyTorch 生态库",
     # tools
     "TensorRT": "TensorRT", "ONNX": "ONNX", "Triton": "Triton", "OpenVINO": "OpenVINO", "XLA": "XLA",
     "MirroredStrategy": "MirroredStrategy 单机多卡策略", "PyTorch DDP": "PyTorch DDP", "Docker": "Docker",
