@@ -92,6 +92,7 @@ TEXTS: dict[str, dict[str, str]] = {
 SUBJECT_NAMES_ZH: dict[str, str] = {
     # frameworks
     "PaddlePaddle": "飞桨 PaddlePaddle", "TensorFlow": "TensorFlow", "PyTorch": "PyTorch", "Keras": "Keras",
+    "Keras 3": "Keras 3",
     "MXNet": "MXNet", "JAX": "JAX", "MindSpore": "昇思 MindSpore", "Caffe": "Caffe", "Hugging Face": "Hugging Face",
     "DeepSpeed": "DeepSpeed", "Horovod": "Horovod",
     "Darknet": "Darknet", "LLM servers": "大模型推理服务 (vLLM/Ollama)", "CuPy / Numba": "CuPy / Numba",
