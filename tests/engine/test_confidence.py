@@ -58,6 +58,20 @@ def test_lexicon_names_frameworks_products_devices_and_ignores_lookalikes():
     assert "PyTorch" in lex.find("torch paddle " * 80_000)
 
 
+def test_lexicon_knows_what_other_ecosystems_and_keras_run_on():
+    lex = Lexicon.load()
+    # Libraries built on PyTorch name PyTorch even when the question never does.
+    assert lex.find("mmdetection: CUDA_VISIBLE_DEVICES=4,5 still trains on card 0") >= {"OpenMMLab", "PyTorch"}
+    assert lex.find("detectron2 eval runs out of CUDA memory") >= {"Detectron2", "PyTorch"}
+    assert "Darknet" in lex.find("running two darknet.exe at the same time on two RTX2070")
+    # A model name is no product: PaddleDetection and Ultralytics both train YOLOv5; DarkNet53 is a backbone.
+    assert not lex.find("yolov5 训练") & {"PaddleDetection", "PyTorch", "Ultralytics YOLO"}
+    assert "Darknet" not in lex.find("PaddleDetection yolov3_darknet53 显存不足")
+    # Keras 2 is TensorFlow's setting; Keras 3 (JAX/PyTorch backends) is a framework of its own.
+    assert lex.find("Keras model.fit does not use my GPU") == {"Keras", "TensorFlow"}
+    assert "Keras 3" in lex.find("upgraded to Keras 3 with the jax backend") and lex.category("Keras 3") == "framework"
+
+
 def test_passing_mentions_of_another_framework_do_not_make_a_paddle_question_foreign(hash_settings):
     engine = hash_engine(hash_settings)
     # The tiny knowledge base covers TensorFlow only.
@@ -159,6 +173,10 @@ def test_other_frameworks_and_devices_are_named_and_not_answered(seeds_engine):
     assert paddle.tier == "answer" and paddle.reason is None and "显存不足" in paddle.hits[0].section.heading
     off_topic = seeds_engine.ask("How do I make pizza dough?")
     assert off_topic.tier == "none"
+    # Keras runs on TensorFlow: the TensorFlow article answers, and Keras does not keep it from being confident.
+    keras = seeds_engine.ask("Keras model.fit does not use my GPU, only the CPU")
+    assert keras.hits[0].section.source.startswith("004") and not seeds_engine.hard_uncovered(keras.uncovered)
+    assert "OpenMMLab" in seeds_engine.ask("mmdetection 训练显存不足，batch 已经是 1").uncovered
 
 
 @pytest.mark.model
