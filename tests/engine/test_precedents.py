@@ -81,6 +81,33 @@ def test_calibration_never_lets_a_question_vote_for_itself(engine):
     assert alone.evidence.precedent_lean == 0.0 and not alone.evidence.precedent.any()
 
 
+def test_calibration_takes_no_vote_from_the_questions_own_gathering_batch(engine, tmp_path):
+    """Questions gathered together (real_more4_a and conversations_real4_a) vote for each other more than for a
+    question asked later: while fitting, a question's precedents come from other batches only."""
+    from bot.engine.calibrate import batch_of, collect, read_labelled
+
+    slow = _key(engine, "利用率")
+    expect = [{"source": "gpu.md", "section": "利用率"}]
+    for name, url in (("real_more4_a", "https://t/1"), ("real_more4_b", "https://t/3")):
+        (tmp_path / f"{name}.jsonl").write_text(json.dumps(
+            {"query": "训练很慢怎么办", "kind": "zh", "url": url, "expect": expect}) + "\n", encoding="utf-8")
+    (tmp_path / "conversations_real4_a.jsonl").write_text(json.dumps(
+        {"turns": [{"query": "训练很慢怎么办", "expect": expect}], "kind": "followup", "url": "https://t/2"}) + "\n",
+        encoding="utf-8")
+    cases, groups, conversations, _ = read_labelled(sorted(tmp_path.glob("*.jsonl")))
+    assert [c["batch"] for c in conversations] == ["4_a"] and batch_of(tmp_path / "real_more4_b.jsonl") == "4_b"
+    rows = collect(engine, cases, groups)
+    assert [r.batch for r in rows] == ["4_a", "4_b"]
+    precedents = precedents_of(engine, rows)
+    same_batch, other_batch = voted(engine, rows, precedents)
+    slow_at = next(n for n, s in enumerate(engine.sections) if s.key == slow)
+    # 4_a's question hears only 4_b's; 4_b's only 4_a's: each gets exactly one vote, from the other batch.
+    assert same_batch.evidence.precedent[slow_at] == pytest.approx(1.0) == other_batch.evidence.precedent[slow_at]
+    # With 4_b left out of the pool, nobody outside 4_a's batch is left to vote for it.
+    alone = voted(engine, rows, precedents, pool=np.array([True, False]))[0]
+    assert not alone.evidence.precedent.any()
+
+
 def _labelled(path, n_threads: int = 12):
     rows = []
     for n in range(n_threads):
