@@ -164,6 +164,18 @@ def precedents_of(engine: Engine, rows: list[Row]) -> Precedents:
     return Precedents(vectors, answers)
 
 
+def _may_vote(groups: np.ndarray, batches: np.ndarray, group: str, batch: str) -> np.ndarray:
+    """Which labelled questions may vote for one of thread ``group`` in ``batch`` while fitting: none of its own
+    thread, none of its gathering batch (:func:`batch_of`; ``""``: unknown, so only the thread is left out).
+
+    >>> _may_vote(np.array(["t1", "t2", "t3"]), np.array(["4_a", "4_a", "4_b"]), "t1", "4_a").tolist()
+    [False, False, True]
+    >>> _may_vote(np.array(["t1", "t2"]), np.array(["", ""]), "t1", "").tolist()
+    [False, True]
+    """
+    return (groups != group) & ((batches != batch) | (batch == ""))
+
+
 def voted(engine: Engine, rows: list[Row], precedents: Precedents | None, pool: np.ndarray | None = None) -> list[Row]:
     """``rows`` (the rows ``precedents`` were made from) with the precedents' vote, each row's drawn from ``pool``
     (default: all) without its own thread or gathering batch, as a question asked later would get."""
@@ -173,7 +185,7 @@ def voted(engine: Engine, rows: list[Row], precedents: Precedents | None, pool: 
     batches = np.array([r.batch for r in rows])
     pool = np.ones(len(rows), dtype=bool) if pool is None else pool
     return [replace(r, evidence=engine.with_precedents(r.evidence, precedents,
-                                                       pool & (groups != r.group) & ((batches != r.batch) | (r.batch == ""))))
+                                                       pool & _may_vote(groups, batches, r.group, r.batch)))
             for r in rows]
 
 
@@ -193,7 +205,7 @@ def choose_weights(engine: Engine, rows: list[Row], precedents: Precedents | Non
                    pool: np.ndarray | None = None) -> tuple[Weights, Precedents | None]:
     """Best hit@1 (then hit@3) on the ``pool`` rows (default: all), ties broken towards smaller weights
     (simpler ranking): first the words' weights, then the precedents' weight, ``k`` and temperature, the
-    precedents drawn from the pool without the question's own thread."""
+    precedents drawn from the pool without the question's own thread or batch (:func:`voted`)."""
     scored = [r for n, r in enumerate(rows) if pool is None or pool[n]]
     best, best_key = Weights(0.5, 0.0, 0.0), (-1.0, -1.0)
     for tw in TITLE_GRID:
@@ -481,12 +493,12 @@ def calibrate(engine: Engine, paths: list[Path], *, max_near_confident: float = 
     follow = None
     if conversations:
         # Follow-up turns are replayed with the first-turn model just fitted: the cases they see are the served ones,
-        # but a conversation's first turn never has its own thread among its precedents.
+        # but a conversation's first turn never has its own thread or batch among its precedents.
         engine.calibration = first
         threads = np.array([r.group for r in rows])
         batches = np.array([r.batch for r in rows])
         _, later = collect_turns(engine, conversations, lambda thread, batch: precedents.subset(
-            (threads != thread) & ((batches != batch) | (batch == ""))) if precedents is not None else None)
+            _may_vote(threads, batches, thread, batch)) if precedents is not None else None)
         figures.update(cross_validate_follow(engine, later, weights, max_follow_wrong))
         follow = fit_follow(engine, later, weights, max_follow_wrong)
     figures["policy"] = {**policy, "max_follow_wrong": max_follow_wrong}
