@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the tests need (Python packages, Debian's Chromium and CJK fonts
-# for the browser tests) and runs the whole suite. Extra arguments go to pytest.
+# for the browser tests), checks the code with ruff (lint, then format; settings in
+# pyproject.toml) and runs the whole suite. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,4 +17,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 python -m pip install -q -r requirements-test.txt
+# Lint first: a finding stops here, before minutes of tests. `ruff check --fix` and `ruff format` repair most.
+python -m ruff check .
+python -m ruff format --check .
 exec python -m pytest "$@"
