@@ -51,8 +51,9 @@ HNSW_EF_CONSTRUCTION = 80
 HNSW_EF_SEARCH = 128
 
 
-def write_index(out_dir: Path, sections: list[dict], owners: np.ndarray, vectors: np.ndarray,
-                hnsw: bool = False) -> None:
+def write_index(
+    out_dir: Path, sections: list[dict], owners: np.ndarray, vectors: np.ndarray, hnsw: bool = False
+) -> None:
     import faiss
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -80,7 +81,8 @@ def build(seeds_dir: Path, out_dir: Path, embedder) -> BaselineBuild:
             owners.append(n)
     vectors = (
         np.concatenate([embedder.embed(texts[i : i + 32], role="passage") for i in range(0, len(texts), 32)])
-        if texts else np.zeros((0, embedder.dim), dtype=np.float32)
+        if texts
+        else np.zeros((0, embedder.dim), dtype=np.float32)
     )
     write_index(out_dir, sections, np.asarray(owners), vectors)
     return BaselineBuild(len(sections), len(texts), time.perf_counter() - started)

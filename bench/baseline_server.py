@@ -40,7 +40,7 @@ def make_handler(retriever):
                 payload = json.loads(self.rfile.read(length) or b"{}")
                 question = str(payload.get("question", ""))
             except (ValueError, UnicodeDecodeError):
-                self._send(400, {"error": "expected JSON {\"question\": ...}"})
+                self._send(400, {"error": 'expected JSON {"question": ...}'})
                 return
             answer = retriever.ask(question, k=3)
             answer["reply"] = "\n".join(f"- {h['source']} § {h['section']}" for h in answer["hits"])
@@ -62,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         parser.error("the benchmark server listens on loopback only")
     retriever = BaselineRetriever(args.index, make_embedder(args.embedder))
+
     class Server(ThreadingHTTPServer):
         request_queue_size = 128  # the default backlog of 5 drops connections under 50 clients
 

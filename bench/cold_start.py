@@ -33,8 +33,8 @@ import time
 from pathlib import Path
 
 from bench.concurrency import LOOPBACK, app_command, free_port
+from bench.env import REPO, child_env
 
-REPO = Path(__file__).resolve().parents[1]
 TARGET_RATIO = 1.5
 PROBE_QUESTION = "GPU 显存不足"
 CHROMIUM = os.environ.get("BOT_CHROMIUM", "/usr/bin/chromium")
@@ -98,8 +98,15 @@ def launch_once(browser, env: dict, log: Path, timeout_s: float = 180.0) -> dict
     url = f"http://{LOOPBACK}:{port}"
     with open(log, "wb") as handle:
         started = time.perf_counter()
-        proc = subprocess.Popen(app_command(REPO, port), cwd=REPO, env=env, stdout=handle, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            app_command(REPO, port),
+            cwd=REPO,
+            env=env,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     deadline = started + timeout_s
     out: dict = {}
     api = threading.Thread(target=_first_answer, args=(url, started, deadline, out), daemon=True)
@@ -128,23 +135,31 @@ def measure(reps: int, env: dict, work: Path, orders: tuple[str, ...] = ("api",)
     lean_imports: list[float] = []
     launches: dict[str, list[dict]] = {order: [] for order in orders}
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                             args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu", "--no-first-run"]
+        )
         try:
             for n in range(reps):
                 imports.append(round(import_gradio_s(env), 3))
                 lean_imports.append(round(import_gradio_s(env, "lean"), 3))
                 for order in orders:
-                    launches[order].append(launch_once(browser, {**env, "BOT_START_FIRST": order},
-                                                       work / f"app-{order}-{n}.log"))
+                    launches[order].append(
+                        launch_once(browser, {**env, "BOT_START_FIRST": order}, work / f"app-{order}-{n}.log")
+                    )
         finally:
             browser.close()
     gradio = statistics.median(imports)
     by_order = {order: _summary(runs, gradio) for order, runs in launches.items()}
-    return {"import_gradio_s": round(gradio, 3), **by_order[orders[0]], "start_first": orders[0],
-            "orders": by_order, "import_runs_s": imports,
-            "import_gradio_lean_s": round(statistics.median(lean_imports), 3), "import_lean_runs_s": lean_imports,
-            "loadavg": [round(x, 2) for x in os.getloadavg()]}
+    return {
+        "import_gradio_s": round(gradio, 3),
+        **by_order[orders[0]],
+        "start_first": orders[0],
+        "orders": by_order,
+        "import_runs_s": imports,
+        "import_gradio_lean_s": round(statistics.median(lean_imports), 3),
+        "import_lean_runs_s": lean_imports,
+        "loadavg": [round(x, 2) for x in os.getloadavg()],
+    }
 
 
 def _summary(runs: list[dict], gradio: float) -> dict:
@@ -161,22 +176,29 @@ def _summary(runs: list[dict], gradio: float) -> dict:
 
 
 def app_env(work: Path, index: Path, seeds: Path, embedder: str | None) -> dict:
-    from bench.run import child_env
-
-    extra = {"BOT_INDEX_DIR": str(index), "BOT_SEEDS_DIR": str(seeds), "BOT_DATA_DIR": str(work / "data"),
-             "BOT_FEEDBACK_LOG": str(work / "feedback.jsonl"), "BOT_INDEX_POLL_SECONDS": "0"}
+    extra = {
+        "BOT_INDEX_DIR": str(index),
+        "BOT_SEEDS_DIR": str(seeds),
+        "BOT_DATA_DIR": str(work / "data"),
+        "BOT_FEEDBACK_LOG": str(work / "feedback.jsonl"),
+        "BOT_INDEX_POLL_SECONDS": "0",
+    }
     if embedder:
         extra["BOT_EMBEDDER"] = embedder
     return child_env(extra)
 
 
 def format_result(result: dict) -> str:
-    lines = [f"python -c 'import gradio':            {result['import_gradio_s']:.2f} s (median of {len(result['import_runs_s'])}; "
-             f"the app's lean import: {result['import_gradio_lean_s']:.2f} s)"]
+    lines = [
+        f"python -c 'import gradio':            {result['import_gradio_s']:.2f} s (median of {len(result['import_runs_s'])}; "
+        f"the app's lean import: {result['import_gradio_lean_s']:.2f} s)"
+    ]
     for order, r in result["orders"].items():
-        lines += [f"BOT_START_FIRST={order}: launch -> 1st API answer: {r['api_first_answer_s']:.2f} s",
-                  f"BOT_START_FIRST={order}: launch -> page usable:    {r['page_usable_s']:.2f} s  "
-                  f"({r['ratio']:.2f} × import gradio; target <= {r['target_ratio']}: {r['status']})"]
+        lines += [
+            f"BOT_START_FIRST={order}: launch -> 1st API answer: {r['api_first_answer_s']:.2f} s",
+            f"BOT_START_FIRST={order}: launch -> page usable:    {r['page_usable_s']:.2f} s  "
+            f"({r['ratio']:.2f} × import gradio; target <= {r['target_ratio']}: {r['status']})",
+        ]
     return "\n".join(lines + [f"load average at the end {result['loadavg']}"])
 
 
@@ -186,8 +208,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index", type=Path, default=REPO / "index", help="a built index (default: index/)")
     parser.add_argument("--seeds", type=Path, default=REPO / "seeds", help="the seeds it was built from")
     parser.add_argument("--embedder", help="the embedder the index was built with (default: the product's)")
-    parser.add_argument("--start-first", choices=("api", "ui", "both"), default="both",
-                        help="the app's BOT_START_FIRST: the API first, the chat page first, or both, interleaved")
+    parser.add_argument(
+        "--start-first",
+        choices=("api", "ui", "both"),
+        default="both",
+        help="the app's BOT_START_FIRST: the API first, the chat page first, or both, interleaved",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of lines")
     args = parser.parse_args(argv)
     if args.reps < 1:
@@ -197,8 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="cold-start-") as tmp:
         work = Path(tmp)
         orders = ("api", "ui") if args.start_first == "both" else (args.start_first,)
-        result = measure(args.reps, app_env(work, args.index.resolve(), args.seeds.resolve(), args.embedder), work,
-                         orders)
+        result = measure(
+            args.reps, app_env(work, args.index.resolve(), args.seeds.resolve(), args.embedder), work, orders
+        )
     print(json.dumps(result, indent=1) if args.json else format_result(result))
     return 0
 

@@ -79,8 +79,16 @@ class Server:
                 self.proc.wait(timeout=10)
 
 
-def start_server(cmd: list[str], port: int, *, env: dict | None = None, cwd: Path | None = None,
-                 log: Path, timeout_s: float = 180.0, probe: str = "GPU 显存不足") -> Server:
+def start_server(
+    cmd: list[str],
+    port: int,
+    *,
+    env: dict | None = None,
+    cwd: Path | None = None,
+    log: Path,
+    timeout_s: float = 180.0,
+    probe: str = "GPU 显存不足",
+) -> Server:
     """Launch ``cmd`` and poll ``POST /api/ask`` until it answers 200; ``ready_s`` is launch -> first answer."""
     import httpx
 
@@ -88,8 +96,9 @@ def start_server(cmd: list[str], port: int, *, env: dict | None = None, cwd: Pat
     log.parent.mkdir(parents=True, exist_ok=True)
     handle = open(log, "wb")
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=handle, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, env=env, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+    )
     handle.close()
     server = Server(proc, url, log)
     deadline = started + timeout_s
@@ -144,8 +153,16 @@ def _ask(client, url: str, question: str) -> dict:
 # ------------------------------------------------------------------ load
 
 
-async def _load(url: str, questions: list[str], clients: int, duration_s: float, max_requests: int,
-                per_client: int | None, timeout_s: float, fresh: bool) -> tuple[dict, list[tuple[int, str, dict]]]:
+async def _load(
+    url: str,
+    questions: list[str],
+    clients: int,
+    duration_s: float,
+    max_requests: int,
+    per_client: int | None,
+    timeout_s: float,
+    fresh: bool,
+) -> tuple[dict, list[tuple[int, str, dict]]]:
     import httpx
 
     latencies: list[float] = []
@@ -230,25 +247,46 @@ def verify(url: str, answered: list[tuple[int, str, dict]]) -> dict:
                     continue
                 mismatched += 1
                 if len(examples) < 5:
-                    examples.append({"client": n, "question": question[:80],
-                                     "got": json.dumps(body, ensure_ascii=False)[:300],
-                                     "expected": json.dumps(expected, ensure_ascii=False)[:300]})
+                    examples.append(
+                        {
+                            "client": n,
+                            "question": question[:80],
+                            "got": json.dumps(body, ensure_ascii=False)[:300],
+                            "expected": json.dumps(expected, ensure_ascii=False)[:300],
+                        }
+                    )
             owners.setdefault(got_fp, set()).add(n)
     ambiguous = sum(1 for n, question, body in answered if len(owners.get(fingerprint(body), ())) > 1)
-    return {"checked": len(answered), "distinct_questions": len(calm), "mismatched": mismatched,
-            "unstable": unstable, "ambiguous": ambiguous, "mismatch_examples": examples}
+    return {
+        "checked": len(answered),
+        "distinct_questions": len(calm),
+        "mismatched": mismatched,
+        "unstable": unstable,
+        "ambiguous": ambiguous,
+        "mismatch_examples": examples,
+    }
 
 
-def run_load(url: str, questions: list[str], *, clients: int, duration_s: float, max_requests: int,
-             per_client: int | None = None, timeout_s: float = 60.0, fresh: bool = True) -> dict:
+def run_load(
+    url: str,
+    questions: list[str],
+    *,
+    clients: int,
+    duration_s: float,
+    max_requests: int,
+    per_client: int | None = None,
+    timeout_s: float = 60.0,
+    fresh: bool = True,
+) -> dict:
     """``clients`` concurrent clients for at most ``duration_s`` / ``max_requests``, then verify every answer.
 
     With ``fresh`` every request is a question the server has not seen (so no cache
     helps); otherwise each client repeats its own question.
     """
     _check_loopback(url)
-    result, answered = asyncio.run(_load(url, questions, clients, duration_s, max_requests, per_client, timeout_s,
-                                         fresh))
+    result, answered = asyncio.run(
+        _load(url, questions, clients, duration_s, max_requests, per_client, timeout_s, fresh)
+    )
     result.update(verify(url, answered))
     return result
 
@@ -258,5 +296,16 @@ def app_command(repo: Path, port: int) -> list[str]:
 
 
 def baseline_command(index: Path, embedder: str, port: int) -> list[str]:
-    return [sys.executable, "-m", "bench.baseline_server", "--index", str(index), "--embedder", embedder,
-            "--host", LOOPBACK, "--port", str(port)]
+    return [
+        sys.executable,
+        "-m",
+        "bench.baseline_server",
+        "--index",
+        str(index),
+        "--embedder",
+        embedder,
+        "--host",
+        LOOPBACK,
+        "--port",
+        str(port),
+    ]

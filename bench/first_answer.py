@@ -44,13 +44,19 @@ def main(argv: list[str]) -> int:
         hits = retriever.ask(QUESTION)["hits"]
         top = hits[0]["section"] if hits else ""
     answered = time.perf_counter()
-    print(json.dumps({
-        "import_s": round(imported - started, 3),
-        "open_s": round(opened - imported, 3),
-        "first_ask_s": round(answered - opened, 3),
-        "top": top,
-        "torch_imported": "torch" in sys.modules,
-    }, ensure_ascii=False), flush=True)
+    print(
+        json.dumps(
+            {
+                "import_s": round(imported - started, 3),
+                "open_s": round(opened - imported, 3),
+                "first_ask_s": round(answered - opened, 3),
+                "top": top,
+                "torch_imported": "torch" in sys.modules,
+            },
+            ensure_ascii=False,
+        ),
+        flush=True,
+    )
     return 0
 
 

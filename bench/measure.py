@@ -6,7 +6,7 @@ import resource
 import sys
 import time
 from collections import defaultdict
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 

@@ -39,8 +39,9 @@ def request_mix(seed: int = 0) -> tuple[list[str], list[str]]:
     return short, logs
 
 
-def schedule(rate: float, duration_s: float, seed: int = 0, repeat_share: float = 0.10,
-             log_share: float = 0.20) -> list[tuple[float, str, str]]:
+def schedule(
+    rate: float, duration_s: float, seed: int = 0, repeat_share: float = 0.10, log_share: float = 0.20
+) -> list[tuple[float, str, str]]:
     """(send time in s, kind, text) for one run: Poisson arrivals at ``rate`` per second."""
     rng = random.Random(seed)
     short, logs = request_mix()
@@ -93,8 +94,9 @@ async def _run(url: str, plan: list[tuple[float, str, str]], timeout_s: float) -
     return {"latencies": latencies, "by_kind": by_kind, "errors": errors, "elapsed_s": elapsed}
 
 
-def run_open_loop(url: str, rates: list[float], duration_s: float, *, timeout_s: float = 30.0,
-                  seed: int = 0) -> list[dict]:
+def run_open_loop(
+    url: str, rates: list[float], duration_s: float, *, timeout_s: float = 30.0, seed: int = 0
+) -> list[dict]:
     """One run per rate, lowest first; each returns {"rps", "p50_ms", "p95_ms", "p99_ms", "errors", ...}."""
     _check_loopback(url)
     out = []
@@ -102,20 +104,22 @@ def run_open_loop(url: str, rates: list[float], duration_s: float, *, timeout_s:
         plan = schedule(rate, duration_s, seed=seed + n)
         raw = asyncio.run(_run(url, plan, timeout_s))
         lat = percentiles(raw["latencies"])
-        out.append({
-            "rps": rate,
-            "p50_ms": lat["p50"],
-            "p95_ms": lat["p95"],
-            "p99_ms": lat["p99"],
-            "errors": sum(raw["errors"].values()),
-            "error_kinds": raw["errors"],
-            "sent": len(plan),
-            "completed": len(raw["latencies"]),
-            "duration_s": duration_s,
-            "achieved_rps": round(len(raw["latencies"]) / max(raw["elapsed_s"], 1e-9), 2),
-            "by_kind_p95_ms": {k: percentiles(v)["p95"] for k, v in raw["by_kind"].items()},
-            "mix": {k: sum(1 for _, kind, _ in plan if kind == k) for k in ("short", "log", "repeat")},
-        })
+        out.append(
+            {
+                "rps": rate,
+                "p50_ms": lat["p50"],
+                "p95_ms": lat["p95"],
+                "p99_ms": lat["p99"],
+                "errors": sum(raw["errors"].values()),
+                "error_kinds": raw["errors"],
+                "sent": len(plan),
+                "completed": len(raw["latencies"]),
+                "duration_s": duration_s,
+                "achieved_rps": round(len(raw["latencies"]) / max(raw["elapsed_s"], 1e-9), 2),
+                "by_kind_p95_ms": {k: percentiles(v)["p95"] for k, v in raw["by_kind"].items()},
+                "mix": {k: sum(1 for _, kind, _ in plan if kind == k) for k in ("short", "log", "repeat")},
+            }
+        )
     return out
 
 

@@ -49,8 +49,12 @@ def values_body() -> bytes:
 
 
 def string_body() -> bytes:
-    return json.dumps({"question": "显存不足 out of memory " * (MB8 // 40)}, ensure_ascii=False).encode()[:MB8 - 2] \
-        .rsplit(b" ", 1)[0] + b'"}'
+    return (
+        json.dumps({"question": "显存不足 out of memory " * (MB8 // 40)}, ensure_ascii=False)
+        .encode()[: MB8 - 2]
+        .rsplit(b" ", 1)[0]
+        + b'"}'
+    )
 
 
 def padded_body() -> bytes:
@@ -97,16 +101,18 @@ def stall(port: int, body: bytes, small: int = 60) -> dict:
     for w in workers:
         w.join(timeout=120)
     latencies.sort()
-    return {"p50_ms": round(statistics.median(latencies), 1),
-            "p95_ms": round(latencies[int(0.95 * (len(latencies) - 1))], 1),
-            "max_ms": round(latencies[-1], 1), "big_statuses": sorted(set(statuses))}
+    return {
+        "p50_ms": round(statistics.median(latencies), 1),
+        "p95_ms": round(latencies[int(0.95 * (len(latencies) - 1))], 1),
+        "max_ms": round(latencies[-1], 1),
+        "big_statuses": sorted(set(statuses)),
+    }
 
 
 def history_cost(port: int) -> dict:
     rng = random.Random(7)
     words = "GPU 显存 不足 out of memory batch_size nccl timeout cuda driver paddle tensorflow 多机 训练 报错".split()
-    turns = [" ".join(f"{rng.choice(words)}{rng.randrange(10_000)}" for _ in range(12_000))[:100_000]
-             for _ in range(8)]
+    turns = [" ".join(f"{rng.choice(words)}{rng.randrange(10_000)}" for _ in range(12_000))[:100_000] for _ in range(8)]
     body = json.dumps({"question": "怎么办", "history": turns}, ensure_ascii=False).encode()
     times = []
     for _ in range(3):
@@ -123,8 +129,10 @@ def slowloris(port: int, count: int, wait: float) -> dict:
         if n % 2:
             s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # headers never finished
         else:
-            s.sendall(b"POST /api/ask HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                      b"Authorization: Bearer " + TOKEN.encode() + b"\r\nContent-Length: 100\r\n\r\n")  # body never sent
+            s.sendall(
+                b"POST /api/ask HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Authorization: Bearer " + TOKEN.encode() + b"\r\nContent-Length: 100\r\n\r\n"
+            )  # body never sent
         socks.append(s)
     deadline = time.monotonic() + wait
     open_ = set(range(count))
@@ -135,7 +143,7 @@ def slowloris(port: int, count: int, wait: float) -> dict:
                 data = socks[n].recv(65536)
                 if not data:
                     open_.discard(n)
-            except socket.timeout:
+            except TimeoutError:
                 pass
             except OSError:
                 open_.discard(n)
@@ -172,8 +180,7 @@ def keep_alive(port: int, clients: int, rounds: int) -> dict:
         t.start()
     for t in threads:
         t.join(timeout=rounds * 10 + 60)
-    return {"requests": clients * rounds, "ok": done[0], "failed": len(failures),
-            "errors": sorted(set(failures))}
+    return {"requests": clients * rounds, "ok": done[0], "failed": len(failures), "errors": sorted(set(failures))}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -188,10 +195,16 @@ def main(argv: list[str] | None = None) -> int:
     skip = set(args.skip.split(","))
     work = Path(tempfile.mkdtemp(prefix="probe-"))
     port = free_port()
-    env = {"BOT_API_TOKEN": TOKEN, "BOT_ADMIN_TOKEN": "probe-admin-123", "BOT_EMBEDDER": "hash",
-           "BOT_SEEDS_DIR": str(REPO / "seeds"), "BOT_INDEX_DIR": str(work / "index"),
-           "BOT_FEEDBACK_LOG": str(work / "feedback.jsonl"), "BOT_DATA_DIR": str(work / "data"),
-           "BOT_REQUEST_TIMEOUT": str(args.request_timeout)}
+    env = {
+        "BOT_API_TOKEN": TOKEN,
+        "BOT_ADMIN_TOKEN": "probe-admin-123",
+        "BOT_EMBEDDER": "hash",
+        "BOT_SEEDS_DIR": str(REPO / "seeds"),
+        "BOT_INDEX_DIR": str(work / "index"),
+        "BOT_FEEDBACK_LOG": str(work / "feedback.jsonl"),
+        "BOT_DATA_DIR": str(work / "data"),
+        "BOT_REQUEST_TIMEOUT": str(args.request_timeout),
+    }
     process = start_app(port, env)
     out: dict = {"python": sys.version.split()[0], "cores": os.cpu_count()}
     try:

@@ -60,37 +60,77 @@ EN = [
 ]
 
 TRACE = [
-    ("W0301 10:12:01.123456  4242 device_context.cc:236] Please NOTE: device: 0, CUDA Capability: 70\n"
-     "ResourceExhaustedError: Out of memory error on GPU 0. Cannot allocate 1.5GB memory on GPU 0, "
-     "available memory is only 512MB.", ("002", "显存不足")),
-    ("Traceback (most recent call last):\n  File \"train.py\", line 88, in <module>\n    exe.run(startup)\n"
-     "RuntimeError: NCCL error(2), unhandled system error", ("002", "Nccl")),
-    ("paddle.fluid.core.EnforceNotMet: Failed to find dynamic library: libcudnn.so ( libcudnn.so: cannot open "
-     "shared object file: No such file or directory )", ("", "")),
-    ("E0912 08:01:33.000001 1337 cuda_driver.cc:965] failed to allocate 3.66G (3929931776 bytes) from device: "
-     "CUDA_ERROR_OUT_OF_MEMORY", ("004", "管理GPU RAM")),
-    ("ERROR 2021-03-02 11:22:33,101 launch.py:285] Out of all 8 Trainers, trainer 3 exited with error code 1",
-     ("002", "Trainers")),
-    ("Traceback (most recent call last):\n  File \"run.py\", line 12, in <module>\n    loss.backward()\n"
-     "FloatingPointError: loss is nan at step 120", ("002", "NaN")),
-    ("InvalidArgumentError: Cannot assign a device for operation MatMul: Could not satisfy explicit device "
-     "specification '/device:GPU:1' because no supported kernel for GPU devices is available.", ("004", "")),
-    ("F0101 00:00:01.000000 1000 init.cc:88] Check failed: cudaSetDevice(3) == cudaSuccess (10 vs. 0) "
-     "invalid device ordinal", ("001", "")),
-    ("*** Aborted at 1550000000 (unix time) try \"date -d @1550000000\" if you are using GNU date ***\n"
-     "PC: @ 0x0 (unknown)\n*** SIGSEGV (@0x0) received by PID 1234 (TID 0x7f0012345678) from PID 0; stack trace: ***\n"
-     "Segmentation fault (core dumped)", ("", "")),
-    ("2023-05-01 10:00:00 ERROR paddle.distributed: init_parallel_env failed: connection refused by trainer 1",
-     ("003", "")),
+    (
+        "W0301 10:12:01.123456  4242 device_context.cc:236] Please NOTE: device: 0, CUDA Capability: 70\n"
+        "ResourceExhaustedError: Out of memory error on GPU 0. Cannot allocate 1.5GB memory on GPU 0, "
+        "available memory is only 512MB.",
+        ("002", "显存不足"),
+    ),
+    (
+        'Traceback (most recent call last):\n  File "train.py", line 88, in <module>\n    exe.run(startup)\n'
+        "RuntimeError: NCCL error(2), unhandled system error",
+        ("002", "Nccl"),
+    ),
+    (
+        "paddle.fluid.core.EnforceNotMet: Failed to find dynamic library: libcudnn.so ( libcudnn.so: cannot open "
+        "shared object file: No such file or directory )",
+        ("", ""),
+    ),
+    (
+        "E0912 08:01:33.000001 1337 cuda_driver.cc:965] failed to allocate 3.66G (3929931776 bytes) from device: "
+        "CUDA_ERROR_OUT_OF_MEMORY",
+        ("004", "管理GPU RAM"),
+    ),
+    (
+        "ERROR 2021-03-02 11:22:33,101 launch.py:285] Out of all 8 Trainers, trainer 3 exited with error code 1",
+        ("002", "Trainers"),
+    ),
+    (
+        'Traceback (most recent call last):\n  File "run.py", line 12, in <module>\n    loss.backward()\n'
+        "FloatingPointError: loss is nan at step 120",
+        ("002", "NaN"),
+    ),
+    (
+        "InvalidArgumentError: Cannot assign a device for operation MatMul: Could not satisfy explicit device "
+        "specification '/device:GPU:1' because no supported kernel for GPU devices is available.",
+        ("004", ""),
+    ),
+    (
+        "F0101 00:00:01.000000 1000 init.cc:88] Check failed: cudaSetDevice(3) == cudaSuccess (10 vs. 0) "
+        "invalid device ordinal",
+        ("001", ""),
+    ),
+    (
+        '*** Aborted at 1550000000 (unix time) try "date -d @1550000000" if you are using GNU date ***\n'
+        "PC: @ 0x0 (unknown)\n*** SIGSEGV (@0x0) received by PID 1234 (TID 0x7f0012345678) from PID 0; stack trace: ***\n"
+        "Segmentation fault (core dumped)",
+        ("", ""),
+    ),
+    (
+        "2023-05-01 10:00:00 ERROR paddle.distributed: init_parallel_env failed: connection refused by trainer 1",
+        ("003", ""),
+    ),
     ("ImportError: libcudart.so.8.0: cannot open shared object file: No such file or directory", ("001", "")),
-    ("terminate called after throwing an instance of 'std::bad_alloc'\n  what():  std::bad_alloc\n"
-     "MemoryError: cannot allocate memory for the embedding table", ("002", "")),
-    ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with "
-     "shape[256,1024,1024] and type float on /job:localhost/replica:0/task:0/device:GPU:0", ("004", "")),
-    ("RuntimeError: (PreconditionNotMet) The number of trainers 2 does not match the number of ips 1\n"
-     "  [Hint: Expected nranks == ips.size(), but received nranks:2 != ips.size():1.]", ("003", "")),
-    ("I0101 12:00:00.000100   100 executor.cc:200] step 100 cost 2.31s\n"
-     "WARNING: GPU utilization stays at 0%, the data reader is the bottleneck", ("000", "利用率")),
+    (
+        "terminate called after throwing an instance of 'std::bad_alloc'\n  what():  std::bad_alloc\n"
+        "MemoryError: cannot allocate memory for the embedding table",
+        ("002", ""),
+    ),
+    (
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with "
+        "shape[256,1024,1024] and type float on /job:localhost/replica:0/task:0/device:GPU:0",
+        ("004", ""),
+    ),
+    (
+        "RuntimeError: (PreconditionNotMet) The number of trainers 2 does not match the number of ips 1\n"
+        "  [Hint: Expected nranks == ips.size(), but received nranks:2 != ips.size():1.]",
+        ("003", ""),
+    ),
+    (
+        "I0101 12:00:00.000100   100 executor.cc:200] step 100 cost 2.31s\n"
+        "WARNING: GPU utilization stays at 0%, the data reader is the bottleneck",
+        ("000", "利用率"),
+    ),
 ]
 
 QUERIES: tuple[Query, ...] = tuple(

@@ -1,7 +1,7 @@
-"""``python -m bench.readme_table REPORT.json [--runtimes RUNTIMES.json] [--write README.md]``.
+"""``python -m bench.readme_table REPORT.json [--runtimes RUNTIMES.json] [--write docs/performance.md]``.
 
 Turns a ``python -m bench --json --out REPORT.json`` report (and optionally a
-``python -m bench.runtimes --json`` one) into the README's performance table, so
+``python -m bench.runtimes --json`` one) into the performance table of ``docs/performance.md``, so
 the table is always a copy of a real run, with the machine it ran on. With
 ``--write`` it replaces the text between ``<!-- bench:start -->`` and
 ``<!-- bench:end -->`` in that file; otherwise it prints the markdown.
@@ -41,21 +41,32 @@ def table(report: dict, runtimes: dict | None = None) -> str:
         ("pasted log p50", "query.seeds.trace.p50_ms", "ms"),
         ("repeated question p50", "query.seeds.repeated_p50_ms", "ms"),
         ("expected section in top 3 (bench questions)", "query.seeds.agree_top3", ""),
-        (f"query p50 ({_fmt(figs.get('query.synthetic.vectors', {}).get('ours'))} vectors, HNSW)",
-         "query.synthetic.p50_ms", "ms"),
+        (
+            f"query p50 ({_fmt(figs.get('query.synthetic.vectors', {}).get('ours'))} vectors, HNSW)",
+            "query.synthetic.p50_ms",
+            "ms",
+        ),
         ("peak RSS at that size", "query.synthetic.peak_rss_mb", "MiB"),
         ("app launch → first API answer", "startup.app_ready_s", "s"),
         ("app launch → chat page usable (headless Chromium)", "startup.page_usable_s", "s"),
         ("`python -c 'import gradio'` (the yardstick)", "startup.import_gradio_s", "s"),
         ("chat page usable / import gradio", "startup.page_over_gradio", "×"),
         ("process launch → first answer (library)", "startup.ready_s", "s"),
+        ("`/api/ask`, a question alone: p50", "history.alone_p50_ms", "ms"),
+        ("the same question as turn 9 (8 turns of history): p50", "history.last_turn_p50_ms", "ms"),
+        ("turn 9 / alone (worst of the conversations)", "history.last_turn_over_alone", "×"),
     ]
     for rate in meta["openloop"]["rates"]:
         tag = f"rps{rate:g}"
         rows.append((f"open loop {rate:g} req/s: p50 / p95 / p99", f"openloop.{tag}", "ms"))
         rows.append((f"open loop {rate:g} req/s: errors", f"openloop.{tag}.errors", ""))
-    rows.append((f"{figs.get('concurrency.rps', {}).get('label', 'clients').split(':')[0]} closed loop: req/s",
-                 "concurrency.rps", "/s"))
+    rows.append(
+        (
+            f"{figs.get('concurrency.rps', {}).get('label', 'clients').split(':')[0]} closed loop: req/s",
+            "concurrency.rps",
+            "/s",
+        )
+    )
 
     out = [
         f"Measured by `python -m bench --json` ({meta['mode']} mode, {meta['date']}) on {mach['cores']} cores, "
@@ -82,20 +93,28 @@ def table(report: dict, runtimes: dict | None = None) -> str:
         if fig is None:
             continue
         target = f"{fig['target']}: **{fig['status']}**" if fig.get("target") else ""
-        out.append(f"| {label} | {_fmt(fig['ours'], unit)} | {_fmt(fig['baseline'], unit)} | "
-                   f"{_fmt(fig['minilm'], unit)} | {_fmt(fig['ratio'])} | {target} |")
+        out.append(
+            f"| {label} | {_fmt(fig['ours'], unit)} | {_fmt(fig['baseline'], unit)} | "
+            f"{_fmt(fig['minilm'], unit)} | {_fmt(fig['ratio'])} | {target} |"
+        )
     over = report.get("open_loop_p95_over_1s_at_rps")
     out.append("")
-    out.append("Open loop: Poisson arrivals for "
-               f"{meta['openloop']['seconds_per_rate']:g} s per rate through `POST /api/ask`, 80 % short questions, "
-               "20 % pasted logs, 10 % repeats; latency from the scheduled send time. "
-               + (f"p95 passes 1 s at {over:g} req/s." if over else "p95 stayed under 1 s at every rate measured."))
+    out.append(
+        "Open loop: Poisson arrivals for "
+        f"{meta['openloop']['seconds_per_rate']:g} s per rate through `POST /api/ask`, 80 % short questions, "
+        "20 % pasted logs, 10 % repeats; latency from the scheduled send time. "
+        + (f"p95 passes 1 s at {over:g} req/s." if over else "p95 stayed under 1 s at every rate measured.")
+    )
     if runtimes:
-        out += ["", "Embedding runtimes for the same multilingual-e5-small 4-bit weights "
-                f"(`python -m bench.runtimes`, median of interleaved rounds, load average at the end "
-                f"{runtimes['loadavg_end'][0]}; tokens per text: {runtimes['tokens']}):", "",
-                "| runtime | short question | pasted log | 64 passages | cosine to engine (min / median) |",
-                "|---|---|---|---|---|"]
+        out += [
+            "",
+            "Embedding runtimes for the same multilingual-e5-small 4-bit weights "
+            f"(`python -m bench.runtimes`, median of interleaved rounds, load average at the end "
+            f"{runtimes['loadavg_end'][0]}; tokens per text: {runtimes['tokens']}):",
+            "",
+            "| runtime | short question | pasted log | 64 passages | cosine to engine (min / median) |",
+            "|---|---|---|---|---|",
+        ]
         bursts: list[str] = []
         for name, r in runtimes["runtimes"].items():
             med, sp = r["median_ms"], r["speedup_vs_engine"]
@@ -103,14 +122,21 @@ def table(report: dict, runtimes: dict | None = None) -> str:
             cos_text = f"{cos['min']} / {cos['median']} ({cos['texts']} texts)" if cos else "reference"
             burst = r.get("eight_concurrent_questions")
             if burst:
-                bursts.append(f"{name}: {burst['one_call_each_ms']} ms one call each, "
-                              f"{burst['shared_calls_ms']} ms sharing calls")
-            out.append(f"| {name} | {_fmt(med['short_query'], 'ms')} ({sp['short_query']}x) | "
-                       f"{_fmt(med['pasted_log'], 'ms')} ({sp['pasted_log']}x) | "
-                       f"{_fmt(med['batch64_passages'], 'ms')} ({sp['batch64_passages']}x) | {cos_text} |")
+                bursts.append(
+                    f"{name}: {burst['one_call_each_ms']} ms one call each, {burst['shared_calls_ms']} ms sharing calls"
+                )
+            out.append(
+                f"| {name} | {_fmt(med['short_query'], 'ms')} ({sp['short_query']}x) | "
+                f"{_fmt(med['pasted_log'], 'ms')} ({sp['pasted_log']}x) | "
+                f"{_fmt(med['batch64_passages'], 'ms')} ({sp['batch64_passages']}x) | {cos_text} |"
+            )
         if bursts:
-            out += ["", "Eight questions arriving at once (median wall time until all are embedded): "
-                    + "; ".join(bursts) + "."]
+            out += [
+                "",
+                "Eight questions arriving at once (median wall time until all are embedded): "
+                + "; ".join(bursts)
+                + ".",
+            ]
     return "\n".join(out)
 
 
@@ -128,8 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     doc = args.write.read_text(encoding="utf-8")
     if START not in doc or END not in doc:
-        print(f"error: {args.write} has no {START} … {END} markers; add them where the table goes",
-              file=sys.stderr)
+        print(f"error: {args.write} has no {START} … {END} markers; add them where the table goes", file=sys.stderr)
         return 2
     head, rest = doc.split(START, 1)
     _, tail = rest.split(END, 1)

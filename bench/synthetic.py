@@ -14,8 +14,8 @@ from __future__ import annotations
 import random
 import re
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 

@@ -24,8 +24,10 @@ EDIT_TEXT = "\n补充说明：如果以上方法仍然无效，请升级到最�
 
 
 def settings_to_json(settings) -> dict:
-    return {f.name: (str(getattr(settings, f.name)) if f.name in PATH_FIELDS else getattr(settings, f.name))
-            for f in fields(settings)}
+    return {
+        f.name: (str(getattr(settings, f.name)) if f.name in PATH_FIELDS else getattr(settings, f.name))
+        for f in fields(settings)
+    }
 
 
 def settings_from_json(data: dict):
@@ -79,8 +81,9 @@ def task_build_ours(args: dict) -> dict:
 
     work = Path(args["work"])
     seeds = copy_seeds(Path(args["seeds"]), work / "seeds", args.get("files"))
-    settings = Settings(seeds_dir=seeds, index_dir=work / "index", embedder=args["embedder"],
-                        feedback_log=work / "feedback.jsonl")
+    settings = Settings(
+        seeds_dir=seeds, index_dir=work / "index", embedder=args["embedder"], feedback_log=work / "feedback.jsonl"
+    )
     started = time.perf_counter()
     embedder = make_embedder(settings.embedder)
     load_s = time.perf_counter() - started
@@ -149,7 +152,14 @@ def task_build_baseline(args: dict) -> dict:
 def task_synth_ours(args: dict) -> dict:
     import numpy as np
 
-    from bench.synthetic import CHUNK_OVERLAP, CHUNK_SIZE, KEYS_PER_SECTION, SyntheticEmbedder, seed_sentences, write_documents
+    from bench.synthetic import (
+        CHUNK_OVERLAP,
+        CHUNK_SIZE,
+        KEYS_PER_SECTION,
+        SyntheticEmbedder,
+        seed_sentences,
+        write_documents,
+    )
     from bot.kb.embed import make_embedder
     from bot.kb.index import build_index
     from bot.settings import Settings
@@ -161,8 +171,13 @@ def task_synth_ours(args: dict) -> dict:
     write_documents(work / "seeds", n_sections, seed_sentences(Path(args["sentences_from"])))
     generated_s = time.perf_counter() - started
     settings = Settings(
-        seeds_dir=work / "seeds", index_dir=work / "index", embedder=args["embedder"], chunk_size=CHUNK_SIZE,
-        chunk_overlap=CHUNK_OVERLAP, use_meta=False, hnsw_threshold=int(args["hnsw_threshold"]),
+        seeds_dir=work / "seeds",
+        index_dir=work / "index",
+        embedder=args["embedder"],
+        chunk_size=CHUNK_SIZE,
+        chunk_overlap=CHUNK_OVERLAP,
+        use_meta=False,
+        hnsw_threshold=int(args["hnsw_threshold"]),
         feedback_log=work / "feedback.jsonl",
     )
     centres = np.load(current_generation(Path(args["centres_index"])) / "vectors.npy")
@@ -196,12 +211,19 @@ def task_synth_baseline(args: dict) -> dict:
     rng = np.random.default_rng(0)
     vectors = clustered_vectors(centres, rng.integers(0, len(centres), n_chunks), 0.75, rng)
     owners = np.sort(rng.integers(0, n_sections, n_chunks))
-    sections = [{"source": f"synthetic_{n // 1000:04d}.md", "section": f"{n}. synthetic", "anchor": str(n)}
-                for n in range(n_sections)]
+    sections = [
+        {"source": f"synthetic_{n // 1000:04d}.md", "section": f"{n}. synthetic", "anchor": str(n)}
+        for n in range(n_sections)
+    ]
     hnsw = bool(args.get("hnsw"))  # the product switches to HNSW at this size: compare like with like
     write_index(Path(args["work"]) / "index", sections, owners, vectors, hnsw=hnsw)
-    return {"index": str(Path(args["work"]) / "index"), "sections": n_sections, "keys": n_chunks,
-            "dense": "hnsw" if hnsw else "flat", "build_s": round(time.perf_counter() - started, 3)}
+    return {
+        "index": str(Path(args["work"]) / "index"),
+        "sections": n_sections,
+        "keys": n_chunks,
+        "dense": "hnsw" if hnsw else "flat",
+        "build_s": round(time.perf_counter() - started, 3),
+    }
 
 
 # ------------------------------------------------------------------ queries
@@ -275,8 +297,8 @@ class TimedEmbedder:
 
 def task_query_ours(args: dict) -> dict:
     from bench.measure import StageClock, current_rss_mb, peak_rss_mb
-    from bot.kb.embed import make_embedder
     from bot.engine.retrieve import Engine
+    from bot.kb.embed import make_embedder
 
     settings = settings_from_json(args["settings"])
     clock = StageClock()
@@ -289,9 +311,11 @@ def task_query_ours(args: dict) -> dict:
     if wait_ready is not None:  # measure the runtime that serves, not the start-up fallback (public method)
         wait_ready(120)
     measured = _measure_queries(
-        args, engine.ask,
+        args,
+        engine.ask,
         lambda answer: [{"source": h.section.source, "section": h.section.heading} for h in answer.hits],
-        clock, ("embed",),
+        clock,
+        ("embed",),
     )
     return {
         "open_s": round(open_s, 3),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -19,12 +20,32 @@ from bench.openloop import p95_passes_1s_at, schedule
 from bench.run import PLANS, figures
 
 REPO = Path(__file__).resolve().parents[2]
-TOP_LEVEL = ("query_p50_ms", "query_p99_ms", "embed_p50_ms", "e5_dense_only_p50_ms", "seed_build_s",
-             "incremental_build_s", "app_ready_s", "open_loop", "rss_100k_mb", "query_p50_100k_ms", "machine")
+TOP_LEVEL = (
+    "query_p50_ms",
+    "query_p99_ms",
+    "embed_p50_ms",
+    "e5_dense_only_p50_ms",
+    "seed_build_s",
+    "incremental_build_s",
+    "app_ready_s",
+    "open_loop",
+    "rss_100k_mb",
+    "query_p50_100k_ms",
+    "machine",
+    "closed_loop_rps",
+    "closed_loop_e5_dense_only_rps",
+    "closed_loop_over_e5_dense_only",
+    "history_last_turn_over_alone",
+)
 # Sections measured for the product and the e5 dense-only baseline but not for MiniLM.
 WITHOUT_MINILM = ("query.synthetic.", "openloop.", "concurrency.")
-OURS_ONLY = ("startup.app_ready_s", "startup.import_gradio_s", "startup.page_usable_s",
-             "startup.page_over_gradio")  # the web app; the baselines have no UI to start
+OURS_ONLY = (
+    "startup.app_ready_s",
+    "startup.import_gradio_s",
+    "startup.page_usable_s",
+    "startup.page_over_gradio",
+)  # the web app; the baselines have no UI to start
+OURS_ONLY_SECTIONS = ("history.",)  # conversations: the plain FAISS server has none
 NONE_WHEN_NEVER_SLOW = ("openloop.p95_over_1s_at",)  # no rate reached p95 > 1 s
 
 
@@ -32,8 +53,14 @@ NONE_WHEN_NEVER_SLOW = ("openloop.p95_over_1s_at",)  # no rate reached p95 > 1 s
 def smoke_report() -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
-    proc = subprocess.run([sys.executable, "-m", "bench", "--smoke", "--json"], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "--smoke", "--json"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout)
 
@@ -44,7 +71,9 @@ def test_bench_smoke_reports_every_figure(smoke_report: dict) -> None:
     for key, fig in report["figures"].items():
         for side in ("ours", "baseline", "minilm"):
             if fig[side] is None and key not in NONE_WHEN_NEVER_SLOW:
-                allowed = (side == "minilm" and key.startswith(WITHOUT_MINILM)) or (side != "ours" and key in OURS_ONLY)
+                allowed = (side == "minilm" and key.startswith(WITHOUT_MINILM)) or (
+                    side != "ours" and (key in OURS_ONLY or key.startswith(OURS_ONLY_SECTIONS))
+                )
                 assert allowed, f"{key} has no {side} figure"
         assert fig["status"] in ("", "pass", "MISS", "n/a")
     errors = {k: v for k, v in report["details"].items() if isinstance(v, dict) and "error" in v}
@@ -53,6 +82,33 @@ def test_bench_smoke_reports_every_figure(smoke_report: dict) -> None:
     for side in ("ours", "baseline"):
         load = report["details"]["concurrency"][side]
         assert load["errors"] == 0 and load["lost"] == 0 and load["mismatched"] == 0, load
+
+
+def test_history_compares_the_last_turn_with_the_question_alone(smoke_report: dict) -> None:
+    from bench.history import CONVERSATIONS, HISTORY_TURNS
+
+    history = smoke_report["details"]["history"]["ours"]
+    assert history["errors"] == 0
+    assert all(len(turns) == HISTORY_TURNS for _, turns, _ in CONVERSATIONS)
+    rounds = PLANS["smoke"].history_rounds
+    for name, _, _ in CONVERSATIONS:
+        got = history["conversations"][name]
+        assert len(got["alone_ms"]) == len(got["last_turn_ms"]) == rounds
+        # the samples are kept to 0.01 ms, so the ratio of their medians agrees to about 0.1 %
+        assert got["ratio"] == pytest.approx(
+            statistics.median(got["last_turn_ms"]) / statistics.median(got["alone_ms"]), rel=2e-3
+        )
+    worst = max(c["ratio"] for c in history["conversations"].values())
+    figure = smoke_report["figures"]["history.last_turn_over_alone"]
+    assert figure["ours"] == worst == smoke_report["history_last_turn_over_alone"]
+    assert figure["target"] == "<= 1.5" and figure["status"] == ("pass" if worst <= 1.5 else "MISS")
+
+
+def test_closed_loop_is_compared_with_the_faiss_server_in_the_same_run(smoke_report: dict) -> None:
+    figure = smoke_report["figures"]["concurrency.rps"]
+    ours, faiss = (smoke_report["details"]["concurrency"][side]["rps"] for side in ("ours", "baseline"))
+    assert figure["ratio"] == round(ours / faiss, 3) == smoke_report["closed_loop_over_e5_dense_only"]
+    assert figure["target"] == "ratio >= 1.0" and figure["status"] == ("pass" if ours / faiss >= 1.0 else "MISS")
 
 
 def test_bench_json_top_level_contract(smoke_report: dict) -> None:
@@ -90,17 +146,25 @@ def test_open_loop_schedule_is_poisson_with_the_asked_mix() -> None:
 
 
 def test_p95_threshold_rate() -> None:
-    runs = [{"rps": 5, "p95_ms": 100, "errors": 0}, {"rps": 10, "p95_ms": 900, "errors": 0},
-            {"rps": 20, "p95_ms": 1500, "errors": 0}]
+    runs = [
+        {"rps": 5, "p95_ms": 100, "errors": 0},
+        {"rps": 10, "p95_ms": 900, "errors": 0},
+        {"rps": 20, "p95_ms": 1500, "errors": 0},
+    ]
     assert p95_passes_1s_at(runs) == 20
     assert p95_passes_1s_at(runs[:2]) is None
     assert p95_passes_1s_at([{"rps": 5, "p95_ms": 10, "errors": 3}]) == 5
 
 
 def test_bench_rejects_bad_duration() -> None:
-    proc = subprocess.run([sys.executable, "-m", "bench", "--smoke", "--duration", "0"], cwd=REPO,
-                          capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "--smoke", "--duration", "0"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert proc.returncode == 2 and "--duration" in proc.stderr
 
 
@@ -113,7 +177,7 @@ def test_readme_table_is_generated_from_the_report(smoke_report: dict, tmp_path:
         assert f"open loop {rate:g} req/s" in text
     report = tmp_path / "report.json"
     report.write_text(json.dumps(smoke_report), encoding="utf-8")
-    readme = tmp_path / "README.md"
+    readme = tmp_path / "performance.md"
     readme.write_text(f"# x\n\n{START}\nold table\n{END}\n\nafter\n", encoding="utf-8")
     assert main([str(report), "--write", str(readme)]) == 0
     written = readme.read_text(encoding="utf-8")
