@@ -7,6 +7,7 @@ under load are right.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import statistics
@@ -184,3 +185,36 @@ def test_readme_table_is_generated_from_the_report(smoke_report: dict, tmp_path:
     assert "old table" not in written and text in written and written.endswith("\n\nafter\n")
     readme.write_text("no markers here\n", encoding="utf-8")
     assert main([str(report), "--write", str(readme)]) == 2
+
+
+def bench_imports() -> dict[str, set[str]]:
+    """Which bench modules each bench module imports (at the top or inside a function)."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted((REPO / "bench").glob("*.py")):
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "bench":  # from bench import run
+                names |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("bench."):
+                names.add(node.module.removeprefix("bench."))
+            elif isinstance(node, ast.Import):
+                names |= {a.name.removeprefix("bench.") for a in node.names if a.name.startswith("bench.")}
+        graph[path.stem] = names
+    return graph
+
+
+def test_bench_modules_import_each_other_without_a_cycle() -> None:
+    graph = bench_imports()
+    assert graph["cold_start"] and graph["run"] >= {"cold_start", "env"}  # the check sees lazy imports too
+
+    def cycle_from(module: str, path: tuple[str, ...]) -> tuple[str, ...] | None:
+        for imported in sorted(graph.get(module, ())):
+            if imported in path:
+                return (*path[path.index(imported) :], imported)
+            found = cycle_from(imported, (*path, imported))
+            if found:
+                return found
+        return None
+
+    cycles = {m: c for m in graph if (c := cycle_from(m, (m,)))}
+    assert not cycles, cycles
