@@ -15,7 +15,7 @@ Starts ``app.py`` on a free 127.0.0.1 port (hash embedder, the repo's seeds, a t
 - **keep-alive**: failed requests over ``clients`` keep-alive clients x ``rounds`` requests with
   idle gaps around 5 s (uvicorn's default keep-alive timeout, where the race is).
 
-Prints one JSON object; the figures in the README/report come from it.
+Prints one JSON object; the figures in docs/security.md ("Server limits") come from it.
 """
 
 from __future__ import annotations
