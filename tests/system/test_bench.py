@@ -187,6 +187,13 @@ def test_readme_table_is_generated_from_the_report(smoke_report: dict, tmp_path:
     assert main([str(report), "--write", str(readme)]) == 2
 
 
+def test_the_performance_page_holds_the_table_markers() -> None:
+    from bench.readme_table import END, START
+
+    page = (REPO / "docs" / "performance.md").read_text(encoding="utf-8")
+    assert page.count(START) == page.count(END) == 1 and page.index(START) < page.index(END)
+
+
 def bench_imports() -> dict[str, set[str]]:
     """Which bench modules each bench module imports (at the top or inside a function)."""
     graph: dict[str, set[str]] = {}
