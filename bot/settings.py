@@ -63,7 +63,8 @@ class BotSettings(BaseSettings):
 
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
-                                   env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource,
+                                   dotenv_settings: PydanticBaseSettingsSource,
                                    file_secret_settings: PydanticBaseSettingsSource,
                                    ) -> tuple[PydanticBaseSettingsSource, ...]:
         # Construction takes only what it is given: the environment is read by from_env, at the edges.
@@ -130,7 +131,8 @@ class BotSettings(BaseSettings):
         """
         field = cls.model_fields[name]
         allowed = _extra(field, "allowed")
-        return f"{field.description} ({allowed + '; ' if allowed else ''}default: {_default(field)}; env {cls.env_name(name)})"
+        allowed = f"{allowed}; " if allowed else ""
+        return f"{field.description} ({allowed}default: {_default(field)}; env {cls.env_name(name)})"
 
     @classmethod
     def reference(cls) -> list[tuple[str, str, str, str]]:
@@ -181,7 +183,7 @@ class Settings(BotSettings):
                                   allowed="an integer from 1 to 100,000", ge=1, le=100_000)
     use_meta: bool = setting(True, "index the curated bilingual metadata (seeds/meta/*.toml) as extra retrieval keys",
                              allowed="1 or 0 (true/false, yes/no, on/off)")
-    max_input_chars: int = setting(100_000, "server-side cap on user input; longer pastes are cut with a visible notice",
+    max_input_chars: int = setting(100_000, "server-side cap on user input; longer pastes are cut with a notice",
                                    allowed="an integer from 1 to 8,000,000", ge=1, le=8_000_000)
     feedback_log: Path = setting(Path("logs/feedback.jsonl"), "the old JSON-lines feedback log, imported into the "
                                  "store once", allowed="a file path")
@@ -197,5 +199,6 @@ class Settings(BotSettings):
     @model_validator(mode="after")
     def _overlap_below_size(self) -> Settings:
         if self.chunk_overlap >= self.chunk_size:
-            raise ValueError(f"chunk_overlap ({self.chunk_overlap}) must be smaller than chunk_size ({self.chunk_size})")
+            raise ValueError(f"chunk_overlap ({self.chunk_overlap}) must be smaller than "
+                             f"chunk_size ({self.chunk_size})")
         return self

@@ -55,7 +55,8 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from bot.limits import QUESTION_CHARS
-from bot.records import EVENT_KINDS, ORIGINS as EDGE_ORIGINS, VOTE_REASONS, Event
+from bot.records import EVENT_KINDS, VOTE_REASONS, Event
+from bot.records import ORIGINS as EDGE_ORIGINS
 from bot.settings import BotSettings, setting
 
 log = logging.getLogger("bot.store.database")
@@ -87,8 +88,9 @@ def default_data_dir(environ: Mapping[str, str] | None = None) -> Path:
 class StoreSettings(BotSettings):
     """Settings of the store, /admin and the index watcher; read from ``BOT_*`` variables at the edges only."""
 
-    database_url: str = setting("", "SQLAlchemy URL of the store, e.g. postgresql+psycopg://user:password@host:5432/bot "
-                                "when replicas share one database; unset: SQLite in the data folder",
+    database_url: str = setting("", "SQLAlchemy URL of the store, e.g. "
+                                "postgresql+psycopg://user:password@host:5432/bot when replicas share one database; "
+                                "unset: SQLite in the data folder",
                                 allowed="a SQLAlchemy database URL")
     data_dir: Path = setting(default_data_dir, "where the SQLite store and the event spool live",
                              allowed="a writable folder", default_shown="$XDG_STATE_HOME/gpu-troubleshooter")

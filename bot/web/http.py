@@ -17,13 +17,11 @@ from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
-
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bot.limits import HISTORY_ITEMS_READ, URL_CHARS
 from bot.settings import BotSettings, setting
-
 
 MAX_BODY_BYTES = 8 * 1024 * 1024  # a JSON body above this is refused with 413 (the text limit is max_input_chars)
 log = logging.getLogger("bot.web.http")
