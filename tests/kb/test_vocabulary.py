@@ -20,12 +20,13 @@ BEFORE = {
         r"\.so\b|traceback|exception|import", re.IGNORECASE),
     "gpu": re.compile(r"\bgpu|\bcuda|cudnn|nvidia|nccl|显存|显卡|多卡", re.IGNORECASE),
     "linux": re.compile(r"(?<![A-Za-z])linux(?![A-Za-z])", re.IGNORECASE),
+    "linux_named": re.compile(r"linux|ubuntu|centos|debian", re.IGNORECASE),  # subjects.py
     "linux_only_fix": re.compile(r"LD_LIBRARY_PATH|ldconfig|apt-get|(?<![A-Za-z0-9_])yum(?![A-Za-z0-9_])|"
                                  r"\.so(?:\.\d{1,3}){0,3}(?![A-Za-z0-9_])|/usr/(?:local/)?lib"),
 }
 EDGES = ["multi-gpu", "GPUs", "agpu", "_cuda", "libcudart.so", "libcudart.so.11.0", "libnccl.so.2.18.1x",
          ".so显存", "x.soy", "Linux", "linux_x86", "Linuxes", "xlinux", "yum", "yummy", "/yum ", "ld_library_path",
-         "/usr/local/lib64", "/usr/lib", "APT-GET", "Tf.keras", "tf_", "ıd", "Kelvin K", ""]
+         "/usr/local/lib64", "/usr/lib", "APT-GET", "Ubuntu 20.04", "CentOS7", "debian-slim", "Tf.keras", "tf_", "ıd", "Kelvin K", ""]
 
 
 def texts() -> list[str]:
