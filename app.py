@@ -263,16 +263,12 @@ def deferred_app(config: AppConfig, store: Any, on_fatal: Any = None) -> Any:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description="GPU troubleshooting assistant: chat UI, widget and JSON API on one port")
-    p.add_argument("--host", help="interface to listen on (default 127.0.0.1, env BOT_HOST)")
-    p.add_argument("--port", type=int, help="port (default 7860, env BOT_PORT)")
-    p.add_argument("--root-path", help="public path prefix behind a reverse proxy, e.g. /assistant (env BOT_ROOT_PATH)")
-    p.add_argument("--public-url", help="public base URL used in answer links (env BOT_PUBLIC_URL)")
-    p.add_argument("--frame-ancestors", help="origins allowed to frame the app, space-separated (env BOT_FRAME_ANCESTORS)")
-    p.add_argument("--cors-origins", help="origins granted CORS, space-separated (env BOT_CORS_ORIGINS)")
-    p.add_argument("--trusted-header", help="header set by a trusted proxy that authorises /api/* (env BOT_TRUSTED_HEADER)")
-    p.add_argument("--index", type=Path, help="index folder (env BOT_INDEX_DIR)")
-    p.add_argument("--seeds", type=Path, help="knowledge-base folder (env BOT_SEEDS_DIR)")
-    p.add_argument("--feedback-log", type=Path, help="feedback JSON-lines log (env BOT_FEEDBACK_LOG)")
+    for flag, field in (("--host", "host"), ("--port", "port"), ("--root-path", "root_path"),
+                        ("--public-url", "public_url"), ("--frame-ancestors", "frame_ancestors"),
+                        ("--cors-origins", "cors_origins"), ("--trusted-header", "trusted_header")):
+        p.add_argument(flag, type=int if field == "port" else None, help=WebSettings.help(field))
+    for flag, field in (("--index", "index_dir"), ("--seeds", "seeds_dir"), ("--feedback-log", "feedback_log")):
+        p.add_argument(flag, type=Path, help=Settings.help(field))
     return p
 
 

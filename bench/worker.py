@@ -8,14 +8,12 @@ and one system's threads do not slow the other. The last stdout line is
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
 import statistics
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import fields
 from pathlib import Path
 
 RESULT_PREFIX = "BENCH-RESULT "
@@ -24,10 +22,8 @@ EDIT_TEXT = "\n补充说明：如果以上方法仍然无效，请升级到最�
 
 
 def settings_to_json(settings) -> dict:
-    return {
-        f.name: (str(getattr(settings, f.name)) if f.name in PATH_FIELDS else getattr(settings, f.name))
-        for f in fields(settings)
-    }
+    return {name: (str(getattr(settings, name)) if name in PATH_FIELDS else getattr(settings, name))
+            for name in type(settings).model_fields}
 
 
 def settings_from_json(data: dict):
@@ -91,7 +87,7 @@ def task_build_ours(args: dict) -> dict:
     full_runs = [full.seconds]
     for rep in range(1, int(args.get("reps", 1))):  # more full builds from scratch: the figure is their median
         again = work / f"index-rep{rep}"
-        full_runs.append(build_index(dataclasses.replace(settings, index_dir=again), embedder).seconds)
+        full_runs.append(build_index(settings.model_copy(update={"index_dir": again}), embedder).seconds)
         shutil.rmtree(again, ignore_errors=True)
     edited = edit_one_file(seeds)
     incremental = build_index(settings, embedder)

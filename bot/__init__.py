@@ -1,9 +1,10 @@
 """GPU-training troubleshooting assistant: cited answers from a curated FAQ.
 
 The package is laid out by pipeline stage; each stage imports only the stages above it
-in this list (and the shared ``records``/``settings``), never one below::
+in this list (and the shared ``records``/``settings``/``limits``), never one below::
 
-    records, settings   shared vocabulary: Section, Chunk, Hit, Answer, Event; engine settings
+    records, settings   shared vocabulary: Section, Chunk, Hit, Answer, Event; settings per concern
+    limits              limits no deployer changes (question text kept, history read), each defined once
     kb/      documents -> sections -> chunks -> vectors -> FAISS + BM25 index on disk
     engine/  question -> ranked sections + tier (answer / tentative / none), calibration
     answer/  engine result -> the reply's words (markdown, citations, source view)

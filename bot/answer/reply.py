@@ -39,6 +39,7 @@ from bot.answer.safe_markdown import _blocks, code_block, code_span, doc_markdow
 from bot.answer.reasons import reason_text
 from bot.answer.source_view import focus_lines, old_release, section_terms
 from bot.kb.tokenize import detect_language
+from bot.kb.vocabulary import words
 from bot.answer.texts import TEXTS, text
 
 __all__ = [  # the escaping and text helpers are part of this module's interface too
@@ -170,7 +171,7 @@ def _cited(shown: Sequence["Shown"]) -> list[str]:
 # ---------------------------------------------------------------- what the knowledge base covers
 
 MAX_SCOPE_TITLES = 8
-_GPU_WORDS = re.compile(r"\bgpu|\bcuda|cudnn|nvidia|nccl|显存|显卡|多卡", re.IGNORECASE)
+_GPU_WORDS = words("gpu")  # bot/data/vocabulary.toml
 
 
 @dataclass(frozen=True)

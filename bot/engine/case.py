@@ -32,6 +32,7 @@ import re
 from dataclasses import replace
 
 from bot.records import Case, Move
+from bot.limits import QUESTION_CHARS
 
 MOVES: tuple[Move, ...] = ("new", "follow_up", "retry", "switch")
 MAX_SHOWN = 30  # section keys remembered per case
@@ -192,7 +193,7 @@ def says_still(message: str) -> bool:
     >>> says_still("训练过程中 loss 不降，过拟合了吗")
     False
     """
-    return bool(_STILL.search(message[:2_000]))
+    return bool(_STILL.search(message[:QUESTION_CHARS]))
 
 
 def starts_new_topic(message: str) -> bool:
@@ -210,7 +211,7 @@ def asks(message: str) -> bool:
     >>> asks("那三个 FLAGS 是写在 shell 里 export 还是 python 里设？"), asks("ping 是通的，两边命令也一模一样")
     (True, False)
     """
-    return bool(_QUESTION.search(message[:2_000]))
+    return bool(_QUESTION.search(message[:QUESTION_CHARS]))
 
 
 def requests(message: str) -> bool:
@@ -219,7 +220,7 @@ def requests(message: str) -> bool:
     >>> requests("Thanks. I want to set the limit rate of gpu ram."), requests("我想把显存限制在 30%"), requests("ping 是通的")
     (True, True, False)
     """
-    return bool(_REQUEST.search(message[:2_000]))
+    return bool(_REQUEST.search(message[:QUESTION_CHARS]))
 
 
 def asks_for_another(message: str) -> bool:
@@ -228,7 +229,7 @@ def asks_for_another(message: str) -> bool:
     >>> asks_for_another("ParamAttr 里 trainable=False 试了好像没效果，还有别的写法吗"), asks_for_another("那多机呢？")
     (True, False)
     """
-    return bool(_ANOTHER.search(message[:2_000]))
+    return bool(_ANOTHER.search(message[:QUESTION_CHARS]))
 
 
 def move_on_the_lead(message: str) -> Move:

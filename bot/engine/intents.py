@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import re
 
+from bot.kb.vocabulary import words
+
 LABELS = ("thanks", "greeting", "small_talk", "human")
 MAX_CHARS = 60  # longer messages are questions (or logs), whatever words they contain
 
@@ -52,13 +54,8 @@ _SMALL_TALK = re.compile(
     r"\bwhat can you do\b|\bhow do(?:es)? (?:this|it|you) work\b|\bhelp me\s*[?!.]*$|^\s*help\s*[?!.]*$",
     re.IGNORECASE,
 )
-# Words that make a short message a question about a problem after all.
-_PROBLEM = re.compile(
-    r"gpu|cuda|nccl|cudnn|显存|内存|报错|错误|失败|error|fail|crash|oom|memory|paddle|tensorflow|tf\.|训练|"
-    r"多卡|单卡|卡住|hang|nan|loss|batch|device|设备|driver|驱动|安装|install|版本|version|still|还是|"
-    r"\.so\b|traceback|exception|import",
-    re.IGNORECASE,
-)
+# Words that make a short message a question about a problem after all: the domain's, as data.
+_PROBLEM = words("problem")
 _FILLER = re.compile(r"[\s\W_]+", re.UNICODE)
 
 

@@ -45,6 +45,7 @@ from bot.kb.meta import SectionMeta
 from bot.kb.parse import FIX_FIELDS
 from bot.kb.signature import extract_signature, looks_like_log
 from bot.kb.tokenize import detect_language, tokenize, warm_up
+from bot.kb.vocabulary import words
 from bot.records import Answer, Case, Hit, Move, Reason, Section, Tier
 from bot.settings import Settings
 
@@ -75,10 +76,9 @@ CATEGORY_ORDER = ("framework", "hardware", "os", "product", "tool", "feature", "
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _QUANTITY = re.compile(r"^\d[\d.]*[a-z]{0,3}$")
 _CJK_LINE = re.compile(r"[\u4e00-\u9fff]{2,}")
-_LINUX = re.compile(r"(?<![A-Za-z])linux(?![A-Za-z])", re.IGNORECASE)
+_LINUX = words("linux")  # bot/data/vocabulary.toml
 # A fix written for Linux: shared-library paths and package tools that do not exist on Windows or macOS.
-_LINUX_ONLY_FIX = re.compile(r"LD_LIBRARY_PATH|ldconfig|apt-get|(?<![A-Za-z0-9_])yum(?![A-Za-z0-9_])|"
-                             r"\.so(?:\.\d{1,3}){0,3}(?![A-Za-z0-9_])|/usr/(?:local/)?lib")
+_LINUX_ONLY_FIX = words("linux_only_fix")
 _FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?^ {0,3}\1[ \t]*$", re.MULTILINE | re.DOTALL)
 
 

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from bot.kb.vocabulary import words
+
 LEXICON_FILE = Path(__file__).parents[1] / "data" / "subjects.toml"
 MAX_NGRAM = 4
 # Subjects whose absence from the cited section makes an answer doubtful on its own:
@@ -36,7 +38,7 @@ FOREIGN_CATEGORIES = ("framework", "product", "os", "hardware", "tool", "feature
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-_LINUX = re.compile(r"linux|ubuntu|centos|debian", re.IGNORECASE)
+_LINUX = words("linux_named")  # bot/data/vocabulary.toml
 _SENTENCE = re.compile(r"[.。;；!！?？\n]+(?:\s|$)|[。；！？\n]")  # sentence ends (a dot inside "libnccl.so" is not one)
 
 

@@ -52,14 +52,16 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import exc as sa_exc
 
-from bot.records import EVENT_KINDS, ORIGINS as EDGE_ORIGINS, VOTE_REASONS, Event
+from bot.limits import QUESTION_CHARS
+from bot.records import EVENT_KINDS, VOTE_REASONS, Event
+from bot.records import ORIGINS as EDGE_ORIGINS
+from bot.settings import BotSettings, setting
 
 log = logging.getLogger("bot.store.database")
 
-MAX_QUESTION_CHARS = 2_000  # a pasted log is kept cut; its signature says what it was about
+MAX_QUESTION_CHARS = QUESTION_CHARS  # a pasted log is kept cut; its signature says what it was about
 SQLITE_FILE = "bot.sqlite3"
 KINDS = EVENT_KINDS
 ORIGINS = (*EDGE_ORIGINS, "app", "import")  # the edges', then rows from before schema 2 and the old log
@@ -83,55 +85,36 @@ def default_data_dir(environ: Mapping[str, str] | None = None) -> Path:
     return Path(base) / "gpu-troubleshooter"
 
 
-class StoreSettings(BaseModel):
-    """Settings of the store, /admin and the index watcher; built from ``BOT_*`` variables in app.py / cli.py only."""
+class StoreSettings(BotSettings):
+    """Settings of the store, /admin and the index watcher; read from ``BOT_*`` variables at the edges only."""
 
-    model_config = ConfigDict(frozen=True)
-
-    database_url: str = ""  # BOT_DATABASE_URL; empty -> SQLite in data_dir
-    data_dir: Path = Field(default_factory=default_data_dir)  # BOT_DATA_DIR
-    retention_days: int = Field(180, ge=0)  # BOT_RETENTION_DAYS; 0 keeps everything
-    store_question_text: bool = True  # BOT_STORE_QUESTION_TEXT=0: keep no question text
-    # BOT_ADMIN_TOKEN: operator credential for /admin; empty -> /admin refuses everyone. The API token's rule
-    # (8+ printable characters): "a" would fall to a handful of guesses.
-    admin_token: str = Field("", max_length=512, pattern=r"^(|[\x21-\x7e]{8,})$")
-    index_poll_seconds: float = Field(5.0, ge=0)  # BOT_INDEX_POLL_SECONDS: how often replicas look at index/CURRENT; 0 = never
+    database_url: str = setting("", "SQLAlchemy URL of the store, e.g. "
+                                "postgresql+psycopg://user:password@host:5432/bot when replicas share one database; "
+                                "unset: SQLite in the data folder",
+                                allowed="a SQLAlchemy database URL")
+    data_dir: Path = setting(default_data_dir, "where the SQLite store and the event spool live",
+                             allowed="a writable folder", default_shown="$XDG_STATE_HOME/gpu-troubleshooter")
+    retention_days: int = setting(180, "events older than this many days are deleted by the app",
+                                  allowed="a whole number of days, or 0 to keep everything", ge=0)
+    store_question_text: bool = setting(True, "keep question text; 0 keeps none (nor the error signature of a log)",
+                                        allowed="1 to keep question text or 0 to keep none")
+    # The API token's rule (8+ printable characters): "a" would fall to a handful of guesses.
+    admin_token: str = setting("", "operator credential for /admin; unset: /admin refuses everyone",
+                               allowed="8 to 512 printable characters without spaces, e.g. the output of "
+                                       "python -c 'import secrets; print(secrets.token_urlsafe(24))' "
+                                       "(unset turns /admin off)",
+                               secret=True, max_length=512, pattern=r"^(|[\x21-\x7e]{8,})$")
+    index_poll_seconds: float = setting(5.0, "how often replicas look at index/CURRENT for a new index",
+                                        allowed="seconds between checks, or 0 to turn the watcher off", ge=0)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str], **overrides: object) -> StoreSettings:
-        """From ``BOT_DATABASE_URL``, ``BOT_DATA_DIR``, …; a bad value raises ValueError naming the variable.
+    def env_defaults(cls, environ: Mapping[str, str], given: Mapping[str, object]) -> dict[str, object]:
+        """The data folder under the given environment's ``XDG_STATE_HOME`` when ``BOT_DATA_DIR`` is unset.
 
         >>> StoreSettings.from_env({"BOT_RETENTION_DAYS": "30", "BOT_STORE_QUESTION_TEXT": "0"}).retention_days
         30
         """
-        values: dict[str, object] = {}
-        for name in cls.model_fields:
-            raw = environ.get("BOT_" + name.upper())
-            if raw is not None and raw.strip() != "":
-                values[name] = raw.strip()
-        if "data_dir" not in values:
-            values["data_dir"] = default_data_dir(environ)
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        try:
-            return cls(**values)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            name = str(first["loc"][0]) if first.get("loc") else "?"
-            shown = (f"<{len(str(values.get(name)))} characters, not shown>" if name == "admin_token"  # a secret
-                     else repr(values.get(name)))
-            reason = "too weak" if name == "admin_token" else first["msg"]
-            raise ValueError(f"BOT_{name.upper()}={shown} is not valid ({reason}); "
-                             + _SETTING_HELP.get(name, "see README")) from None
-
-
-_SETTING_HELP = {
-    "retention_days": "give a whole number of days, or 0 to keep everything",
-    "store_question_text": "use 1 to keep question text or 0 to keep none",
-    "index_poll_seconds": "give seconds between checks of index/CURRENT, or 0 to turn the watcher off",
-    "data_dir": "give a writable folder",
-    "admin_token": "give 8 to 512 printable characters without spaces, e.g. the output of "
-                   "python -c 'import secrets; print(secrets.token_urlsafe(24))', or unset it to turn /admin off",
-}
+        return {} if "data_dir" in given else {"data_dir": default_data_dir(environ)}
 
 
 def weak_admin_token(token: str) -> bool:

@@ -26,10 +26,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
+from bot.limits import QUESTION_CHARS
 from bot.records import Event, Vote
 from bot.engine.retrieve import sanitize
 
-MAX_QUESTION_CHARS = 2_000  # a pasted log is stored cut; its signature says what it was about
+MAX_QUESTION_CHARS = QUESTION_CHARS  # a pasted log is stored cut; its signature says what it was about
 EVENTS = ("unanswered", "vote", "not_helpful")
 
 _lock = threading.Lock()

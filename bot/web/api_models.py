@@ -20,9 +20,10 @@ from fastapi import HTTPException
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, ValidationInfo, field_validator
 
 from bot.records import Vote, VoteReason
+from bot.limits import HISTORY_ITEMS_ACCEPTED
 from bot.web.http import history_messages
 
-MAX_HISTORY_ITEMS = 100  # turns a client may send; only the last web.MAX_HISTORY are used
+MAX_HISTORY_ITEMS = HISTORY_ITEMS_ACCEPTED  # only the last limits.HISTORY_ITEMS_READ are used
 MAX_CITED = 10
 MAX_KEY_CHARS = 300  # a section key is "<file>#<anchor>": a file name and a 60-character slug
 
@@ -57,7 +58,7 @@ class AskRequest(_Body):
 
     The question is not refused above ``max_input_chars``: the reply cuts it with a visible
     notice (the 8 MB body cap bounds it). History turns are context only: at most
-    :data:`MAX_HISTORY_ITEMS` are accepted, the last ``web.MAX_HISTORY`` user turns are used, and
+    :data:`MAX_HISTORY_ITEMS` are accepted, the last ``limits.HISTORY_ITEMS_READ`` user turns are used, and
     together they are cut to ``max_input_chars`` characters (see :meth:`prior`), so a request costs
     at most about two questions of the longest kind, however long its history.
     """

@@ -19,11 +19,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from bot import limits
 from bot.answer.reply import Contact, Reply, citation_label, person_line, text
 
 WEBHOOK_TIMEOUT = 5.0  # seconds; the user is waiting for the reply that says the hand-off worked
-MAX_EXCHANGES = 12  # the newest exchanges sent along (the UI keeps no more turns than that)
-QUESTION_CHARS = 2_000  # of each question (a pasted log: its head and the error at its end are in the first 2,000)
+MAX_EXCHANGES = limits.CONVERSATION_TURNS_KEPT  # the newest exchanges sent along (the UI keeps no more turns than that)
+QUESTION_CHARS = limits.QUESTION_CHARS  # of each question (a pasted log: its head and the error at its end are in the first 2,000)
 
 
 @dataclass(frozen=True)

@@ -14,105 +14,85 @@ import logging
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
-
+from pydantic import Field, field_validator
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from bot.limits import HISTORY_ITEMS_READ, URL_CHARS
+from bot.settings import BotSettings, setting
 
 MAX_BODY_BYTES = 8 * 1024 * 1024  # a JSON body above this is refused with 413 (the text limit is max_input_chars)
-MAX_HISTORY = 20
 log = logging.getLogger("bot.web.http")
 
 # ---------------------------------------------------------------- settings
-
-@dataclass(frozen=True)
-class WebSettings:
-    """How the app is served; read from ``BOT_*`` variables by :meth:`from_env`, overridden by flags."""
-
-    host: str = "127.0.0.1"
-    port: int = 7860
-    # Origins allowed to put the app in a frame (CSP frame-ancestors); "'self'" alone forbids other sites.
-    frame_ancestors: tuple[str, ...] = ("'self'",)
-    # Origins granted CORS (for the JSON API and the <gradio-app> web component); others get no grant.
-    cors_origins: tuple[str, ...] = ()
-    # When set, /api/* needs "Authorization: Bearer <token>" ...
-    api_token: str = ""
-    # ... or a non-empty value in this header, set by a trusted reverse proxy (e.g. X-Portal-User).
-    trusted_header: str = ""
-    # Key of the signed /source links in API replies (bot.web.security.LinkSigner); default: the API token.
-    link_secret: str = ""
-    # What a cold start serves first (bot.web.deferred): "api", the API's first answer (the index first, then Gradio
-    # and the UI), or "ui", the chat page (the index loads behind it). "api" by default: measured side by side on
-    # 2 shared cores, "ui" did not bring the page sooner and made the first API answer 3-4 times later.
-    start_first: Literal["ui", "api"] = "api"
-    # Seconds a signed /source link stays valid: long enough to read an answer, short enough that a copied
-    # link does not open the knowledge base for good.
-    link_ttl: int = 86_400
-    # Public path prefix when served behind a reverse proxy, e.g. "/assistant".
-    root_path: str = ""
-    # Public base URL for links in answers (e.g. "https://portal.example.com/assistant"); default: from the request.
-    public_url: str = ""
-    # Peers (IPs or CIDR networks, "*" for any) whose X-Forwarded-* headers are believed; everyone else's are
-    # dropped. Default: uvicorn's FORWARDED_ALLOW_IPS, else 127.0.0.1 (a proxy on the same host).
-    trusted_proxies: tuple[str, ...] = ("127.0.0.1",)
-    # Seconds a client has to send a request's line and headers (from its first byte, or from connecting),
-    # and the longest pause while sending its body; then the connection is closed (slow or half-sent requests).
-    request_timeout: float = 15.0
-    # Connections still sending a request (headers or body); past this the oldest such connection is closed.
-    max_half_open: int = 512
-    # Seconds an idle keep-alive connection stays open. Above the idle time of client pools and proxies
-    # (nginx upstream and AWS ALB: 60 s), so that the client, not the server, closes an idle connection:
-    # when the server closes first, a request the client sends at that moment is reset (6 of 1,600 at 5 s).
-    keep_alive_timeout: int = 75
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str], **overrides: object) -> WebSettings:
-        """``BOT_*`` variables, then flags, validated (see :class:`_WebModel`); errors name the variable."""
-        from bot.settings import load
-
-        values = load(_WebModel, environ, [f.name for f in fields(cls)], overrides, cls(), allowed=_WEB_ALLOWED)
-        if "trusted_proxies" not in values and environ.get("FORWARDED_ALLOW_IPS"):
-            values["trusted_proxies"] = _WebModel.model_validate(
-                {"trusted_proxies": environ["FORWARDED_ALLOW_IPS"]}).trusted_proxies
-        return replace(cls(), **values)
-
 
 def _words(value: object) -> object:
     return tuple(v for v in re.split(r"[\s,]+", value) if v) if isinstance(value, str) else value
 
 
-class _WebModel(BaseModel):
-    """What each web setting may be; field names are the ``WebSettings`` fields."""
+Origin = Annotated[str, Field(pattern=r"^(?:'self'|'none'|https?://[^\s/]+)$")]
+CorsOrigin = Annotated[str, Field(pattern=r"^https?://[^/\s*]+$")]
 
-    model_config = ConfigDict(extra="forbid")
 
-    host: Annotated[str, Field(min_length=1, max_length=255, pattern=r"^[\w.:\-\[\]]+$")] | None = None
-    port: Annotated[int, Field(ge=1, le=65535)] | None = None
-    frame_ancestors: Annotated[tuple[Annotated[str, Field(pattern=r"^(?:'self'|'none'|https?://[^\s/]+)$")], ...],
-                               BeforeValidator(_words)] | None = None
-    cors_origins: Annotated[tuple[Annotated[str, Field(pattern=r"^https?://[^/\s*]+$")], ...],
-                            BeforeValidator(_words)] | None = None
-    api_token: Annotated[str, Field(min_length=8, max_length=512, pattern=r"^[\x21-\x7e]+$")] | None = None
-    trusted_header: Annotated[str, Field(max_length=100, pattern=r"^[A-Za-z0-9-]+$")] | None = None
-    link_secret: Annotated[str, Field(min_length=16, max_length=512, pattern=r"^[\x21-\x7e]+$")] | None = None
-    link_ttl: Annotated[int, Field(ge=60, le=30 * 86_400)] | None = None
-    start_first: Literal["ui", "api"] | None = None
-    root_path: str | None = None
-    public_url: Annotated[str, Field(pattern=r"^https?://[^\s]+$")] | None = None
-    trusted_proxies: Annotated[tuple[str, ...], BeforeValidator(_words)] | None = None
-    request_timeout: Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False)] | None = None
-    max_half_open: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
-    keep_alive_timeout: Annotated[int, Field(ge=1, le=3600)] | None = None
+class WebSettings(BotSettings):
+    """How the app is served: ``BOT_*`` variables (:meth:`from_env`, at the edges), overridden by flags."""
+
+    fallback_env: ClassVar[Mapping[str, str]] = {"trusted_proxies": "FORWARDED_ALLOW_IPS"}  # uvicorn's variable
+
+    host: str = setting("127.0.0.1", "interface to listen on", allowed="a host name or IP address",
+                        min_length=1, max_length=255, pattern=r"^[\w.:\-\[\]]+$")
+    port: int = setting(7860, "port to listen on", allowed="an integer from 1 to 65535", ge=1, le=65535)
+    frame_ancestors: tuple[Origin, ...] = setting(
+        ("'self'",), "origins allowed to put the app in a frame (CSP frame-ancestors); 'self' alone forbids other "
+        "sites", allowed="'self', 'none' or origins like https://portal.example.com, space-separated")
+    cors_origins: tuple[CorsOrigin, ...] = setting(
+        (), "origins granted CORS (the JSON API and the <gradio-app> web component); others get no grant",
+        allowed="origins like https://portal.example.com (no '*', no path), space-separated")
+    api_token: str = setting("", "when set, /api/* and /v1/* need 'Authorization: Bearer <token>' (or the trusted "
+                             "header)", allowed="8 to 512 printable characters without spaces", secret=True,
+                             max_length=512, pattern=r"^(|[\x21-\x7e]{8,})$")
+    trusted_header: str = setting("", "a header set by a trusted reverse proxy (e.g. X-Portal-User) whose non-empty "
+                                  "value authorises /api/*", allowed="a header name such as X-Portal-User",
+                                  max_length=100, pattern=r"^[A-Za-z0-9-]*$")
+    link_secret: str = setting("", "key of the signed /source links in API replies; unset: the API token",
+                               allowed="16 to 512 printable characters without spaces", secret=True,
+                               max_length=512, pattern=r"^(|[\x21-\x7e]{16,})$")
+    # "api" by default: measured side by side on 2 shared cores, "ui" did not bring the page sooner and made the
+    # first API answer 3-4 times later.
+    start_first: Literal["ui", "api"] = setting(
+        "api", "what a cold start serves first: api (the index first, then the UI) or ui (the chat page, the index "
+        "loading behind it)", allowed="api or ui")
+    # Long enough to read an answer, short enough that a copied link does not open the knowledge base for good.
+    link_ttl: int = setting(86_400, "seconds a signed /source link stays valid",
+                            allowed="whole seconds from 60 to 2,592,000 (30 days)", ge=60, le=30 * 86_400)
+    root_path: str = setting("", "public path prefix behind a reverse proxy, e.g. /assistant",
+                             allowed="a URL path such as /assistant")
+    public_url: str = setting("", "public base URL used in answer links (e.g. https://portal.example.com/assistant); "
+                              "unset: from the request", allowed="an http(s):// URL", pattern=r"^(|https?://[^\s]+)$")
+    trusted_proxies: tuple[str, ...] = setting(
+        ("127.0.0.1",), "peers whose X-Forwarded-* headers are believed; everyone else's are dropped (unset: "
+        "uvicorn's FORWARDED_ALLOW_IPS, else 127.0.0.1)", allowed="IP addresses or networks (10.0.0.0/8), or *")
+    request_timeout: float = setting(
+        15.0, "seconds a client has to send a request's line and headers, and the longest pause while sending its "
+        "body; then the connection is closed", allowed="seconds above 0, at most 3600", gt=0, le=3600)
+    max_half_open: int = setting(512, "connections still sending a request; past this the oldest is closed",
+                                 allowed="an integer from 1 to 1,000,000", ge=1, le=1_000_000)
+    # Above the idle time of client pools and proxies (nginx upstream and AWS ALB: 60 s), so that the client, not
+    # the server, closes an idle connection: when the server closes first, a request the client sends at that moment
+    # is reset (6 of 1,600 at 5 s).
+    keep_alive_timeout: int = setting(75, "seconds an idle keep-alive connection stays open",
+                                      allowed="whole seconds from 1 to 3600", ge=1, le=3600)
+
+    @field_validator("frame_ancestors", "cors_origins", "trusted_proxies", mode="before")
+    @classmethod
+    def _split(cls, value: object) -> object:  # space- or comma-separated words in a variable or flag
+        return _words(value)
 
     @field_validator("root_path")
     @classmethod
-    def _root(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
+    def _root(cls, value: str) -> str:
         root = value.strip().strip("/")
         if root and not re.fullmatch(r"[\w.\-/~]+", root):
             raise ValueError("a URL path such as /assistant")
@@ -120,25 +100,11 @@ class _WebModel(BaseModel):
 
     @field_validator("trusted_proxies")
     @classmethod
-    def _proxies(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
-        for item in value or ():
+    def _proxies(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for item in value:
             if item != "*":
                 ipaddress.ip_network(item, strict=False)  # ValueError names the bad address
         return value
-
-
-_WEB_ALLOWED = {
-    "host": "a host name or IP address", "port": "an integer from 1 to 65535",
-    "frame_ancestors": "'self', 'none' or origins like https://portal.example.com, space-separated",
-    "cors_origins": "origins like https://portal.example.com (no '*', no path), space-separated",
-    "api_token": "8 to 512 printable characters without spaces",
-    "trusted_header": "a header name such as X-Portal-User", "root_path": "a URL path such as /assistant",
-    "link_secret": "16 to 512 printable characters without spaces",
-    "link_ttl": "whole seconds from 60 to 2,592,000 (30 days)", "start_first": "api or ui",
-    "public_url": "an http(s):// URL", "trusted_proxies": "IP addresses or networks (10.0.0.0/8), or *",
-    "request_timeout": "seconds above 0, at most 3600", "max_half_open": "an integer from 1 to 1,000,000",
-    "keep_alive_timeout": "whole seconds from 1 to 3600",
-}
 
 
 # ---------------------------------------------------------------- where "talk to a person" leads
@@ -148,12 +114,23 @@ _WEB_ALLOWED = {
 CONTACT_URL = r"^(?:https?://[^\s/()<>\"'`\\]+|mailto:)[^\s()<>\"'`\\]*$"
 
 
-class _ContactModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ContactSettings(BotSettings):
+    """Where "talk to a person" leads; :meth:`contact` is the :class:`bot.answer.reply.Contact` replies use."""
 
-    contact_url: Annotated[str, Field(max_length=2000, pattern=CONTACT_URL)] | None = None
-    contact_label: Annotated[str, Field(max_length=200)] | None = None
-    handoff_webhook: Annotated[str, Field(max_length=2000, pattern=r"^https?://[^\s/<>\"'`\\]+[^\s<>\"'`\\]*$")] | None = None
+    contact_url: str = setting("", "where a user can ask a person: a link, a mailto: address or a URL template with "
+                               "{transcript} / {question}", allowed="an http(s):// or mailto: address without spaces, "
+                               "quotes, backticks, backslashes, ( ) < or > (percent-encode them, e.g. %28 %29)",
+                               max_length=URL_CHARS, pattern=f"(?:{CONTACT_URL})|^$")
+    contact_label: str = setting("", "the contact link's text", allowed="a label of at most 200 characters",
+                                 max_length=200)
+    handoff_webhook: str = setting("", "receives the transcript as a JSON POST when a user asks for a person",
+                                   allowed="an http(s):// URL that accepts a JSON POST", max_length=URL_CHARS,
+                                   pattern=r"^(|https?://[^\s/<>\"'`\\]+[^\s<>\"'`\\]*)$")
+
+    def contact(self) -> Any:
+        from bot.answer.reply import Contact
+
+        return Contact(url=self.contact_url, label=self.contact_label, webhook=self.handoff_webhook)
 
 
 def contact_from_env(environ: Mapping[str, str]) -> Any:
@@ -165,16 +142,7 @@ def contact_from_env(environ: Mapping[str, str]) -> Any:
     >>> contact_from_env({"BOT_CONTACT_URL": "https://help.example.com/gpu"}).url
     'https://help.example.com/gpu'
     """
-    from bot.answer.reply import Contact
-    from bot.settings import load
-
-    values = load(_ContactModel, environ, ["contact_url", "contact_label", "handoff_webhook"], {}, None, allowed={
-        "contact_url": "an http(s):// or mailto: address without spaces, quotes, backticks, backslashes, "
-                       "( ) < or > (percent-encode them, e.g. %28 %29)",
-        "contact_label": "a label of at most 200 characters",
-        "handoff_webhook": "an http(s):// URL that accepts a JSON POST"})
-    return Contact(url=values.get("contact_url", ""), label=values.get("contact_label", ""),
-                   webhook=values.get("handoff_webhook", ""))
+    return ContactSettings.from_env(environ).contact()
 
 
 # ---------------------------------------------------------------- middleware
@@ -259,7 +227,7 @@ def history_messages(history: Any) -> list[str]:
     if not isinstance(history, list):
         raise ValueError("history must be a list of prior turns")
     out: list[str] = []
-    for item in history[-MAX_HISTORY:]:
+    for item in history[-HISTORY_ITEMS_READ:]:
         if isinstance(item, str):
             out.append(item)
         elif isinstance(item, dict):

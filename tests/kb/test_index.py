@@ -1,4 +1,3 @@
-import dataclasses
 import json
 import os
 import subprocess
@@ -44,7 +43,7 @@ def test_index_for_another_embedder_or_dimension_is_refused(hash_settings: Setti
     with pytest.raises(IndexMismatch, match=r"built for embedder 'hash:256' \(dim 256\).*'hash:128'"):
         load(hash_settings, HashEmbedder(dim=128))
     with pytest.raises(IndexMismatch, match="chunk_size"):
-        load(dataclasses.replace(hash_settings, chunk_size=123))
+        load(hash_settings.model_copy(update={"chunk_size": 123}))
 
 
 def test_other_format_version_is_refused(hash_settings: Settings):
@@ -142,10 +141,10 @@ def test_rebuild_reembeds_only_changed_sections(hash_settings: Settings):
 
 
 def test_hnsw_above_threshold_and_same_answers(hash_settings: Settings):
-    build_index(dataclasses.replace(hash_settings, hnsw_threshold=1), HashEmbedder())
+    build_index(hash_settings.model_copy(update={"hnsw_threshold": 1}), HashEmbedder())
     _, manifest = read_manifest(hash_settings.index_dir)
     assert manifest["dense"] == "hnsw"
-    engine = Engine.open(dataclasses.replace(hash_settings, hnsw_threshold=1), HashEmbedder())
+    engine = Engine.open(hash_settings.model_copy(update={"hnsw_threshold": 1}), HashEmbedder())
     assert hasattr(engine.index.dense, "hnsw")
     assert engine.ask("libnccl.so 找不到").hits[0].section.heading == "问题：多卡训练报错 libnccl.so"
 
@@ -189,7 +188,7 @@ def test_seed_caps_come_from_settings_and_the_build_names_what_was_left_out(hash
     seeds = hash_settings.seeds_dir
     (seeds / "runaway.txt").write_bytes(b"y" * 20_000)
     (seeds / "headings.md").write_text("".join(f"# h{i}\n\nbody {i}\n\n" for i in range(50)), encoding="utf-8")
-    settings = dataclasses.replace(hash_settings, max_seed_bytes=10_000, max_seed_sections=10)
+    settings = hash_settings.model_copy(update={"max_seed_bytes": 10_000, "max_seed_sections": 10})
 
     seen: list[str] = []
 

@@ -220,7 +220,7 @@ def test_read_only_data_directory_is_named_at_start_up(tmp_path, tiny_seeds):
 @pytest.mark.parametrize("env,expected", [
     ({"BOT_DATABASE_URL": "postgres//oops"}, "BOT_DATABASE_URL='postgres//oops' is not a database URL"),
     ({"BOT_DATABASE_URL": "postgresql+psycopg://bot:pw@127.0.0.1:9/bot"}, "cannot use the database BOT_DATABASE_URL="),
-    ({"BOT_RETENTION_DAYS": "-3"}, "BOT_RETENTION_DAYS='-3' is not valid"),
+    ({"BOT_RETENTION_DAYS": "-3"}, "BOT_RETENTION_DAYS='-3' is not allowed: it must be a whole number of days"),
 ])
 def test_app_refuses_to_start_with_a_clear_message(env, expected, monkeypatch, capsys, tmp_path):
     import app as app_module

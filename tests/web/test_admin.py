@@ -366,7 +366,7 @@ def test_a_weak_admin_token_is_refused_at_start_up(monkeypatch, capsys, tmp_path
     monkeypatch.setenv("BOT_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("BOT_ADMIN_TOKEN", "a")
     assert app_module.main(["--port", "1", "--index", str(tmp_path / "no-index")]) == 2
-    assert "error: BOT_ADMIN_TOKEN=<1 characters, not shown> is not valid" in capsys.readouterr().err
+    assert "error: BOT_ADMIN_TOKEN=<1 characters, not shown> is not allowed" in capsys.readouterr().err
     # settings built in code (no from_env) are checked when /admin is mounted
     store = Store.open(store_settings.model_copy(update={"admin_token": "a"}))
     try:

@@ -30,9 +30,7 @@ pytestmark = pytest.mark.model
 
 @pytest.fixture(scope="module")
 def settings(seeds_engine, tmp_path_factory):
-    from dataclasses import replace
-
-    return replace(seeds_engine.settings, feedback_log=tmp_path_factory.mktemp("api") / "feedback.jsonl")
+    return seeds_engine.settings.model_copy(update={"feedback_log": tmp_path_factory.mktemp("api") / "feedback.jsonl"})
 
 
 @pytest.fixture(scope="module")

@@ -185,7 +185,7 @@ def test_one_app_config_holds_every_section_under_todays_variable_names():
 @pytest.mark.parametrize("env,start", [
     ({"BOT_MAX_INPUT_CHARS": "-1"}, "BOT_MAX_INPUT_CHARS='-1' is not allowed"),
     ({"BOT_KEEP_ALIVE_TIMEOUT": "0"}, "BOT_KEEP_ALIVE_TIMEOUT='0' is not allowed"),
-    ({"BOT_RETENTION_DAYS": "-3"}, "BOT_RETENTION_DAYS='-3' is not valid"),
+    ({"BOT_RETENTION_DAYS": "-3"}, "BOT_RETENTION_DAYS='-3' is not allowed: it must be a whole number of days"),
     ({"BOT_CONTACT_URL": "javascript:alert(1)"}, "BOT_CONTACT_URL="),
     ({"BOT_LINK_SECRET": "short"}, "BOT_LINK_SECRET=<5 characters, not shown> is not allowed"),
 ])
@@ -197,13 +197,29 @@ def test_app_config_errors_still_name_the_variable_and_the_value(env, start):
     assert str(problem.value).startswith(start), str(problem.value)
 
 
-def test_app_config_reads_the_process_environment_by_itself(monkeypatch):
+def test_app_config_reads_the_process_environment_by_default_and_models_never_do(monkeypatch):
+    from bot.settings import Settings
     from bot.web.config import AppConfig
+    from bot.web.http import WebSettings
 
     monkeypatch.setenv("BOT_PORT", "8123")
     monkeypatch.setenv("BOT_RETENTION_DAYS", "7")
-    config = AppConfig()  # pydantic-settings: the environment is its source
+    monkeypatch.setenv("BOT_INDEX_DIR", "/elsewhere")
+    config = AppConfig.from_env()  # no mapping given: os.environ, at the edge
     assert (config.web.port, config.store.retention_days) == (8123, 7)
+    # Built in code (tests, library callers), a model takes what it is given and its defaults, whatever is set.
+    assert (WebSettings().port, Settings().index_dir, AppConfig().web.port) == (7860, Path("index"), 7860)
+
+
+def test_every_setting_has_its_help_and_the_reference_is_current():
+    from bot.web.config import CONCERNS, reference_markdown
+    from fixtures import REPO
+
+    for _, model in CONCERNS:
+        for name, field in model.model_fields.items():
+            assert field.description and f"env BOT_{name.upper()}" in model.help(name), (model.__name__, name)
+    assert (REPO / "docs" / "settings.md").read_text(encoding="utf-8") == reference_markdown() + "\n", \
+        "docs/settings.md is out of date. Run: python -m bot settings > docs/settings.md"
 
 
 def test_only_the_config_reads_the_environment():

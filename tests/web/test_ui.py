@@ -68,7 +68,7 @@ def test_over_long_input_keeps_the_head_line_and_the_tail_of_the_log():
 def test_a_capped_answer_says_what_was_cut(deps):
     import dataclasses
 
-    deps = dataclasses.replace(deps, settings=dataclasses.replace(deps.settings, max_input_chars=2_000))
+    deps = dataclasses.replace(deps, settings=deps.settings.model_copy(update={"max_input_chars": 2_000}))
     message = "显存不足\n" + "x " * 5_000 + "\nout of memory"
     state = ask(deps, ChatState(), message)
     assert len(state.messages[0]["content"]) < 5_000
@@ -247,7 +247,7 @@ def test_the_welcome_comes_from_the_knowledge_base_and_the_title_from_the_settin
     # Another company's documents: their own questions, no GPU wording, a neutral title.
     assert questions == ["How do I get an invoice?"], questions
     assert "GPU" not in blocks.title + text and "Knowledge base assistant" in blocks.title
-    blocks = make_ui(engine, dataclasses.replace(settings, title="Acme billing help"), WebSettings())
+    blocks = make_ui(engine, settings.model_copy(update={"title": "Acme billing help"}), WebSettings())
     assert blocks.title == "Acme billing help"
 
 

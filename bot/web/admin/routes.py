@@ -127,14 +127,14 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
     """Add ``/admin`` (page, sign-in, JSON, CSV) to a FastAPI app; ValueError for a weak ``BOT_ADMIN_TOKEN``."""
     import jinja2
 
-    from bot.store.database import _SETTING_HELP, weak_admin_token
+    from bot.store.database import StoreSettings, weak_admin_token
     from bot.web.ui import ui_language  # the chat UI's reading of Accept-Language (imported here: ui loads Gradio)
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
     token = getattr(ops, "admin_token", "") or ""
     if weak_admin_token(token):  # StoreSettings.from_env refuses it too; this covers settings built in code
         raise ValueError(f"BOT_ADMIN_TOKEN=<{len(token)} characters, not shown> is too weak for /admin; "
-                         + _SETTING_HELP["admin_token"])
+                         f"it must be {StoreSettings.allowed('admin_token')}")
     throttle = throttle or LoginThrottle()
     embeddings = Embeddings(engine)
     titles = section_titles(engine)

@@ -27,6 +27,7 @@ from bot.records import Event
 from bot.settings import Settings
 from bot.web.handoff import Exchange, carrying, finish
 from bot.web.http import WebSettings
+from bot.limits import QUESTION_CHARS
 from bot.web.ui.state import AnswerInfo, ChatState, cap_input, trim
 from bot.records import VOTE_REASONS
 from bot.web.ui.strings import ui_text
@@ -75,7 +76,7 @@ def exchanges(state: ChatState, pending: str | None = None) -> list[Exchange]:
     out = [Exchange(info.question, info.tier, tuple(info.cited))
            for _, info in sorted(state.answers.items(), key=lambda item: int(item[0]))]
     if pending and pending.strip():
-        out.append(Exchange(pending[:2_000]))
+        out.append(Exchange(pending[:QUESTION_CHARS]))
     return out
 
 
@@ -134,7 +135,7 @@ def respond(deps: Deps, state: ChatState, base: str) -> ChatState:
         turn = state.turns[-1] if state.turns else None
         state.answers[str(len(state.messages) - 1)] = AnswerInfo(
             answer_id=turned.answer_id,
-            question=(turn.question if turn else message)[:2_000],
+            question=(turn.question if turn else message)[:QUESTION_CHARS],
             language=reply.language,
             tier=reply.tier,
             confidence=reply.confidence,

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.answer.conversation import Turn
+from bot.limits import CONVERSATION_TURNS_KEPT, QUESTION_CHARS
 from bot.records import VOTE_REASONS
 
 MAX_MESSAGES = 40  # chat bubbles kept per session (older ones scroll away for good)
-MAX_TURNS = 12  # conversation turns kept for follow-ups
+MAX_TURNS = CONVERSATION_TURNS_KEPT  # conversation turns kept for follow-ups
 MAX_SEARCH_CHARS = 8_000  # a turn's search text kept for follow-ups
 MAX_SNAPSHOT_CHARS = 600_000  # a restored snapshot larger than this is ignored
 SESSION_TTL = 2 * 3600  # seconds of inactivity after which a session's state is dropped
@@ -185,9 +186,9 @@ def restore(raw: Any, state: ChatState) -> ChatState:
                 continue
             answers[key] = AnswerInfo(
                 answer_id=_str(info.get("answer_id"), 40) or uuid.uuid4().hex[:16],
-                question=_str(info.get("question"), 2_000), language=_str(info.get("language"), 4) or "en",
+                question=_str(info.get("question"), QUESTION_CHARS), language=_str(info.get("language"), 4) or "en",
                 tier=_str(info.get("tier"), 12), confidence=float(info["confidence"]) if isinstance(info.get("confidence"), (int, float)) else 0.0,
-                cited=_strs(info.get("cited")), signature=_str(info.get("signature"), 2_000),
+                cited=_strs(info.get("cited")), signature=_str(info.get("signature"), QUESTION_CHARS),
                 vote=info.get("vote") if info.get("vote") in ("up", "down") else None,
                 reason=info.get("reason") if info.get("reason") in VOTE_REASONS else "",
             )

@@ -1,0 +1,28 @@
+"""Limits no deployer needs to change, each defined once (the ones a deployer may change, such as
+``max_input_chars``, are settings: :mod:`bot.settings`).
+
+Text kept about a question, and history read from a client:
+
+- :data:`QUESTION_CHARS`: a question as recorded (store, feedback log, events, the hand-off
+  transcript, the UI's saved answers) and as read for conversational cues; a pasted log is kept
+  cut, its error signature says what it was about (its head and the error at its end are in the
+  first 2,000 characters once cut by the input limit).
+- :data:`URL_CHARS`: an operator's contact URL or webhook.
+- History, widest first: a client may send :data:`HISTORY_ITEMS_ACCEPTED` items, the last
+  :data:`HISTORY_ITEMS_READ` are read, of which at most :data:`HISTORY_TURNS_REPLAYED` user turns
+  are replayed; the chat page keeps :data:`CONVERSATION_TURNS_KEPT` turns, and a hand-off sends
+  no more than those.
+
+    >>> HISTORY_ITEMS_ACCEPTED >= HISTORY_ITEMS_READ >= HISTORY_TURNS_REPLAYED
+    True
+"""
+
+from __future__ import annotations
+
+QUESTION_CHARS = 2_000
+URL_CHARS = 2_000
+
+HISTORY_ITEMS_ACCEPTED = 100  # items of an API request's history; more is refused (422)
+HISTORY_ITEMS_READ = 20  # the newest history items read from an API request
+HISTORY_TURNS_REPLAYED = 8  # user turns of an API history replayed to rebuild the case
+CONVERSATION_TURNS_KEPT = 12  # turns the chat page keeps for follow-ups, and a hand-off sends along
