@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 BOT = Path(__file__).resolve().parents[1] / "bot"
-RANK = {"records": 0, "settings": 0, "limits": 0, "kb": 1, "engine": 2, "answer": 3, "store": 3, "web": 4, "cli": 5, "__main__": 6}
+RANK = {"records": 0, "settings": 0, "limits": 0,
+        "kb": 1, "engine": 2, "answer": 3, "store": 3, "web": 4, "cli": 5, "__main__": 6}
 
 
 def bot_imports(path: Path) -> list[str]:

@@ -31,8 +31,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from bot.records import Case, Move
 from bot.limits import QUESTION_CHARS
+from bot.records import Case, Move
 
 MOVES: tuple[Move, ...] = ("new", "follow_up", "retry", "switch")
 MAX_SHOWN = 30  # section keys remembered per case

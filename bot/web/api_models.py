@@ -19,8 +19,8 @@ from typing import Annotated, Any, ClassVar, Literal
 from fastapi import HTTPException
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, ValidationInfo, field_validator
 
-from bot.records import Vote, VoteReason
 from bot.limits import HISTORY_ITEMS_ACCEPTED
+from bot.records import Vote, VoteReason
 from bot.web.http import history_messages
 
 MAX_HISTORY_ITEMS = HISTORY_ITEMS_ACCEPTED  # only the last limits.HISTORY_ITEMS_READ are used

@@ -23,8 +23,8 @@ from bot import limits
 from bot.answer.reply import Contact, Reply, citation_label, person_line, text
 
 WEBHOOK_TIMEOUT = 5.0  # seconds; the user is waiting for the reply that says the hand-off worked
-MAX_EXCHANGES = limits.CONVERSATION_TURNS_KEPT  # the newest exchanges sent along (the UI keeps no more turns than that)
-QUESTION_CHARS = limits.QUESTION_CHARS  # of each question (a pasted log: its head and the error at its end are in the first 2,000)
+MAX_EXCHANGES = limits.CONVERSATION_TURNS_KEPT  # the newest exchanges sent along (the UI keeps no more turns)
+QUESTION_CHARS = limits.QUESTION_CHARS  # of each question (a pasted log: its head and its error are in the first part)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,8 @@ BEFORE = {
 }
 EDGES = ["multi-gpu", "GPUs", "agpu", "_cuda", "libcudart.so", "libcudart.so.11.0", "libnccl.so.2.18.1x",
          ".so显存", "x.soy", "Linux", "linux_x86", "Linuxes", "xlinux", "yum", "yummy", "/yum ", "ld_library_path",
-         "/usr/local/lib64", "/usr/lib", "APT-GET", "Ubuntu 20.04", "CentOS7", "debian-slim", "Tf.keras", "tf_", "ıd", "Kelvin K", ""]
+         "/usr/local/lib64", "/usr/lib", "APT-GET", "Ubuntu 20.04", "CentOS7", "debian-slim", "Tf.keras", "tf_",
+         "ıd", "Kelvin K", ""]
 
 
 def texts() -> list[str]:
