@@ -31,7 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
@@ -42,13 +42,11 @@ from bot.web.config import AppConfig
 from bot.web.handoff import api_turn
 from bot.answer.turn import take_turn
 from bot.records import Event
-from bot.web.security import JSON_KEY, JSONProblem, LinkSigner, SecurityMiddleware, api_authorizer, load_json
+from bot.web.security import Door, LinkSigner, SecurityMiddleware, json_object
 from bot.settings import Settings
 from bot.answer.reply import Contact
 from bot.answer.source_view import render_source
-from bot.web.http import (
-    MAX_BODY_BYTES, SecurityHeaders, WebSettings, request_base, server_config,
-)
+from bot.web.http import SecurityHeaders, WebSettings, request_base, server_config
 
 __all__ = ["SAMPLE_LOG", "WebSettings", "build_app", "deferred_app", "main", "open_engine"]
 
@@ -123,59 +121,30 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     )
     app.add_middleware(SecurityHeaders, frame_ancestors=web.frame_ancestors)
 
-    authorize = api_authorizer(web)  # the second lock of /api/* and /v1/* (the door is the first)
+    # The one credential check of /api/* and /v1/* behind the door (a second lock); /admin has its own realm.
+    authorize = Door(web).allows("api")
     links = LinkSigner.from_web(web)  # signs the /source links of API replies (None: nothing to sign with)
 
-    async def read_json(request: Request) -> dict:
-        if JSON_KEY in request.scope:  # parsed and checked by the SecurityMiddleware, off the event loop
-            data = request.scope[JSON_KEY]
-            if not isinstance(data, dict):
-                raise HTTPException(422, 'body must be a JSON object: {"question": "...", "history": []}')
-            return data
-        length = request.headers.get("content-length")
-        if length and length.isdigit() and int(length) > MAX_BODY_BYTES:
-            raise HTTPException(413, f"request body over {MAX_BODY_BYTES // (1024 * 1024)} MB")
-        body = bytearray()
-        async for chunk in request.stream():
-            body.extend(chunk)
-            if len(body) > MAX_BODY_BYTES:
-                raise HTTPException(413, f"request body over {MAX_BODY_BYTES // (1024 * 1024)} MB")
-        try:  # in a worker thread: a large body must not hold the event loop
-            data = await run_in_threadpool(load_json, bytes(body))
-        except JSONProblem as problem:
-            raise HTTPException(problem.status, str(problem)) from None
-        if not isinstance(data, dict):
-            raise HTTPException(422, 'body must be a JSON object: {"question": "...", "history": []}')
-        return data
-
-    @app.post("/api/ask")
-    async def api_ask(request: Request) -> JSONResponse:
-        authorize(request)
-        data = await read_json(request)
+    @app.post("/api/ask", dependencies=[Depends(authorize)])
+    async def api_ask(request: Request, data: dict = Depends(json_object)) -> JSONResponse:
         body = AskRequest.parse(data, max_input_chars=settings.max_input_chars)
         question, prior = body.question, body.prior(settings.max_input_chars)
         base = request_base(request, web)
-
         session = data.get("session") if isinstance(data.get("session"), str) else ""
+        # The browser that opens a cited /source link from here has no cookie or token: the link carries its own.
+        sign = links.for_base(base) if links else None
 
         def run() -> dict:
-            turned, _ = api_turn(engine, question, prior, base_url=base, contact=contact, origin="api",
+            turned, _ = api_turn(engine, question, prior, base_url=base, contact=contact, origin="api", sign=sign,
                                  take=take_turn)
             for event in turned.reply.events:
-                recorder.record(replace(event, origin="api", answer_id=turned.answer_id), session=session,
-                                latency_ms=turned.latency_ms)
-            data = turned.to_json()  # answer_id: what a vote on this answer refers to
-            # The browser that opens a cited /source link from here has no cookie or token: the link carries its own.
-            return links.sign_all(data, base) if links else data
-
-        from starlette.concurrency import run_in_threadpool
+                recorder.record(replace(event, origin="api"), session=session, latency_ms=turned.latency_ms)
+            return turned.to_json()  # answer_id: what a vote on this answer refers to
 
         return JSONResponse(await run_in_threadpool(run))
 
-    @app.post("/api/feedback")
-    async def api_feedback(request: Request) -> JSONResponse:
-        authorize(request)
-        data = await read_json(request)
+    @app.post("/api/feedback", dependencies=[Depends(authorize)])
+    async def api_feedback(data: dict = Depends(json_object)) -> JSONResponse:
         body = FeedbackRequest.parse(data, max_input_chars=settings.max_input_chars)
         recorder.record(Event("vote", body.question, body.lang, tier="answer" if body.answered else "none",
                               cited=tuple(body.cited), vote=body.vote, reason=body.reason, answer_id=body.answer_id, origin="api"),

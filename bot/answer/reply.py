@@ -29,7 +29,7 @@ import html
 import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field, replace
 from urllib.parse import quote, urlencode
 
 from bot.kb.meta import SectionMeta
@@ -147,7 +147,8 @@ def person_line(language: str, contact: Contact | None, cited: Sequence[str] = (
 
 
 def with_person(reply: "Reply", contact: Contact | None) -> "Reply":
-    """Add "talk to a person" to a reply after "that didn't help" (a retry) when a contact is configured.
+    """``reply`` with "talk to a person" added after "that didn't help" (a retry) when a contact is configured
+    (a new reply; ``reply`` is left as it was).
 
     Tentative and none replies carry it already (:func:`format_no_match`); an answer given after a
     retry is where the user said the last one failed, so a person is offered there too.
@@ -160,7 +161,7 @@ def with_person(reply: "Reply", contact: Contact | None) -> "Reply":
     offered = any(text(reply.language, key).split("{contact}")[0] in reply.markdown
                   for key in ("ask_person", "ask_person_webhook"))  # the link may carry another transcript
     if line and (retry or reply.tier in ("tentative", "none")) and not offered:
-        reply.markdown = reply.markdown.rstrip() + "\n\n" + line
+        return replace(reply, markdown=reply.markdown.rstrip() + "\n\n" + line)
     return reply
 
 
@@ -237,10 +238,11 @@ def scope_text(language: str, scope: Scope | None) -> str:
 
 
 def with_scope(reply: "Reply", scope: Scope) -> "Reply":
-    """Say what *this* knowledge base covers, and ask for GPU details only when it is about GPUs.
+    """``reply`` saying what *this* knowledge base covers, asking for GPU details only when it is about GPUs
+    (a new reply; ``reply`` is left as it was).
 
-    The conversation formats replies without the engine's document list; every edge passes the reply
-    through here with :func:`kb_scope` of ``engine.sections``.
+    The conversation formats replies without the engine's document list; :func:`compose` passes every
+    reply through here with :func:`scope_of` ``engine.sections``.
     """
     language = reply.language
     markdown = reply.markdown.replace(text(language, "covers_generic"), scope_text(language, scope))
@@ -249,8 +251,7 @@ def with_scope(reply: "Reply", scope: Scope) -> "Reply":
     if not scope.gpu:  # nvidia-smi and cuDNN versions mean nothing for another company's documents
         for key in ("ask_more", "collect_for_colleague"):
             markdown = markdown.replace(text(language, key), text(language, key + "_generic"))
-    reply.markdown = markdown
-    return reply
+    return replace(reply, markdown=markdown) if markdown != reply.markdown else reply
 
 
 # ---------------------------------------------------------------- citations
@@ -737,6 +738,18 @@ class Reply:
     events: list[Event] = field(default_factory=list)  # what the edge should record for this turn
     handoff: bool = False  # the user asked for a person: the edge sends the transcript to BOT_HANDOFF_WEBHOOK
 
+    def __setattr__(self, name: str, value: object) -> None:
+        # A reply from compose() is finished: the edges serialise and record it, they never edit it.
+        if self.__dict__.get("_finished"):
+            raise FrozenInstanceError(f"cannot set {name!r}: a finished reply is composed once, in "
+                                      "bot.answer.reply.compose (called by bot.answer.turn.take_turn)")
+        object.__setattr__(self, name, value)
+
+    @property
+    def finished(self) -> bool:
+        """True for a reply from :func:`compose`: its fields and lists can no longer change."""
+        return bool(self.__dict__.get("_finished"))
+
     def citations(self) -> list[dict]:
         return [s.citation() for s in self.shown]
 
@@ -751,9 +764,49 @@ class Reply:
             "signature": self.signature or None,
             "truncated_from": self.truncated_from or None,
             "confidence": round(self.confidence, 4),
-            "options": self.options,
+            "options": list(self.options),
             "hits": self.citations(),
         }
+
+
+def compose(reply: Reply, *, scope: Scope, contact: Contact | None = None, answer_id: str = "",
+            truncated_from: int = 0, limit: int = 0, handoff_failed: bool = False,
+            sign: Callable[[str], str] | None = None) -> Reply:
+    """The finished reply, written once: what the conversation said, then in this order what this knowledge
+    base covers (:func:`with_scope`), "talk to a person" after "that didn't help" (:func:`with_person`; ``contact``
+    already carries the conversation), the failed hand-off's fallback, the note on an input cut before the engine
+    saw it (``truncated_from`` characters, over ``limit``), the votes' ``answer_id`` on every event and the
+    ``/source`` links through ``sign`` (an API reply read by a browser without a credential). Lists become
+    tuples and no field can be set again.
+
+    >>> said = Reply(kind="empty", language="en", markdown="Type a question", events=[Event("question", "q", "en")])
+    >>> done = compose(said, scope=Scope(), answer_id="a1", truncated_from=150_000, limit=100_000)
+    >>> done.markdown.startswith("Note: your input was too long"), done.events[0].answer_id, done.truncated_from
+    (True, 'a1', 150000)
+    >>> done.markdown = "edited"
+    Traceback (most recent call last):
+    ...
+    dataclasses.FrozenInstanceError: cannot set 'markdown': a finished reply is composed once, in bot.answer.reply.compose (called by bot.answer.turn.take_turn)
+    """
+    contact = contact or Contact()
+    reply = with_person(with_scope(reply, scope), contact)
+    language, markdown = reply.language, reply.markdown
+    if handoff_failed:  # the link (as configured, not carrying the failed transcript), or what to collect
+        plain = replace(contact, webhook="", transcript="", question="")
+        markdown = text(language, "handoff_failed") + "\n\n" + person_line(language, plain)
+    truncated = reply.truncated_from
+    if truncated_from and not truncated:  # cut by the edge (head + tail) before the engine saw it
+        truncated = truncated_from
+        markdown = truncation_notice(truncated_from, limit, language) + "\n\n" + markdown
+    shown = tuple(reply.shown)
+    if sign is not None:
+        markdown = sign(markdown)
+        shown = tuple(replace(s, url=sign(s.url)) for s in shown)
+    events = tuple(replace(e, answer_id=answer_id) if answer_id else e for e in reply.events)
+    finished = replace(reply, markdown=markdown, truncated_from=truncated, shown=shown,
+                       options=tuple(dict(o) for o in reply.options), events=events)
+    object.__setattr__(finished, "_finished", True)
+    return finished
 
 
 def _preamble(answer: Answer | None, language: str, limit: int, notes: Iterable[str] = ()) -> list[str]:

@@ -17,13 +17,13 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from bot.answer.conversation import Conversation
-from bot.answer.reply import MAX_FOLLOW_UPS, Contact, Reply, follow_up_options
+from bot.answer.reply import MAX_FOLLOW_UPS, Contact, Reply, compose, follow_up_options, scope_of
 from bot.engine.retrieve import Engine
 from bot.records import Section
 
@@ -107,17 +107,29 @@ def suggestions(reply: Reply, engine: Engine) -> tuple[dict, ...]:
 
 
 def take_turn(engine: Engine, message: object, *, history: Sequence[str] = (), conversation: Conversation | None = None,
-              base_url: str = "", contact: Contact | None = None) -> tuple[Turned, Conversation]:
+              base_url: str = "", contact: Contact | None = None, truncated_from: int = 0,
+              input_limit: int | None = None, sign: Callable[[str], str] | None = None,
+              hand_over: Callable[[Sequence[object], str], bool] | None = None) -> tuple[Turned, Conversation]:
     """Answer ``message`` after ``history`` (user messages, oldest first) or in ``conversation`` (the UI's).
 
-    Returns the turn and the conversation after it (the UI keeps it; the APIs drop it).
+    The reply comes back finished (:func:`bot.answer.reply.compose`), for every edge alike: ``contact`` is the
+    configured one carrying the conversation so far (built once, by the edge, which knows that conversation);
+    ``truncated_from`` is the length of an input the edge cut to ``input_limit`` characters (default: the
+    engine's ``max_input_chars``) before it came here; ``sign`` makes a ``/source`` link openable without a
+    credential (the APIs'); ``hand_over(turns, language)`` sends the transcript when the user asked for a person,
+    False when that failed. Returns the turn and the conversation after it (the UI
+    keeps it; the APIs drop it).
     """
     started = time.perf_counter()
+    contact = contact or Contact()
     talk = conversation if conversation is not None else Conversation.replay(
-        engine, history, base_url=base_url, contact=contact or Contact())
-    reply = talk.respond(message)
+        engine, history, base_url=base_url, contact=contact)
+    said = talk.respond(message)
+    failed = bool(said.handoff and contact.webhook.strip() and hand_over is not None
+                  and not hand_over(talk.turns, said.language))
+    answer_id = uuid.uuid4().hex  # the one id the question's row in the store and its votes name
+    limit = (input_limit or engine.settings.max_input_chars) if truncated_from else 0
+    reply = compose(said, scope=scope_of(getattr(engine, "sections", ()) or ()), contact=contact, answer_id=answer_id,
+                    truncated_from=truncated_from, limit=limit, handoff_failed=failed, sign=sign)
     latency = (time.perf_counter() - started) * 1000
-    answer_id = uuid.uuid4().hex
-    # Stamped here, for every edge at once: the question's row in the store names the reply its votes name.
-    reply.events[:] = [replace(event, answer_id=answer_id) for event in reply.events]
     return Turned(reply, suggestions(reply, engine), answer_id, latency), talk

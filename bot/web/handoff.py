@@ -6,8 +6,8 @@ When a contact is configured (``BOT_CONTACT_URL`` and/or ``BOT_HANDOFF_WEBHOOK``
 
 - the contact link carries it as text (:func:`transcript_text`: a ``mailto:`` body or a
   ``{transcript}`` URL placeholder, capped by the reply module);
-- when the user asks for a person, :func:`hand_off` POSTs it as JSON (:func:`payload`) to
-  ``BOT_HANDOFF_WEBHOOK`` and the reply says whether that worked.
+- when the user asks for a person, :func:`hand_over` POSTs it as JSON (:func:`payload`) to
+  ``BOT_HANDOFF_WEBHOOK``; the finished reply (:func:`bot.answer.reply.compose`) says whether that worked.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from __future__ import annotations
 import json
 import traceback
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from bot import limits
-from bot.answer.reply import Contact, Reply, citation_label, person_line, text
+from bot.answer.reply import Contact, citation_label
 
 WEBHOOK_TIMEOUT = 5.0  # seconds; the user is waiting for the reply that says the hand-off worked
 MAX_EXCHANGES = limits.CONVERSATION_TURNS_KEPT  # the newest exchanges sent along (the UI keeps no more turns)
@@ -92,15 +92,15 @@ def send(webhook: str, data: dict, timeout: float = WEBHOOK_TIMEOUT) -> bool:
         return False
 
 
-def hand_off(reply: Reply, contact: Contact, exchanges: Sequence[Exchange], engine: Any, *, origin: str = "") -> Reply:
-    """For a "talk to a person" reply: send the transcript to ``BOT_HANDOFF_WEBHOOK`` and say if it failed."""
-    if not reply.handoff or not contact.webhook.strip():
-        return reply
-    if send(contact.webhook.strip(), payload(exchanges, engine, language=reply.language, origin=origin)):
-        return reply
-    fallback = person_line(reply.language, replace(contact, webhook=""))  # the link, or what to collect
-    reply.markdown = text(reply.language, "handoff_failed") + "\n\n" + fallback
-    return reply
+def hand_over(contact: Contact, engine: Any, exchanges: Callable[[Sequence[Any]], Sequence[Exchange]], *,
+              origin: str = "") -> Callable[[Sequence[Any], str], bool] | None:
+    """What :func:`bot.answer.turn.take_turn` calls when the user asks for a person: POST the transcript to
+    ``BOT_HANDOFF_WEBHOOK`` (``exchanges`` of the conversation's turns), True when it was received; None
+    without a webhook. The reply says so (:func:`bot.answer.reply.compose`), this only sends."""
+    webhook = contact.webhook.strip()
+    if not webhook:
+        return None
+    return lambda turns, language: send(webhook, payload(exchanges(turns), engine, language=language, origin=origin))
 
 
 def from_turns(turns: Sequence[Any]) -> list[Exchange]:
@@ -112,18 +112,8 @@ def from_turns(turns: Sequence[Any]) -> list[Exchange]:
             for t in turns]
 
 
-def finish(reply: Reply, contact: Contact, exchanges: Sequence[Exchange], engine: Any, *, origin: str = "") -> Reply:
-    """What every edge does after a turn: say what this knowledge base covers, offer a person after
-    "that didn't help", and hand the transcript over when the user asked for a person."""
-    from bot.answer.reply import scope_of, with_person, with_scope
-
-    with_scope(reply, scope_of(getattr(engine, "sections", ()) or ()))
-    with_person(reply, carrying(contact, exchanges, engine))
-    return hand_off(reply, contact, exchanges, engine, origin=origin)
-
-
 def api_turn(engine: Any, question: str, prior: Sequence[str], *, base_url: str, contact: Contact, origin: str,
-             take: Any = None):
+             sign: Callable[[str], str] | None = None, take: Any = None):
     """One stateless API turn (``/api/ask``, ``/v1``) with the hand-off: the contact link carries the questions
     so far, a person is offered after "that didn't help", and "talk to a person" posts the transcript.
 
@@ -132,7 +122,6 @@ def api_turn(engine: Any, question: str, prior: Sequence[str], *, base_url: str,
     from bot.answer.turn import take_turn
 
     asked = [Exchange(q[:QUESTION_CHARS]) for q in (*prior, question)]
-    turned, talk = (take or take_turn)(engine, question, history=prior, base_url=base_url,
-                             contact=carrying(contact, asked, engine))
-    finish(turned.reply, contact, from_turns(talk.turns) or asked[:-1], engine, origin=origin)
-    return turned, talk
+    over = hand_over(contact, engine, lambda turns: from_turns(turns) or asked[:-1], origin=origin)
+    return (take or take_turn)(engine, question, history=prior, base_url=base_url,
+                               contact=carrying(contact, asked, engine), sign=sign, hand_over=over)

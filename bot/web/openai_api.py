@@ -21,7 +21,7 @@ their own (Open WebUI's "### Task: Generate a concise, 3-5 word title…", Libre
 generate a concise, 5-word-or-less title for the conversation…"). :func:`front_end_task`
 recognises them; they get a short title (or empty tags/suggestions) in the shape the front-end
 parses and are not recorded, so they never show up as questions or gaps in ``/admin``.
-Auth is the app's own check for ``/api/*`` (:func:`bot.web.security.api_authorizer`); the reply's ``/source``
+Auth is the app's one check for ``/api/*`` and ``/v1/*`` (:class:`bot.web.security.Door`); the reply's ``/source``
 links are signed so that the browser showing them can open them without a credential.
 """
 
@@ -36,7 +36,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
-import anyio
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
@@ -45,8 +44,8 @@ from bot.answer.reply import Contact
 from bot.answer.turn import take_turn
 from bot.web.handoff import api_turn
 from bot.web.api_models import cap_history
-from bot.web.security import JSON_KEY, LinkSigner, api_authorizer
-from bot.web.http import MAX_BODY_BYTES, history_messages, request_base
+from bot.web.security import LinkSigner, api_authorizer, json_body
+from bot.web.http import history_messages, request_base
 
 MODEL_ID = "gpu-troubleshooter"
 CREATED = 1_764_000_000  # fixed: the "model" is the knowledge base, versioned by its index, not by a date
@@ -202,9 +201,7 @@ def openai_router(engine: Any, recorder: Any, web: Any, authorize: Callable[[Req
     """The /v1 routes over ``engine``; events go to ``recorder`` like the chat's. ``authorize``: the API's
     check (default :func:`bot.web.security.api_authorizer` of ``web``)."""
     router = APIRouter(prefix="/v1", dependencies=[Depends(authorize or api_authorizer(web))])
-    # The /source links of a reply open in the user's browser (Open WebUI, an IDE), which has no credential:
-    # they are signed (bot.web.security.LinkSigner).
-    links = LinkSigner.from_web(web)
+    links = LinkSigner.from_web(web)  # signs the /source links of replies (bot.web.security.LinkSigner)
 
     @router.get("/models")
     def models() -> dict:
@@ -215,18 +212,7 @@ def openai_router(engine: Any, recorder: Any, web: Any, authorize: Callable[[Req
         return _model_card() if model_id == MODEL_ID else _no_such_model(model_id)
 
     @router.post("/chat/completions", response_model=None)
-    async def chat_completions(request: Request) -> JSONResponse | StreamingResponse:
-        length = request.headers.get("content-length")
-        if length and length.isdigit() and int(length) > MAX_BODY_BYTES:
-            return _error(413, f"request body over {MAX_BODY_BYTES // (1024 * 1024)} MB")
-        if JSON_KEY in request.scope:  # parsed (off the event loop, within budget) by the security middleware
-            body = request.scope[JSON_KEY]
-        else:
-            try:
-                raw = (await request.body()).decode("utf-8", errors="replace") or "null"
-                body = await anyio.to_thread.run_sync(json.loads, raw)
-            except ValueError:
-                return _error(400, 'body must be JSON: {"model": "...", "messages": [{"role": "user", "content": "..."}]}')
+    async def chat_completions(request: Request, body: Any = Depends(json_body)) -> JSONResponse | StreamingResponse:
         if not isinstance(body, dict):
             return _error(400, "body must be a JSON object")
         refused = check_request(body)
@@ -244,12 +230,14 @@ def openai_router(engine: Any, recorder: Any, web: Any, authorize: Callable[[Req
         session = body.get("user") if isinstance(body.get("user"), str) else ""
         base = request_base(request, web)
 
+        # The /source links of a reply open in the user's browser (Open WebUI, an IDE), which has no credential.
+        sign = links.for_base(base) if links else None
+
         def run():
             turned, _ = api_turn(engine, question, prior, base_url=base, contact=contact or Contact(), origin="v1",
-                                 take=take_turn)
+                                 sign=sign, take=take_turn)
             for event in turned.reply.events:
-                recorder.record(replace(event, origin="v1", answer_id=turned.answer_id), session=session,
-                                latency_ms=turned.latency_ms)
+                recorder.record(replace(event, origin="v1"), session=session, latency_ms=turned.latency_ms)
             return turned
 
         if task_reply is None:
@@ -259,12 +247,10 @@ def openai_router(engine: Any, recorder: Any, web: Any, authorize: Callable[[Req
             extra = {
                 "citations": reply.citations(),
                 "bot": {"kind": reply.kind, "tier": reply.tier, "answered": reply.answered, "language": reply.language,
-                        "reason": reply.reason, "signature": reply.signature or None, "options": reply.options,
+                        "reason": reply.reason, "signature": reply.signature or None, "options": list(reply.options),
                         "suggestions": [{"label": o["label"], "value": o["value"]} for o in turned.options]},
                 "answer_id": turned.answer_id,  # what POST /api/feedback's answer_id refers to
             }
-            if links is not None:
-                text, extra = links.sign_all(text, base), links.sign_all(extra, base)
         else:
             text, extra = task_reply, {"citations": [], "bot": {"kind": "front_end_task"}, "answer_id": uuid.uuid4().hex}
         return _respond(body, text, extra, usage(messages, text))

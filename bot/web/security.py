@@ -21,8 +21,8 @@ still carries CORS and frame-ancestors headers, and CORS preflights never need c
 
 Every token comparison goes through :func:`token_matches` (:func:`bearer_matches` for the header).
 
-``/api/*`` is also checked by ``app.py`` itself (Bearer or trusted header, not the cookie), a
-second lock kept on purpose. Only static files stay open (:data:`OPEN_PATHS`, :data:`OPEN_PREFIXES`: Gradio's JavaScript,
+Behind it every route checks its own realm with the one dependency, :class:`Door` (``/api/*`` and ``/v1/*``:
+Bearer or trusted header, not the cookie; ``/admin``: the operator's credential), a second lock kept on purpose. Only static files stay open (:data:`OPEN_PATHS`, :data:`OPEN_PREFIXES`: Gradio's JavaScript,
 CSS, fonts and icons, which hold no session data) and ``/healthz`` (for the load balancer).
 The page shell (``/``, ``/widget/``), ``/config``, ``/source`` and every Gradio API route
 (``queue/join``, ``queue/data``, ``run/*``, ``call/*``, ``file=*`` …) are behind it, with and
@@ -55,8 +55,11 @@ import hashlib
 import hmac
 import json
 import logging
+import math
 import re
 import time
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
@@ -121,23 +124,172 @@ def bearer_matches(authorization: str | bytes, token: str) -> bool:
     return token_matches(bearer(authorization), token)
 
 
-def api_authorizer(web: Any) -> Callable[[Request], None]:
-    """The check of ``/api/*`` and ``/v1/*`` behind the door (a second lock): ``Authorization: Bearer
-    <BOT_API_TOKEN>`` or the trusted header, not the browser cookie; a FastAPI dependency that raises 401."""
+class LoginThrottle:
+    """Failed operator credentials per client: ``free`` failures, then each one locks the client out for twice
+    as long as the last (``base`` seconds, doubling, up to ``cap``). While locked out every attempt gets 429,
+    right credential or not, so guessing gets no answers; a quiet ``cap`` forgets the client.
 
-    def authorize(request: Request) -> None:
-        if not web.api_token and not web.trusted_header:
-            return
-        if bearer_matches(request.headers.get("authorization", ""), web.api_token):
-            return
-        if web.trusted_header and request.headers.get(web.trusted_header, "").strip():
-            return
+    >>> now = [0.0]; t = LoginThrottle(free=2, clock=lambda: now[0])
+    >>> t.failed("a"); t.failed("a"); t.retry_after("a")
+    0
+    >>> t.failed("a"); t.retry_after("a"), t.retry_after("b")
+    (1, 0)
+    """
+
+    def __init__(self, free: int = 5, base: float = 1.0, cap: float = 3600.0, clock: Callable[[], float] = time.monotonic,
+                 max_clients: int = 10_000) -> None:
+        self.free, self.base, self.cap, self.clock, self.max_clients = free, base, cap, clock, max_clients
+        self._clients: OrderedDict[str, tuple[int, float, float]] = OrderedDict()  # failures, locked until, last
+        self._lock = threading.Lock()
+
+    def retry_after(self, client: str) -> int:
+        """Whole seconds this client must wait before its next attempt (0: go ahead)."""
+        with self._lock:
+            state = self._clients.get(client)
+            if state is None:
+                return 0
+            now = self.clock()
+            if now - state[2] > self.cap:
+                del self._clients[client]
+                return 0
+            return math.ceil(state[1] - now) if state[1] > now else 0
+
+    def failed(self, client: str) -> None:
+        with self._lock:
+            now = self.clock()
+            failures, _, last = self._clients.pop(client, (0, 0.0, now))
+            failures = 1 if now - last > self.cap else failures + 1
+            until = now + min(self.cap, self.base * 2 ** (failures - self.free - 1)) if failures > self.free else 0.0
+            self._clients[client] = (failures, until, now)
+            while len(self._clients) > self.max_clients:  # many addresses: forget the oldest, keep the memory bounded
+                self._clients.popitem(last=False)
+
+    def succeeded(self, client: str) -> None:
+        with self._lock:
+            self._clients.pop(client, None)
+
+
+Realm = Literal["api", "operator"]
+
+
+class Refused(Exception):
+    """A route's credential check said no: the status and why (the ``/admin`` routes render their own page)."""
+
+    def __init__(self, realm: Realm, status: int, detail: str, retry_after: int = 0) -> None:
+        super().__init__(detail)
+        self.realm, self.status, self.detail, self.retry_after = realm, status, detail, retry_after
+
+
+class Door:
+    """The one credential check of every route behind the :class:`SecurityMiddleware` (a second lock), as a
+    FastAPI dependency: ``Depends(door.allows("api"))`` on ``/api/*`` and ``/v1/*``, ``Depends(door.allows(
+    "operator"))`` on ``/admin``'s report routes.
+
+    - ``api``: ``Authorization: Bearer <BOT_API_TOKEN>`` or the trusted header, not the browser cookie; open when
+      neither is set. Refused: 401 (``HTTPException``, FastAPI's ``{"detail": …}``).
+    - ``operator``: ``Authorization: Bearer <BOT_ADMIN_TOKEN>`` or the ``/admin`` sign-in cookie (its issue time
+      signed: it expires on the server too); a wrong credential counts towards the client's lock-out
+      (:class:`LoginThrottle`, 429 while it lasts). Refused: :class:`Refused`, which ``/admin`` renders.
+
+    >>> from types import SimpleNamespace
+    >>> door = Door(SimpleNamespace(api_token="api-token-1", trusted_header=""))
+    >>> door.verdict("api", {"authorization": "Bearer api-token-1"}, {}, "10.0.0.1")
+    'ok'
+    >>> door.verdict("api", {}, {}, "10.0.0.1"), door.verdict("operator", {}, {}, "10.0.0.1")
+    ('unauthorized', 'off')
+    """
+
+    def __init__(self, web: Any, *, admin_token: str = "", throttle: LoginThrottle | None = None,
+                 operator_cookie: str = "", operator_key: Callable[[str], str] = lambda token: token) -> None:
+        self.web, self.admin_token = web, admin_token
+        self.throttle = throttle or LoginThrottle()
+        self.operator_cookie, self.operator_key = operator_cookie, operator_key
+
+    def verdict(self, realm: Realm, headers: Any, cookies: Any, client: str) -> Literal["ok", "unauthorized", "locked", "off"]:
+        """What the request's credentials are worth for ``realm`` (``headers``/``cookies``: mappings)."""
+        authorization = headers.get("authorization", "")
+        if realm == "api":
+            web = self.web
+            if not web.api_token and not web.trusted_header:
+                return "ok"
+            if bearer_matches(authorization, web.api_token):
+                return "ok"
+            if web.trusted_header and headers.get(web.trusted_header, "").strip():
+                return "ok"
+            return "unauthorized"
+        if self.throttle.retry_after(client):
+            return "locked"
+        token = self.admin_token
+        if not token:
+            return "off"
+        if authorization.lower().startswith("bearer "):
+            if bearer_matches(authorization, token):
+                self.throttle.succeeded(client)
+                return "ok"
+            self.throttle.failed(client)  # a wrong bearer is a guess like a wrong form
+        cookie = cookies.get(self.operator_cookie, "") if self.operator_cookie else ""
+        ok = bool(cookie) and cookie_ok(cookie, self.operator_key(token), time.time())
+        return "ok" if ok else "unauthorized"
+
+    def allows(self, realm: Realm) -> Callable[[Request], None]:
+        """The FastAPI dependency for ``realm``: returns when the request may pass, raises otherwise."""
+
+        def check(request: Request) -> None:
+            peer = getattr(request, "client", None)
+            client = peer.host if peer else "?"  # the real peer: the door resolved trusted proxies
+            verdict = self.verdict(realm, request.headers, getattr(request, "cookies", {}), client)
+            if verdict == "ok":
+                return
+            if realm == "api":
+                from fastapi import HTTPException
+
+                raise HTTPException(status_code=401, headers={"WWW-Authenticate": "Bearer"},
+                                    detail="missing or wrong credentials: send 'Authorization: Bearer <token>'")
+            if verdict == "locked":
+                wait = self.throttle.retry_after(client)
+                raise Refused(realm, 429, f"Too many wrong operator credentials from this address: try again in "
+                                          f"{wait} s.", retry_after=wait)
+            raise Refused(realm, 503 if verdict == "off" else 401,
+                          "operator credential required: Authorization: Bearer <BOT_ADMIN_TOKEN>")
+
+        return check
+
+
+def api_authorizer(web: Any) -> Callable[[Request], None]:
+    """The check of ``/api/*`` and ``/v1/*`` (:meth:`Door.allows` ``"api"``): a FastAPI dependency that raises 401."""
+    return Door(web).allows("api")
+
+
+async def json_body(request: Request) -> Any:
+    """The request's JSON, parsed once: by the :class:`SecurityMiddleware` (left in ``scope["bot.json"]``), or
+    here, with the same checks, when the app runs without it. A FastAPI dependency; 4xx when it is not JSON."""
+    if JSON_KEY in request.scope:
+        return request.scope[JSON_KEY]
+    from fastapi import HTTPException
+
+    from bot.web.http import MAX_BODY_BYTES
+
+    body = bytearray()
+    async for chunk in request.stream():
+        body.extend(chunk)
+        if len(body) > MAX_BODY_BYTES:
+            raise HTTPException(413, f"request body over {MAX_BODY_BYTES // (1024 * 1024)} MB")
+    try:  # in a worker thread: a large body must not hold the event loop
+        data = await anyio.to_thread.run_sync(load_json, bytes(body))
+    except JSONProblem as problem:
+        raise HTTPException(problem.status, str(problem)) from None
+    request.scope[JSON_KEY] = data
+    return data
+
+
+async def json_object(request: Request) -> dict:
+    """:func:`json_body` when it is an object (422 otherwise): what ``/api/*`` takes."""
+    data = await json_body(request)
+    if not isinstance(data, dict):
         from fastapi import HTTPException
 
-        raise HTTPException(status_code=401, detail="missing or wrong credentials: send 'Authorization: Bearer <token>'",
-                            headers={"WWW-Authenticate": "Bearer"})
-
-    return authorize
+        raise HTTPException(422, 'body must be a JSON object: {"question": "...", "history": []}')
+    return data
 
 
 # ---------------------------------------------------------------- signed /source links
@@ -190,6 +342,10 @@ class LinkSigner:
         query = "&".join(filter(None, [parts.query and _without(parts.query, ("exp", "sig")),
                                        urlencode({"exp": expires, "sig": self.signature(key, expires)})]))
         return parts._replace(query=query).geturl() + hash_mark + fragment
+
+    def for_base(self, base: str) -> Callable[[str], str]:
+        """A signer of the ``<base>/source?…`` links in a text (what :func:`bot.answer.turn.take_turn` takes)."""
+        return lambda value: self.sign_all(value, base)
 
     def sign_all(self, value: Any, base: str, now: float | None = None) -> Any:
         """Every ``<base>/source?…`` link in ``value`` (a reply's markdown, or its JSON: dicts, lists, strings)

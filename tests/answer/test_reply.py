@@ -514,3 +514,43 @@ def test_conversation_returns_unanswered_questions_as_events_for_the_edge(hash_s
     assert line["event"] == "unanswered" and line["question"] == "how to bake bread"
     assert line["language"] == "en" and line["answered"] is False and line["vote"] is None
     assert line["cited"] == [s.hit.section.key for s in reply.shown]
+
+
+# ---------------------------------------------------------------- a reply composed once (issue 24)
+
+def test_a_reply_is_composed_once_in_order_and_then_refuses_edits():
+    from bot.answer.reply import compose
+    from bot.records import Event
+
+    contact = Contact("https://help.example.com/gpu", "GPU support")
+    said = format_no_match(dataclasses.replace(answer(hit(section(1), score=0.01), language="en"), tier="none"),
+                           meta, BASE, limit=LIMIT)  # formatted without the contact: compose adds it
+    said.events.append(Event("not_helpful", "q", "en"))
+    before = said.markdown
+    scope = kb_scope([section(1)])
+    done = compose(said, scope=scope, contact=contact, answer_id="a1", truncated_from=150_000, limit=LIMIT,
+                   sign=lambda text: text.replace("/source?", "/source?sig=s&"))
+    assert said.markdown == before and not said.finished  # the conversation's reply is left as it was
+    md = done.markdown
+    assert md.startswith(truncation_notice(150_000, LIMIT, "en"))  # the note first, then the reply
+    assert scope_text("en", scope) in md and TEXTS["en"]["covers_generic"] not in md  # this knowledge base's scope
+    assert md.count("[GPU support](https://help.example.com/gpu)") == 1  # a person after "didn't help", once
+    assert "/source?sig=s&" in md and all("/source?sig=s&" in s.url for s in done.shown)  # links signed
+    assert [e.answer_id for e in done.events] == ["a1"] and done.truncated_from == 150_000
+    assert done.to_json()["reply"] == md and done.to_json()["options"] == []
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        done.markdown = "edited"
+    with pytest.raises(AttributeError):
+        done.events.append(Event("question", "q", "en"))  # its lists are tuples
+
+
+def test_a_failed_hand_off_says_so_and_offers_the_link_without_the_transcript():
+    from bot.answer.reply import compose
+
+    contact = Contact("mailto:gpu@example.com", "GPU help", webhook="https://hook.example.com", transcript="Q1: OOM?",
+                      question="OOM?")
+    done = compose(format_intent("human", "en", contact), scope=kb_scope([]), contact=contact, handoff_failed=True)
+    assert done.markdown.startswith(TEXTS["en"]["handoff_failed"])
+    assert "mailto:gpu@example.com)" in done.markdown and "OOM" not in done.markdown
+    kept = compose(format_intent("human", "en", contact), scope=kb_scope([]), contact=contact)
+    assert not kept.markdown.startswith(TEXTS["en"]["handoff_failed"]) and "subject=OOM" in kept.markdown

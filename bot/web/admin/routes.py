@@ -10,73 +10,25 @@ SameSite=Strict cookie holding an HMAC of the token (never the token). Without
 
 from __future__ import annotations
 
-import math
 import re
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from html import escape
 from typing import Any
 from urllib.parse import parse_qs
 
-from fastapi import Request
+from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from bot.web.admin.charts import PHONE_WIDTH, TEMPLATES, chart, trimmed
 from bot.web.admin.clusters import Embeddings
 from bot.web.admin.report import EMBED_PER_VIEW, Report, build_report, report_csv
 from bot.web.admin.texts import group_label, page_language, words
-from bot.web.security import COOKIE_MAX_AGE, bearer_matches, cookie_ok, cookie_value, token_matches
+from bot.web.security import COOKIE_MAX_AGE, Door, LoginThrottle, Refused, cookie_value, token_matches
 
 COOKIE = "bot_admin"
 CSV_TABLES = ("groups", "gaps", "sections", "days", "events")
-
-
-class LoginThrottle:
-    """Failed operator credentials per client: ``free`` failures, then each one locks the client out for twice
-    as long as the last (``base`` seconds, doubling, up to ``cap``). While locked out every attempt gets 429,
-    right credential or not, so guessing gets no answers; a quiet ``cap`` forgets the client.
-
-    >>> now = [0.0]; t = LoginThrottle(free=2, clock=lambda: now[0])
-    >>> t.failed("a"); t.failed("a"); t.retry_after("a")
-    0
-    >>> t.failed("a"); t.retry_after("a"), t.retry_after("b")
-    (1, 0)
-    """
-
-    def __init__(self, free: int = 5, base: float = 1.0, cap: float = 3600.0, clock: Callable[[], float] = time.monotonic,
-                 max_clients: int = 10_000) -> None:
-        self.free, self.base, self.cap, self.clock, self.max_clients = free, base, cap, clock, max_clients
-        self._clients: OrderedDict[str, tuple[int, float, float]] = OrderedDict()  # failures, locked until, last
-        self._lock = threading.Lock()
-
-    def retry_after(self, client: str) -> int:
-        """Whole seconds this client must wait before its next attempt (0: go ahead)."""
-        with self._lock:
-            state = self._clients.get(client)
-            if state is None:
-                return 0
-            now = self.clock()
-            if now - state[2] > self.cap:
-                del self._clients[client]
-                return 0
-            return math.ceil(state[1] - now) if state[1] > now else 0
-
-    def failed(self, client: str) -> None:
-        with self._lock:
-            now = self.clock()
-            failures, _, last = self._clients.pop(client, (0, 0.0, now))
-            failures = 1 if now - last > self.cap else failures + 1
-            until = now + min(self.cap, self.base * 2 ** (failures - self.free - 1)) if failures > self.free else 0.0
-            self._clients[client] = (failures, until, now)
-            while len(self._clients) > self.max_clients:  # many addresses: forget the oldest, keep the memory bounded
-                self._clients.popitem(last=False)
-
-    def succeeded(self, client: str) -> None:
-        with self._lock:
-            self._clients.pop(client, None)
 
 
 def section_titles(engine: Any) -> Callable[[str], str]:
@@ -124,7 +76,10 @@ def charts_of(report: Report, t: dict[str, str], labels: list[str] | None = None
 
 
 def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThrottle | None = None) -> None:
-    """Add ``/admin`` (page, sign-in, JSON, CSV) to a FastAPI app; ValueError for a weak ``BOT_ADMIN_TOKEN``."""
+    """Add ``/admin`` (page, sign-in, JSON, CSV) to a FastAPI app; ValueError for a weak ``BOT_ADMIN_TOKEN``.
+
+    The report routes pass the app's one credential check, :class:`bot.web.security.Door` (realm "operator");
+    a refusal is rendered here: the sign-in page, or JSON for ``/admin/data.json``."""
     import jinja2
 
     from bot.store.database import StoreSettings, weak_admin_token
@@ -136,6 +91,8 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
         raise ValueError(f"BOT_ADMIN_TOKEN=<{len(token)} characters, not shown> is too weak for /admin; "
                          f"it must be {StoreSettings.allowed('admin_token')}")
     throttle = throttle or LoginThrottle()
+    door = Door(web=None, admin_token=token, throttle=throttle, operator_cookie=COOKIE, operator_key=_admin_key)
+    operator = [Depends(door.allows("operator"))]
     embeddings = Embeddings(engine)
     titles = section_titles(engine)
     policy = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'")
@@ -150,23 +107,22 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
     def throttled(request: Request) -> Response | None:
         """429 while this client is locked out after wrong credentials (bearer or sign-in form)."""
         wait = throttle.retry_after(client(request))
-        if not wait:
-            return None
+        return locked_page(wait) if wait else None
+
+    def locked_page(wait: int) -> HTMLResponse:
         return HTMLResponse(f"<p>Too many wrong operator credentials from this address: try again in {wait} s.</p>",
                             status_code=429, headers={**headers, "Retry-After": str(wait)})
 
-    def authorized(request: Request) -> bool:
-        if not token:
-            return False
-        given = request.headers.get("authorization", "")
-        if given.lower().startswith("bearer "):
-            if bearer_matches(given, token):
-                throttle.succeeded(client(request))
-                return True
-            throttle.failed(client(request))  # a wrong bearer is a guess like a wrong form
-        cookie = request.cookies.get(COOKIE, "")
-        # The issue time is signed in the cookie: it expires on the server too, not only in the browser.
-        return bool(cookie) and cookie_ok(cookie, _admin_key(token), time.time())
+    async def refusal(request: Request, refused: Refused) -> Response:
+        """What a refused ``/admin`` request sees (from :meth:`bot.web.security.Door.allows`)."""
+        if refused.status == 429:
+            return locked_page(refused.retry_after)
+        if request.url.path.endswith("/admin/data.json"):
+            return JSONResponse({"detail": refused.detail}, status_code=refused.status,
+                                headers={"WWW-Authenticate": "Bearer"})
+        return login_page(request, 401)
+
+    app.add_exception_handler(Refused, refusal)
 
     def login_page(request: Request, status: int, wrong: bool = False) -> HTMLResponse:
         lang = language(request)
@@ -200,17 +156,9 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
                             "Answers go on; reload this page when the database is back.</p>",
                             status_code=503, headers=headers)
 
-    def refused(request: Request, unauthorized: Callable[[], Response]) -> Response | None:
-        """Why this request gets no report: locked out, no operator credential, or the store is down."""
-        if (locked := throttled(request)) is not None:
-            return locked
-        if not authorized(request):
-            return unauthorized()
-        return unavailable()
-
-    @app.get("/admin", include_in_schema=False, response_model=None)
+    @app.get("/admin", include_in_schema=False, response_model=None, dependencies=operator)
     def admin_page(request: Request) -> Response:
-        if (no := refused(request, lambda: login_page(request, 401))) is not None:
+        if (no := unavailable()) is not None:
             return no
         days = days_of(request)
         try:
@@ -250,11 +198,9 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
         response.delete_cookie(COOKIE, path=f"{root}/admin")
         return response
 
-    @app.get("/admin/data.json", include_in_schema=False, response_model=None)
+    @app.get("/admin/data.json", include_in_schema=False, response_model=None, dependencies=operator)
     def admin_data(request: Request) -> Response:
-        if (no := refused(request, lambda: JSONResponse(
-                {"detail": "operator credential required: Authorization: Bearer <BOT_ADMIN_TOKEN>"},
-                status_code=503 if not token else 401, headers={"WWW-Authenticate": "Bearer"}))) is not None:
+        if (no := unavailable()) is not None:
             return no
         try:
             report, _ = load(days_of(request))
@@ -262,9 +208,9 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
             return store_error(exc)
         return JSONResponse(report.to_json(), headers={"Cache-Control": "no-store"})
 
-    @app.get("/admin/export.csv", include_in_schema=False, response_model=None)
+    @app.get("/admin/export.csv", include_in_schema=False, response_model=None, dependencies=operator)
     def admin_export(request: Request, table: str = "groups") -> Response:
-        if (no := refused(request, lambda: login_page(request, 401))) is not None:
+        if (no := unavailable()) is not None:
             return no
         if table not in CSV_TABLES:
             return Response(f"table={table[:40]!r} is not a table: use one of {', '.join(CSV_TABLES)}", status_code=422)

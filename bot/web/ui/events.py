@@ -18,14 +18,14 @@ from typing import Any, Protocol
 import gradio as gr
 
 from bot.answer.conversation import Conversation
-from bot.answer.reply import Contact, Reply, format_intent, person_line, truncation_notice, user_echo
+from bot.answer.reply import Contact, Reply, compose, format_intent, person_line, scope_of, user_echo
 from bot.answer.reply import text as reply_text
 from bot.answer.turn import Turned, take_turn
 from bot.kb.signature import looks_like_log
 from bot.kb.tokenize import detect_language
 from bot.records import Event
 from bot.settings import Settings
-from bot.web.handoff import Exchange, carrying, finish
+from bot.web.handoff import Exchange, carrying, hand_over
 from bot.web.http import WebSettings
 from bot.limits import QUESTION_CHARS
 from bot.web.ui.state import AnswerInfo, ChatState, cap_input, trim
@@ -85,17 +85,26 @@ def _contact(deps: Deps, state: ChatState, pending: str | None = None) -> Contac
     return carrying(deps.contact, exchanges(state, pending), deps.engine)
 
 
-def _reply_for(deps: Deps, state: ChatState, message: str, base: str) -> tuple[Turned, Conversation]:
-    """The tab's conversation answers: the same turn as /api/ask and /v1 (:func:`bot.answer.turn.take_turn`)."""
-    talk = Conversation(deps.engine, base_url=base, turns=list(state.turns), contact=_contact(deps, state, message))
-    return take_turn(deps.engine, message, conversation=talk)
+def _reply_for(deps: Deps, state: ChatState, message: str, base: str, total: int = 0) -> tuple[Turned, Conversation]:
+    """The tab's conversation answers: the same turn as /api/ask and /v1 (:func:`bot.answer.turn.take_turn`), its
+    contact carrying this tab's conversation, ``total`` the length of a message :func:`submit` cut."""
+    contact = _contact(deps, state, message)
+    talk = Conversation(deps.engine, base_url=base, turns=list(state.turns), contact=contact)
+    asked = exchanges(state, message)
+    over = hand_over(deps.contact, deps.engine, lambda _turns: asked, origin=deps_origin(deps))
+    return take_turn(deps.engine, message, conversation=talk, contact=contact, truncated_from=total,
+                     input_limit=deps.settings.max_input_chars, hand_over=over)
 
 
 def ask_person(deps: Deps, state: ChatState) -> Reply:
     """The "talk to a person" button or a typed "转人工": the contact (carrying the conversation), the transcript
     sent to ``BOT_HANDOFF_WEBHOOK``, or — with neither configured — what to collect for a colleague."""
-    reply = format_intent("human", state.language, _contact(deps, state))
-    return finish(reply, deps.contact, exchanges(state), deps.engine, origin=deps_origin(deps))
+    contact = _contact(deps, state)
+    asked = exchanges(state)
+    over = hand_over(deps.contact, deps.engine, lambda _turns: asked, origin=deps_origin(deps))
+    failed = over is not None and not over((), state.language)
+    return compose(format_intent("human", state.language, contact), contact=contact, handoff_failed=failed,
+                   scope=scope_of(getattr(deps.engine, "sections", ()) or ()))
 
 
 def deps_origin(deps: Deps) -> str:
@@ -110,19 +119,13 @@ def respond(deps: Deps, state: ChatState, base: str) -> ChatState:
     if message is None:
         return state
     try:
-        turned, talk = _reply_for(deps, state, message, base)
+        turned, talk = _reply_for(deps, state, message, base, total)
     except Exception:  # never leave the user with a spinner or a bare "Error"
         traceback.print_exc()
         language = detect_language(message[:20_000])
         state.messages.append({"role": "assistant", "content": reply_text(language, "error")})
         return state
-    reply, latency = turned.reply, turned.latency_ms
-    # what this knowledge base covers; a person after "that didn't help"; a typed "转人工" hands the transcript over
-    finish(reply, deps.contact, exchanges(state, message), deps.engine, origin=deps_origin(deps))
-    if total and not reply.truncated_from:  # cut here (head + tail) before the engine saw it
-        reply.truncated_from = total
-        notice = truncation_notice(total, deps.settings.max_input_chars, reply.language)
-        reply.markdown = notice + "\n\n" + reply.markdown
+    reply, latency = turned.reply, turned.latency_ms  # finished: scope, person, hand-off and truncation note in
     state.turns = talk.turns
     _record(deps, state, reply.events, latency)
     item: dict = {"role": "assistant", "content": reply.markdown}
