@@ -1,8 +1,9 @@
 """A conversation with the assistant: one turn at a time, in the conversation's case.
 
-The chat UI, ``POST /api/ask`` and ``/v1`` all go through :meth:`Conversation.respond`;
-the APIs are stateless, so they rebuild a conversation by replaying the user turns they
-are sent (:meth:`Conversation.replay`).
+The chat UI, ``POST /api/ask`` and ``/v1`` all go through :meth:`Conversation.respond`, which
+reads the message once (``engine.read``) and hands that record on. The APIs are stateless: they
+continue a conversation whose history was seen before (:class:`bot.answer.turn.HistoryStates`) or
+rebuild it by replaying the user turns they are sent (:meth:`Conversation.replay`).
 
 Rules, in order, for one user message:
 

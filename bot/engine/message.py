@@ -1,10 +1,9 @@
 """One user message, read once: everything later stages need to know about its text.
 
-A turn builds one :class:`Message` (:func:`bot.engine.retrieve.read_message`, ``engine.read``) and every stage
-reads it: the conversation
-(empty? a thanks? "that didn't help" with nothing to retry?), the case (how the message moves
-it) and the engine (what to search, in which language, whether it is a log). Nothing downstream
-detects the language, the cues or a pasted log again.
+A turn builds one :class:`Message` (``engine.read``, :func:`bot.engine.retrieve.read_message`) and every
+stage reads it: the conversation (empty? a thanks? "that didn't help" with nothing to retry?), the case
+(how the message moves it) and the engine (what to search, in which language, whether it is a log).
+Nothing downstream detects the language, the cues or a pasted log again.
 
     >>> from bot.engine.retrieve import read_message
     >>> from bot.engine.subjects import Lexicon

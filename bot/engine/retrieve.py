@@ -15,11 +15,14 @@ the margin of the best match over a shipped set of off-topic questions
 raw-cosine cut works), how much of the question the knowledge base and the best section
 know, and which of its subjects no section or not the best one covers. The tier —
 answer, tentative, none — follows from thresholds fitted by ``python -m bot calibrate``.
-Every message is ranked and judged in its conversation's case (:class:`bot.records.Case`,
-:mod:`bot.engine.case`): ``Engine.ask`` is :meth:`Engine.evidence` (what is known about the
-message in its case), :func:`rank` (a pure function of evidence and weights) and :func:`judge`
-(tier, probability, reason code) — and ``python -m bot calibrate`` uses the same three. The
-engine returns reason codes and section keys; :mod:`bot.answer` writes the words.
+Every message is read once (:meth:`Engine.read` -> :class:`bot.engine.message.Message`) and
+ranked and judged in its conversation's case (:class:`bot.records.Case`, :mod:`bot.engine.case`):
+``Engine.ask`` is :meth:`Engine.weigh` (the evidence about the message in its case, and its
+ranking, computed once), :func:`rank` (a pure function of evidence, weights and the
+:class:`Scorer` s in :data:`SCORERS`) and :func:`judge` (tier, probability, reason code) — and
+``python -m bot calibrate`` uses the same three. What never changes about a section is read once
+per index (:class:`bot.engine.facts.SectionFacts`). The engine returns reason codes and section
+keys; :mod:`bot.answer` writes the words.
 """
 
 from __future__ import annotations
@@ -27,22 +30,37 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Iterable, Sequence
+from typing import Protocol
 
 import numpy as np
 
 from bot.engine.calibration import Calibration, Weights, load_for, sources_fingerprint
-from bot.engine.case import advance, is_follow_up, is_not_helpful, move_of, move_on_the_lead, points_back, starts_new_topic
+from bot.engine.case import (
+    advance,
+    is_follow_up,
+    is_not_helpful,
+    move_of,
+    move_on_the_lead,
+    points_back,
+    starts_new_topic,
+)
+from bot.engine.facts import SectionFacts, section_facts
 from bot.engine.intents import classify
 from bot.engine.message import Cues, Message
 from bot.engine.precedents import Precedents
-from bot.engine.facts import SectionFacts, section_facts
 from bot.engine.subjects import Lexicon
 from bot.kb.embed import Embedder, make_embedder
 from bot.kb.eras import newer_release
-from bot.kb.index import IndexProblem, KnowledgeIndex, build_index, load_index, section_documents
+from bot.kb.index import (
+    IndexProblem,
+    KnowledgeIndex,
+    build_index,
+    load_index,
+    section_documents,
+)
 from bot.kb.meta import SectionMeta
 from bot.kb.parse import FIX_FIELDS
 from bot.kb.signature import extract_signature, looks_like_log
@@ -189,7 +207,7 @@ class Engine:
     @classmethod
     def open(
         cls, settings: Settings, embedder: Embedder | None = None, *, auto_build: bool = False, progress: bool = False
-    ) -> "Engine":
+    ) -> Engine:
         """Load the index; with ``auto_build`` a missing, stale or broken index is rebuilt instead of refused."""
         embedder = embedder or make_embedder(settings.embedder)
         # jieba's dictionary first: reading its 9 MB cache at once is a transient buffer, freed to the system
@@ -783,8 +801,48 @@ def fuse(dense: np.ndarray, lexical: np.ndarray, lexical_weight: float = 0.5) ->
     return _zscore(dense) + lexical_weight * _zscore(lexical)
 
 
-def rank(evidence: Evidence, weights: Weights, *, mode: str = "hybrid", k: int = 10) -> Ranking:
-    """Order the sections for one message: a pure function of the evidence and the weights.
+class Scorer(Protocol):
+    """One kind of evidence for ranking: a per-section score added to the message's own fused score, or None
+    when it has nothing to say about this message (see :data:`SCORERS`). A learned scorer is one more of these."""
+
+    def __call__(self, evidence: Evidence, weights: Weights, mode: str) -> np.ndarray | None: ...
+
+
+def _fused(scores: _Scores, evidence: Evidence, weights: Weights, mode: str, *, subjects: bool = True) -> np.ndarray:
+    if mode == "dense":
+        return _zscore(scores.dense)
+    if mode == "bm25":
+        return _zscore(scores.lexical)
+    out = fuse(scores.dense, scores.lexical, weights.lexical)
+    return out + weights.subject * evidence.subject_share if subjects else out
+
+
+def words_scorer(evidence: Evidence, weights: Weights, mode: str) -> np.ndarray | None:
+    """Dense and BM25 over the message's own search text, plus the share of its subjects a section covers."""
+    return _fused(evidence.own, evidence, weights, mode)
+
+
+def precedent_scorer(evidence: Evidence, weights: Weights, mode: str) -> np.ndarray | None:
+    """Labelled real questions like this one were answered by these sections."""
+    if evidence.precedent is None or not weights.precedent or mode != "hybrid":
+        return None
+    return weights.precedent * evidence.precedent
+
+
+def title_scorer(evidence: Evidence, weights: Weights, mode: str) -> np.ndarray | None:
+    """The first line of a long post says what it is about; the body dilutes it."""
+    if evidence.title is None or not weights.title or mode != "hybrid":
+        return None
+    return weights.title * _fused(evidence.title, evidence, weights, mode, subjects=False)
+
+
+# The scorers of the message's own words, summed in this order (the first gives the base score).
+SCORERS: tuple[Scorer, ...] = (words_scorer, precedent_scorer, title_scorer)
+
+
+def rank(evidence: Evidence, weights: Weights, *, mode: str = "hybrid", k: int = 10,
+         scorers: Sequence[Scorer] = SCORERS) -> Ranking:
+    """Order the sections for one message: a pure function of the evidence, the weights and the scorers.
 
     hybrid: ``own_weight * (fuse(own) + w_subj share + w_prec precedents' vote + w_title fuse(title))
     + fuse(joined) + w_subj share``,
@@ -795,29 +853,21 @@ def rank(evidence: Evidence, weights: Weights, *, mode: str = "hybrid", k: int =
         raise ValueError(f"mode must be 'hybrid', 'dense' or 'bm25', not {mode!r}")
     if evidence.empty or evidence.own is None or not len(evidence.allowed):
         return Ranking(np.zeros(0, dtype=np.float32), ())
-
-    def one(scores: _Scores, subjects: bool = True) -> np.ndarray:
-        if mode == "dense":
-            return _zscore(scores.dense)
-        if mode == "bm25":
-            return _zscore(scores.lexical)
-        out = fuse(scores.dense, scores.lexical, weights.lexical)
-        return out + weights.subject * evidence.subject_share if subjects else out
-
-    fused = one(evidence.own)
-    if evidence.precedent is not None and weights.precedent and mode == "hybrid":
-        # Labelled real questions like this one were answered by these sections.
-        fused = fused + weights.precedent * evidence.precedent
-    if evidence.title is not None and weights.title and mode == "hybrid":
-        # The first line of a long post says what it is about; the body dilutes it.
-        fused = fused + weights.title * one(evidence.title, subjects=False)
+    fused: np.ndarray | None = None
+    for scorer in scorers:
+        score = scorer(evidence, weights, mode)
+        if score is not None:
+            fused = score if fused is None else fused + score
+    if fused is None:
+        fused = np.zeros(len(evidence.allowed), dtype=np.float32)
     if evidence.joined is not None:
-        fused = evidence.own_weight * fused + one(evidence.joined)
+        # A follow-up or retry: the case's words joined with the message's, against the message's own.
+        fused = evidence.own_weight * fused + _fused(evidence.joined, evidence, weights, mode)
     masked = np.where(evidence.allowed, fused, -np.inf).astype(np.float32)
     return _ordered(masked, evidence.allowed, evidence.preferred, k)
 
 
-def judge(engine: "Engine", evidence: Evidence, ranking: Ranking, calibration: Calibration) -> Verdict:
+def judge(engine: Engine, evidence: Evidence, ranking: Ranking, calibration: Calibration) -> Verdict:
     """The tier of a ranking's first section, its calibrated probability and the reason (codes and keys).
 
     First questions use the first-turn model; follow-ups and retries the follow-up model when
