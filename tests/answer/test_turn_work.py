@@ -68,8 +68,7 @@ def test_a_clicked_option_runs_no_search(engine, counted, monkeypatch):
     HISTORIES.clear()
     first, talk = take_turn(engine, "训练时显存不足怎么办")
     key = first.options[0]["value"] if first.options else first.reply.shown[-1].hit.section.key
-    asks = count_calls(monkeypatch, type(engine).ask)
-    monkeypatch.setattr(engine, "ask", lambda *a, **k: asks.append(a) or pytest.fail("searched"))
+    asks = _asked(engine, monkeypatch)
     for calls in counted.values():
         calls.clear()
     turned, _ = take_turn(engine, key, conversation=talk)
