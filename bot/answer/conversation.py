@@ -1,8 +1,9 @@
 """A conversation with the assistant: one turn at a time, in the conversation's case.
 
-The chat UI, ``POST /api/ask`` and ``/v1`` all go through :meth:`Conversation.respond`;
-the APIs are stateless, so they rebuild a conversation by replaying the user turns they
-are sent (:meth:`Conversation.replay`).
+The chat UI, ``POST /api/ask`` and ``/v1`` all go through :meth:`Conversation.respond`, which
+reads the message once (``engine.read``) and hands that record on. The APIs are stateless: they
+continue a conversation whose history was seen before (:class:`bot.answer.turn.HistoryStates`) or
+rebuild it by replaying the user turns they are sent (:meth:`Conversation.replay`).
 
 Rules, in order, for one user message:
 
@@ -37,9 +38,9 @@ from bot.answer.reply import (
     format_no_match,
     text,
 )
+from bot.engine.answerer import Answerer
 from bot.engine.case import is_follow_up, is_not_helpful  # noqa: F401  (re-exported: the UI and tests use them)
-from bot.engine.intents import classify
-from bot.engine.retrieve import Engine
+from bot.engine.message import Message
 from bot.kb.tokenize import detect_language
 from bot.limits import HISTORY_TURNS_REPLAYED, QUESTION_CHARS
 from bot.records import Answer, Case, Event, Hit
@@ -106,7 +107,7 @@ def clarify_candidates(answer: Answer, question: str) -> list[Hit]:
 class Conversation:
     """The turns so far, and how to answer the next message."""
 
-    engine: Engine
+    engine: Answerer
     base_url: str = ""
     contact: Contact = field(default_factory=Contact)  # where to ask a person (BOT_CONTACT_URL)
     turns: list[Turn] = field(default_factory=list)
@@ -130,26 +131,24 @@ class Conversation:
     # ------------------------------------------------------------ entry points
 
     def respond(self, message: object) -> Reply:
-        message = "" if message is None else message if isinstance(message, str) else str(message)
-        stripped = message.strip()
+        """The reply to one message; the message is read once (:meth:`Answerer.read`) and that record travels."""
+        read = self.engine.read(message)
+        stripped = read.stripped
         last = self.last
         if not stripped:
-            language = last.language if last else ("zh" if detect_language(message) == "zh" else "en")
-            return format_empty(language)  # not a turn: nothing to follow up on
+            return format_empty(last.language if last else read.language)  # not a turn: nothing to follow up on
         if len(stripped) < 300 and self.engine.section(stripped) is not None:
             return self._chosen(stripped)
         case = self.case
-        if is_not_helpful(stripped) and not case.is_open:
-            language = "zh" if detect_language(stripped) == "zh" else "en"
-            return Reply(kind="empty", language=language, markdown=text(language, "nothing_to_retry"))
-        if not is_not_helpful(stripped):
-            intent = classify(stripped)
-            if intent is not None:  # thanks, greetings, "转人工": answered as such, not a search, nothing to log
-                return format_intent(intent, detect_language(stripped), self.contact)
-        return self._ask(message, case)
+        if read.cues.not_helpful and not case.is_open:
+            return Reply(kind="empty", language=read.language, markdown=text(read.language, "nothing_to_retry"))
+        if not read.cues.not_helpful and read.intent is not None:
+            # thanks, greetings, "转人工": answered as such, not a search, nothing to log
+            return format_intent(read.intent, read.language, self.contact)
+        return self._ask(read, case)
 
     @classmethod
-    def replay(cls, engine: Engine, history: Iterable[str], **kwargs) -> Conversation:
+    def replay(cls, engine: Answerer, history: Iterable[str], **kwargs) -> Conversation:
         """Rebuild a conversation from prior user messages (the API is stateless); their events are dropped."""
         conversation = cls(engine, **kwargs)
         for message in list(history)[-MAX_REPLAY_TURNS:]:
@@ -158,8 +157,9 @@ class Conversation:
 
     # ------------------------------------------------------------ cases
 
-    def _ask(self, message: str, case: Case) -> Reply:
-        answer = self.engine.ask(message, k=10, case=case)
+    def _ask(self, read: Message, case: Case) -> Reply:
+        message = read.sent
+        answer = self.engine.ask(read, k=10, case=case)
         language = answer.language
         notes: list[str] = []
         if answer.move == "follow_up":
@@ -171,14 +171,14 @@ class Conversation:
             reply = self._retry_reply(answer, language)
             events = [Event("not_helpful", self._case_question(), language, tier="answer" if self._last_answered() else "",
                             cited=tuple(case.shown[-3:]), signature=case.signature)]
-            if not is_not_helpful(message.strip()):  # a retry with new details is also a question of its own
+            if not read.cues.not_helpful:  # a retry with new details is also a question of its own
                 events.append(self._question_event(message, language, reply, answer))
         else:
             allow_clarify = answer.move in ("new", "switch") and (self.last is None or self.last.kind != "clarify")
             reply = self._decide(answer, message, language, notes, allow_clarify=allow_clarify)
             events = [self._question_event(message, language, reply, answer)]
         reply.events.extend(events)
-        question = self._case_question() if answer.move in ("follow_up", "retry") and is_not_helpful(message.strip()) \
+        question = self._case_question() if answer.move in ("follow_up", "retry") and read.cues.not_helpful \
             else message[:QUESTION_CHARS]
         self._remember(question, reply, answer, top_score=top)
         return reply
@@ -218,10 +218,8 @@ class Conversation:
         section = self.engine.section(key)
         assert section is not None
         language = last.language if last else detect_language(section.heading)
-        terms: tuple[str, ...] = ()
-        if last is not None and last.search:
-            probe = self.engine.ask(last.search, k=1)
-            terms = probe.hits[0].matched_terms if probe.hits else ()
+        # The case's words that occur in the chosen section are highlighted there (no search is run for them).
+        terms = self.engine.terms_in(last.search, key) if last is not None and last.search else ()
         hit = Hit(section=section, score=0.0, matched_terms=terms)
         answer = Answer(query=key, language=language, tier="answer", hits=(hit,))
         reply = format_answer(answer, self._meta, self.base_url, limit=self._limit(), language=language,

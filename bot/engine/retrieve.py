@@ -15,11 +15,14 @@ the margin of the best match over a shipped set of off-topic questions
 raw-cosine cut works), how much of the question the knowledge base and the best section
 know, and which of its subjects no section or not the best one covers. The tier —
 answer, tentative, none — follows from thresholds fitted by ``python -m bot calibrate``.
-Every message is ranked and judged in its conversation's case (:class:`bot.records.Case`,
-:mod:`bot.engine.case`): ``Engine.ask`` is :meth:`Engine.evidence` (what is known about the
-message in its case), :func:`rank` (a pure function of evidence and weights) and :func:`judge`
-(tier, probability, reason code) — and ``python -m bot calibrate`` uses the same three. The
-engine returns reason codes and section keys; :mod:`bot.answer` writes the words.
+Every message is read once (:meth:`Engine.read` -> :class:`bot.engine.message.Message`) and
+ranked and judged in its conversation's case (:class:`bot.records.Case`, :mod:`bot.engine.case`):
+``Engine.ask`` is :meth:`Engine.weigh` (the evidence about the message in its case, and its
+ranking, computed once), :func:`rank` (a pure function of evidence, weights and the
+:class:`Scorer` s in :data:`SCORERS`) and :func:`judge` (tier, probability, reason code) — and
+``python -m bot calibrate`` uses the same three. What never changes about a section is read once
+per index (:class:`bot.engine.facts.SectionFacts`). The engine returns reason codes and section
+keys; :mod:`bot.answer` writes the words.
 """
 
 from __future__ import annotations
@@ -27,20 +30,37 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Iterable, Sequence
+from typing import Protocol
 
 import numpy as np
 
 from bot.engine.calibration import Calibration, Weights, load_for, sources_fingerprint
-from bot.engine.case import (advance, is_follow_up, is_not_helpful, move_of, move_on_the_lead, points_back,
-                             starts_new_topic)
+from bot.engine.case import (
+    advance,
+    is_follow_up,
+    is_not_helpful,
+    move_of,
+    move_on_the_lead,
+    points_back,
+    starts_new_topic,
+)
+from bot.engine.facts import SectionFacts, section_facts
+from bot.engine.intents import classify
+from bot.engine.message import Cues, Message
 from bot.engine.precedents import Precedents
-from bot.engine.subjects import Lexicon, document_frameworks
+from bot.engine.subjects import Lexicon
 from bot.kb.embed import Embedder, make_embedder
-from bot.kb.eras import newer_release, old_releases
-from bot.kb.index import IndexProblem, KnowledgeIndex, build_index, load_index, section_documents
+from bot.kb.eras import newer_release
+from bot.kb.index import (
+    IndexProblem,
+    KnowledgeIndex,
+    build_index,
+    load_index,
+    section_documents,
+)
 from bot.kb.meta import SectionMeta
 from bot.kb.parse import FIX_FIELDS
 from bot.kb.signature import extract_signature, looks_like_log
@@ -118,6 +138,36 @@ def _head_and_tail(text: str, limit: int) -> str:
     return (head + marker + tail)[:limit]
 
 
+def read_message(message: object, *, limit: int, lexicon: Lexicon) -> Message:
+    """Read ``message`` once (:class:`bot.engine.message.Message`): cleaned and cut to ``limit``, its language,
+    cues, intent, whether it is a pasted log, what to search and the subjects it names."""
+    sent = "" if message is None else message if isinstance(message, str) else str(message)
+    text, truncated_from = sanitize(sent, limit)
+    worded = _has_words(text)
+    is_log = worded and looks_like_log(text)
+    signature, search_text = _search_text(text, is_log) if worded else ("", text.strip())
+    return Message(
+        sent=sent, text=text, truncated_from=truncated_from,
+        language="zh" if detect_language(text) == "zh" else "en", has_words=worded, is_log=is_log,
+        signature=signature, search_text=search_text,
+        tokens=tuple(dict.fromkeys(tokenize(search_text[:5_000]))) if worded else (),
+        subjects=frozenset(lexicon.find(text)) if worded else frozenset(),
+        intent=classify(text.strip()),
+        cues=Cues(not_helpful=is_not_helpful(text), follow_up=is_follow_up(text), new_topic=starts_new_topic(text),
+                  points_back=points_back(text)),
+    )
+
+
+def _search_text(text: str, is_log: bool) -> tuple[str, str]:
+    """(error signature or "", what to search): for a pasted log, its error lines and the user's own words."""
+    if not is_log:
+        return "", text.strip()
+    sig = extract_signature(text)
+    # The user's own words around a paste (usually Chinese) say what they ask.
+    asked = [line.strip() for line in text.splitlines()[:50] if _CJK_LINE.search(line) and len(line) < 300]
+    return sig.headline, ("\n".join([sig.search_text(), *asked[:3]]).strip() or text.strip())
+
+
 def _zscore(values: np.ndarray) -> np.ndarray:
     spread = float(values.std()) if len(values) else 0.0
     if spread < 1e-9:
@@ -157,7 +207,7 @@ class Engine:
     @classmethod
     def open(
         cls, settings: Settings, embedder: Embedder | None = None, *, auto_build: bool = False, progress: bool = False
-    ) -> "Engine":
+    ) -> Engine:
         """Load the index; with ``auto_build`` a missing, stale or broken index is rebuilt instead of refused."""
         embedder = embedder or make_embedder(settings.embedder)
         # jieba's dictionary first: reading its 9 MB cache at once is a transient buffer, freed to the system
@@ -186,20 +236,38 @@ class Engine:
         return self.index.meta.get(key)
 
     @cached_property
-    def _named(self) -> list[set[str]]:
-        """Per section, the subjects its own text names (heading path and body, not curated phrasings)."""
-        return [self.lexicon.find(" ".join(s.path) + "\n" + s.text) for s in self.sections]
+    def facts(self) -> tuple[SectionFacts, ...]:
+        """Per section, what never changes about it (subjects, frameworks, OS, eras), computed once per index."""
+        return section_facts(self.sections, self.lexicon, os_of=lambda s: _os_of(s, self.lexicon),
+                             answers=_answers_something)
+
+    def section_vectors(self) -> tuple[dict[str, int], np.ndarray] | None:
+        """Per section, the normalised mean of its keys' vectors in the dense index (once per loaded index), or None
+        when the index cannot give its vectors back."""
+        return self._section_vectors
+
+    @cached_property
+    def _section_vectors(self) -> tuple[dict[str, int], np.ndarray] | None:
+        try:
+            dense, owners = self.index.dense, self.index.key_sections
+            sums = np.zeros((len(self.sections), dense.d), dtype=np.float32)
+            for start in range(0, dense.ntotal, 8_192):  # bounded memory on a large index
+                count = min(8_192, dense.ntotal - start)
+                np.add.at(sums, owners[start:start + count], dense.reconstruct_n(start, count))
+        except (AttributeError, RuntimeError, TypeError, ValueError):  # an index without vectors
+            return None
+        norms = np.linalg.norm(sums, axis=1, keepdims=True)
+        return {s.key: n for n, s in enumerate(self.sections)}, sums / np.where(norms > 0, norms, 1.0)
 
     @cached_property
     def main_frameworks(self) -> list[frozenset[str]]:
         """Per section, the main framework(s) of its document (a Paddle FAQ that mentions TensorFlow once is Paddle)."""
-        per_doc = document_frameworks(self.lexicon, [s.source for s in self.sections], self._named)
-        return [per_doc.get(s.source, frozenset()) for s in self.sections]
+        return [f.frameworks for f in self.facts]
 
     @cached_property
     def coverage(self) -> list[frozenset[str]]:
         """Per section, the subjects it covers: its own mentions plus its document's main frameworks."""
-        return [frozenset(named | main) for named, main in zip(self._named, self.main_frameworks)]
+        return [f.covers for f in self.facts]
 
     @cached_property
     def covered_anywhere(self) -> frozenset[str]:
@@ -218,7 +286,7 @@ class Engine:
     @cached_property
     def answer_bearing(self) -> np.ndarray:
         """Sections that answer something on their own: FAQ entries, prose — not a bare code step."""
-        return np.array([_answers_something(s) for s in self.sections], dtype=bool)
+        return np.array([f.answers for f in self.facts], dtype=bool)
 
     def frameworks(self, subjects: Iterable[str]) -> frozenset[str]:
         return frozenset(s for s in subjects if self.lexicon.category(s) == "framework")
@@ -228,63 +296,75 @@ class Engine:
 
     # ------------------------------------------------------------ asking
 
+    def read(self, message: object) -> Message:
+        """The message read once for this turn (cut to the input limit); every later stage reads this record."""
+        return message if isinstance(message, Message) else read_message(
+            message, limit=self.settings.max_input_chars, lexicon=self.lexicon)
+
     def evidence(self, message: object, case: Case | None = None, *, use_meta: bool = True,
                  exclude: Iterable[str] = ()) -> Evidence:
-        """Everything the ranking and the judgement need about one message in its case.
+        """Everything the ranking and the judgement need about one message in its case (see :meth:`weigh`)."""
+        return self.weigh(self.read(message), case, use_meta=use_meta, exclude=exclude)[0]
 
-        The message is cut to the input limit, its move in the case decided (:func:`move_of`),
-        its problem and setting merged with the case's, and the scores computed for its own
-        words, its first line (a new post) and the case's search joined with it (follow-ups).
+    def weigh(self, message: Message, case: Case | None = None, *, use_meta: bool = True,
+              exclude: Iterable[str] = (), k: int = 10) -> tuple[Evidence, Ranking]:
+        """The message's evidence in its case and its (hybrid) ranking, the ranking computed once.
+
+        The message's move in the case is decided (:func:`move_of`), its problem and setting merged
+        with the case's, and the scores computed for its own words, its first line (a new post) and the
+        case's search joined with it (follow-ups).
         A "new problem" (or a pasted log) whose own best section is the one the case already led with is
         the same problem described again: a retry, so that section is not given again (or a follow-up
         when it asks about it).
         """
+        weights = self.calibration.weights
         found = self._evidence(message, case or Case(), use_meta=use_meta, exclude=exclude)
-        if found.move == "switch" and found.case.shown and not starts_new_topic(found.text):
-            first = rank(found, self.calibration.weights, k=1).order
+        ranking = rank(found, weights, k=k)
+        if found.move == "switch" and found.case.shown and not message.cues.new_topic:
+            first = ranking.order
             if first and self.sections[first[0]].key in found.case.shown:
                 found = self._evidence(message, found.case, use_meta=use_meta, exclude=exclude,
                                        move=move_on_the_lead(found.text))
-        if found.move == "follow_up" and found.case.shown and not is_follow_up(found.text) \
-                and not points_back(found.text):
-            found = self._not_again(found)
-        return found
+                ranking = rank(found, weights, k=k)
+        if found.move == "follow_up" and found.case.shown and not message.cues.follow_up \
+                and not message.cues.points_back:
+            found, ranking = self._not_again(found, ranking, k=k)
+        return found, ranking
 
-    def _not_again(self, evidence: Evidence) -> Evidence:
+    def _not_again(self, evidence: Evidence, ranking: Ranking, *, k: int) -> tuple[Evidence, Ranking]:
         """A section the case already led with leads a full follow-up question again only when the question's
         own words rank it first ("剪枝和量化都能做吗" after the compression section); otherwise the case's words
         alone put it there and the user would get the same answer to a new question. Elliptical follow-ups
         and those pointing back ("那三个 FLAGS …", "and cards 1 and 3?") are about that answer: it may lead."""
-        first = rank(evidence, self.calibration.weights, k=1).order
+        first = ranking.order
         if not first or self.sections[first[0]].key not in evidence.case.shown:
-            return evidence
+            return evidence, ranking
         own_first = rank(replace(evidence, joined=None, own_weight=1.0), self.calibration.weights, k=1).order
         if own_first and own_first[0] == first[0]:
-            return evidence
+            return evidence, ranking
         allowed = evidence.allowed.copy()
         allowed[first[0]] = False
-        return replace(evidence, allowed=allowed)
+        return replace(evidence, allowed=allowed), ranking.within(allowed, evidence.preferred, k=k)
 
-    def _evidence(self, message: object, case: Case, *, use_meta: bool, exclude: Iterable[str],
+    def _evidence(self, message: Message, case: Case, *, use_meta: bool, exclude: Iterable[str],
                   move: Move | None = None) -> Evidence:
-        text, truncated_from = sanitize(message if isinstance(message, str) else str(message),
-                                        self.settings.max_input_chars)
-        language = detect_language(text)
+        text, truncated_from, language = message.text, message.truncated_from, message.language
         n = len(self.sections)
-        if not _has_words(text):
+        if not message.has_words:
             return Evidence(text=text, language=language, truncated_from=truncated_from, case=case, empty=True,
                             allowed=np.zeros(n, dtype=bool), subject_share=np.zeros(n, dtype=np.float32))
-        signature, search_text = self._search_text(text)
-        named = self._main_subjects(self.subjects_of(text))
+        signature, search_text = message.signature, message.search_text
+        named = self._main_subjects(message.subjects)
         problems = frozenset(s for s in named if self.lexicon.category(s) in PROBLEM_CATEGORIES)
-        is_log = looks_like_log(text)
-        move = move or move_of(text, case, problems=problems, is_log=is_log)
+        is_log = message.is_log
+        move = move or move_of(text, case, problems=problems, is_log=is_log, cues=message.cues)
         if move in ("new", "switch"):
             problem, setting = problems, named - problems
         else:
             problem, setting = case.problem | problems, self._carry_setting(case.setting, named - problems)
-        own = self._scores(search_text, use_meta)
-        if move == "follow_up" and not is_follow_up(text) and not points_back(text) and self._margin(own) <= 0:
+        own = self._scores(search_text, use_meta, tokens=message.tokens)
+        if move == "follow_up" and not message.cues.follow_up and not message.cues.points_back \
+                and self._margin(own) <= 0:
             # A full question that is closer to everyday off-topic questions than to the knowledge base, and
             # does not point back ("how do I bake bread?"), is not about the case: judge it on its own.
             move = "switch"
@@ -296,7 +376,7 @@ class Engine:
         if move in ("follow_up", "retry"):
             joined = self._scores(f"{case.search}\n{search_text}", use_meta)
             if move == "retry":
-                own_weight = 0.0 if is_not_helpful(text) else 1.0
+                own_weight = 0.0 if message.cues.not_helpful else 1.0
             elif named and not problems and len(own.tokens) <= SETTING_ONLY_TOKENS:
                 # "what about PaddlePaddle?", "那多机呢？": the words only change the setting; the case's problem ranks.
                 own_weight = SETTING_FOLLOW_UP_WEIGHT
@@ -353,8 +433,9 @@ class Engine:
         uses the same three). ``mode`` "dense" or "bm25" ranks by one kind of evidence only and
         ``use_meta=False`` ignores curated phrasings (baselines for ``bot eval``).
         """
-        evidence = self.evidence(text, case, use_meta=use_meta, exclude=exclude)
-        ranking = rank(evidence, self.calibration.weights, mode=mode, k=k)
+        evidence, ranking = self.weigh(self.read(text), case, use_meta=use_meta, exclude=exclude, k=k)
+        if mode != "hybrid":  # a baseline: the move is still decided by the product's ranking
+            ranking = rank(evidence, self.calibration.weights, mode=mode, k=k)
         return self.answer(evidence, ranking, judge(self, evidence, ranking, self.calibration))
 
     def answer(self, evidence: Evidence, ranking: Ranking, verdict: Verdict) -> Answer:
@@ -406,19 +487,10 @@ class Engine:
 
     # ------------------------------------------------------------ evidence
 
-    def _search_text(self, text: str) -> tuple[str, str]:
-        """(error signature or "", what to search): for a pasted log, its error lines and the user's own words."""
-        if not looks_like_log(text):
-            return "", text.strip()
-        sig = extract_signature(text)
-        # The user's own words around a paste (usually Chinese) say what they ask.
-        asked = [line.strip() for line in text.splitlines()[:50] if _CJK_LINE.search(line) and len(line) < 300]
-        return sig.headline, ("\n".join([sig.search_text(), *asked[:3]]).strip() or text.strip())
-
-    def _scores(self, search_text: str, use_meta: bool = True) -> _Scores:
+    def _scores(self, search_text: str, use_meta: bool = True, tokens: Sequence[str] | None = None) -> _Scores:
         query_vector = self._embed_query(search_text)
         dense, best_by_language = self._dense_scores(query_vector, use_meta)
-        lexical, matched, coverage, tokens = self._lexical_scores(search_text, use_meta)
+        lexical, matched, coverage, tokens = self._lexical_scores(search_text, use_meta, tokens)
         return _Scores(query_vector, dense, lexical, matched, coverage, best_by_language, tokens)
 
     def subject_share(self, subjects: Iterable[str]) -> np.ndarray:
@@ -526,7 +598,7 @@ class Engine:
 
     def conflicts(self, evidence: Evidence, top: int) -> list[str]:
         """Operating systems of the question that the section's document contradicts (Windows vs a Linux-only guide)."""
-        section_os = self._os_of(top)
+        section_os = self.facts[top].os
         if not section_os:
             return []
         asked = [s for s in evidence.setting | evidence.named if self.lexicon.category(s) == "os"]
@@ -535,23 +607,11 @@ class Engine:
     def old_release_named(self, evidence: Evidence, top: int) -> tuple[str, str]:
         """(newer release the user named, old release the section was written for), or ("", "")."""
         asked = "\n".join((evidence.case.search if evidence.move != "new" else "", evidence.text))
-        for era in self._eras[top]:
+        for era in self.facts[top].eras:
             newer = newer_release(asked, era)
             if newer:
                 return newer, era
         return "", ""
-
-    @cached_property
-    def _eras(self) -> list[tuple[str, ...]]:
-        return [old_releases(s) for s in self.sections]
-
-    def _os_of(self, n: int) -> frozenset[str]:
-        """Operating systems a section's own title path is written for ("Linux GPU 多机多卡…" is Linux)."""
-        path = " ".join(self.sections[n].path)
-        found = {s for s in self.lexicon.find(path) if self.lexicon.category(s) == "os"}
-        if _LINUX.search(path) or _LINUX_ONLY_FIX.search(self.sections[n].text[:20_000]):
-            found.add("Linux")
-        return frozenset(found)
 
     def _main_subjects(self, subjects: Iterable[str]) -> frozenset[str]:
         """Drop frameworks named in passing: "之前用torch时…" in a Paddle question is not about PyTorch.
@@ -572,6 +632,16 @@ class Engine:
             tokens = frozenset(tokenize(section_documents(section, self.meta(section.key))[:20_000]))
             self._section_tokens[n] = tokens
         return tokens
+
+    def terms_in(self, search: str, key: str) -> tuple[str, ...]:
+        """The words of ``search`` the knowledge base knows that occur in section ``key`` (what to highlight
+        there), without ranking anything."""
+        n = self._by_key.get(key)
+        if n is None:
+            return ()
+        vocab = self.index.bm25.vocab_dict
+        known = [t for t in dict.fromkeys(tokenize(search[:5_000])) if t in vocab]
+        return tuple(self._terms_in(known, n))
 
     def _terms_in(self, matched: list[str], n: int) -> list[str]:
         """The matched query terms that occur in this section (highlighting is per section)."""
@@ -635,9 +705,11 @@ class Engine:
         scores[scores < -0.5] = floor  # sections with no key among the candidates
         return scores, best_by_language
 
-    def _lexical_scores(self, search_text: str, use_meta: bool = True) -> tuple[np.ndarray, list[str], float, list[str]]:
-        """BM25 per section, the query tokens the KB knows, their share of all query tokens, and all tokens."""
-        tokens = list(dict.fromkeys(tokenize(search_text[:5_000])))
+    def _lexical_scores(self, search_text: str, use_meta: bool = True, tokens: Sequence[str] | None = None,
+                        ) -> tuple[np.ndarray, list[str], float, list[str]]:
+        """BM25 per section, the query tokens the KB knows, their share of all query tokens, and all tokens
+        (``tokens``: the search text's tokens when the message was read already)."""
+        tokens = list(tokens) if tokens is not None else list(dict.fromkeys(tokenize(search_text[:5_000])))
         bm25 = self.index.bm25 if use_meta else self._plain_bm25
         vocab = bm25.vocab_dict
         known = [t for t in tokens if t in vocab]
@@ -699,6 +771,16 @@ class Ranking:
     scores: np.ndarray
     order: tuple[int, ...]
 
+    def within(self, allowed: np.ndarray, preferred: np.ndarray | None = None, *, k: int = 10) -> Ranking:
+        """The same scores with fewer sections allowed (a subset of those allowed before): no second fusion."""
+        return _ordered(np.where(allowed, self.scores, -np.inf).astype(np.float32), allowed, preferred, k)
+
+
+def _ordered(masked: np.ndarray, allowed: np.ndarray, preferred: np.ndarray | None, k: int) -> Ranking:
+    order_by = masked if preferred is None else np.where(preferred, masked + 1e6, masked)
+    head = np.argsort(-order_by, kind="stable")[:k]
+    return Ranking(masked, tuple(int(n) for n in head if allowed[n]))
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -719,8 +801,48 @@ def fuse(dense: np.ndarray, lexical: np.ndarray, lexical_weight: float = 0.5) ->
     return _zscore(dense) + lexical_weight * _zscore(lexical)
 
 
-def rank(evidence: Evidence, weights: Weights, *, mode: str = "hybrid", k: int = 10) -> Ranking:
-    """Order the sections for one message: a pure function of the evidence and the weights.
+class Scorer(Protocol):
+    """One kind of evidence for ranking: a per-section score added to the message's own fused score, or None
+    when it has nothing to say about this message (see :data:`SCORERS`). A learned scorer is one more of these."""
+
+    def __call__(self, evidence: Evidence, weights: Weights, mode: str) -> np.ndarray | None: ...
+
+
+def _fused(scores: _Scores, evidence: Evidence, weights: Weights, mode: str, *, subjects: bool = True) -> np.ndarray:
+    if mode == "dense":
+        return _zscore(scores.dense)
+    if mode == "bm25":
+        return _zscore(scores.lexical)
+    out = fuse(scores.dense, scores.lexical, weights.lexical)
+    return out + weights.subject * evidence.subject_share if subjects else out
+
+
+def words_scorer(evidence: Evidence, weights: Weights, mode: str) -> np.ndarray | None:
+    """Dense and BM25 over the message's own search text, plus the share of its subjects a section covers."""
+    return _fused(evidence.own, evidence, weights, mode)
+
+
+def precedent_scorer(evidence: Evidence, weights: Weights, mode: str) -> np.ndarray | None:
+    """Labelled real questions like this one were answered by these sections."""
+    if evidence.precedent is None or not weights.precedent or mode != "hybrid":
+        return None
+    return weights.precedent * evidence.precedent
+
+
+def title_scorer(evidence: Evidence, weights: Weights, mode: str) -> np.ndarray | None:
+    """The first line of a long post says what it is about; the body dilutes it."""
+    if evidence.title is None or not weights.title or mode != "hybrid":
+        return None
+    return weights.title * _fused(evidence.title, evidence, weights, mode, subjects=False)
+
+
+# The scorers of the message's own words, summed in this order (the first gives the base score).
+SCORERS: tuple[Scorer, ...] = (words_scorer, precedent_scorer, title_scorer)
+
+
+def rank(evidence: Evidence, weights: Weights, *, mode: str = "hybrid", k: int = 10,
+         scorers: Sequence[Scorer] = SCORERS) -> Ranking:
+    """Order the sections for one message: a pure function of the evidence, the weights and the scorers.
 
     hybrid: ``own_weight * (fuse(own) + w_subj share + w_prec precedents' vote + w_title fuse(title))
     + fuse(joined) + w_subj share``,
@@ -731,31 +853,21 @@ def rank(evidence: Evidence, weights: Weights, *, mode: str = "hybrid", k: int =
         raise ValueError(f"mode must be 'hybrid', 'dense' or 'bm25', not {mode!r}")
     if evidence.empty or evidence.own is None or not len(evidence.allowed):
         return Ranking(np.zeros(0, dtype=np.float32), ())
-
-    def one(scores: _Scores, subjects: bool = True) -> np.ndarray:
-        if mode == "dense":
-            return _zscore(scores.dense)
-        if mode == "bm25":
-            return _zscore(scores.lexical)
-        out = fuse(scores.dense, scores.lexical, weights.lexical)
-        return out + weights.subject * evidence.subject_share if subjects else out
-
-    fused = one(evidence.own)
-    if evidence.precedent is not None and weights.precedent and mode == "hybrid":
-        # Labelled real questions like this one were answered by these sections.
-        fused = fused + weights.precedent * evidence.precedent
-    if evidence.title is not None and weights.title and mode == "hybrid":
-        # The first line of a long post says what it is about; the body dilutes it.
-        fused = fused + weights.title * one(evidence.title, subjects=False)
+    fused: np.ndarray | None = None
+    for scorer in scorers:
+        score = scorer(evidence, weights, mode)
+        if score is not None:
+            fused = score if fused is None else fused + score
+    if fused is None:
+        fused = np.zeros(len(evidence.allowed), dtype=np.float32)
     if evidence.joined is not None:
-        fused = evidence.own_weight * fused + one(evidence.joined)
+        # A follow-up or retry: the case's words joined with the message's, against the message's own.
+        fused = evidence.own_weight * fused + _fused(evidence.joined, evidence, weights, mode)
     masked = np.where(evidence.allowed, fused, -np.inf).astype(np.float32)
-    order_by = masked if evidence.preferred is None else np.where(evidence.preferred, masked + 1e6, masked)
-    head = np.argsort(-order_by, kind="stable")[:k]
-    return Ranking(masked, tuple(int(n) for n in head if evidence.allowed[n]))
+    return _ordered(masked, evidence.allowed, evidence.preferred, k)
 
 
-def judge(engine: "Engine", evidence: Evidence, ranking: Ranking, calibration: Calibration) -> Verdict:
+def judge(engine: Engine, evidence: Evidence, ranking: Ranking, calibration: Calibration) -> Verdict:
     """The tier of a ranking's first section, its calibrated probability and the reason (codes and keys).
 
     First questions use the first-turn model; follow-ups and retries the follow-up model when
@@ -812,6 +924,15 @@ def _title(text: str) -> str:
 def _has_words(text: str) -> bool:
     """Anything to search: at least two letters, digits or CJK characters in a row."""
     return bool(re.search(r"[^\W_]{2}", text))
+
+
+def _os_of(section: Section, lexicon: Lexicon) -> frozenset[str]:
+    """Operating systems a section's own title path is written for ("Linux GPU 多机多卡…" is Linux)."""
+    path = " ".join(section.path)
+    found = {s for s in lexicon.find(path) if lexicon.category(s) == "os"}
+    if _LINUX.search(path) or _LINUX_ONLY_FIX.search(section.text[:20_000]):
+        found.add("Linux")
+    return frozenset(found)
 
 
 def _answers_something(section: Section) -> bool:

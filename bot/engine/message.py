@@ -1,0 +1,66 @@
+"""One user message, read once: everything later stages need to know about its text.
+
+A turn builds one :class:`Message` (``engine.read``, :func:`bot.engine.retrieve.read_message`) and every
+stage reads it: the conversation (empty? a thanks? "that didn't help" with nothing to retry?), the case
+(how the message moves it) and the engine (what to search, in which language, whether it is a log).
+Nothing downstream detects the language, the cues or a pasted log again.
+
+    >>> from bot.engine.retrieve import read_message
+    >>> from bot.engine.subjects import Lexicon
+    >>> m = read_message("  没用  ", limit=2_000, lexicon=Lexicon.load())
+    >>> m.language, m.cues.not_helpful, m.intent, m.is_log
+    ('zh', True, None, False)
+    >>> m = read_message("thanks!", limit=2_000, lexicon=Lexicon.load())
+    >>> m.language, m.intent, m.cues.not_helpful
+    ('en', 'thanks', False)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Language = Literal["zh", "en"]
+
+
+@dataclass(frozen=True)
+class Cues:
+    """What the message says about the conversation, read from its own words (see :mod:`bot.engine.case`).
+
+    ``not_helpful``: "没用", "that didn't help"; ``follow_up``: an elliptical "那多机呢？";
+    ``new_topic``: "unrelated: …", "另外一个问题"; ``points_back``: "这个", "that".
+    """
+
+    not_helpful: bool = False
+    follow_up: bool = False
+    new_topic: bool = False
+    points_back: bool = False
+
+
+@dataclass(frozen=True)
+class Message:
+    """One user message as every stage sees it.
+
+    ``sent``: the text as sent; ``text``: cleaned and cut to the input limit (``truncated_from``: the
+    original length when it was cut, else 0); ``signature``/``search_text``: a pasted log's error line
+    and what is searched for it (the text itself otherwise); ``tokens``: the search text's tokens;
+    ``subjects``: the lexicon's subjects named in the text; ``intent``: thanks, greeting, small talk,
+    a request for a person, or None for a question.
+    """
+
+    sent: str
+    text: str
+    truncated_from: int
+    language: Language
+    has_words: bool
+    is_log: bool
+    signature: str
+    search_text: str
+    tokens: tuple[str, ...]
+    subjects: frozenset[str]
+    intent: str | None
+    cues: Cues
+
+    @property
+    def stripped(self) -> str:
+        return self.sent.strip()
