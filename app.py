@@ -36,19 +36,19 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
+from bot.answer.reply import Contact
+from bot.answer.source_view import render_source
+from bot.answer.turn import take_turn
+from bot.records import Event
+from bot.settings import Settings
 from bot.store import feedback
 from bot.web.api_models import AskRequest, FeedbackRequest
 from bot.web.config import AppConfig
 from bot.web.handoff import api_turn
-from bot.answer.turn import take_turn
-from bot.records import Event
-from bot.web.security import Door, LinkSigner, SecurityMiddleware, json_object
-from bot.settings import Settings
-from bot.answer.reply import Contact
-from bot.answer.source_view import render_source
 from bot.web.http import SecurityHeaders, WebSettings, request_base, server_config
+from bot.web.security import Door, LinkSigner, SecurityMiddleware, json_object
 
-__all__ = ["SAMPLE_LOG", "WebSettings", "build_app", "deferred_app", "main", "open_engine"]
+__all__ = ["WebSettings", "build_app", "deferred_app", "main", "open_engine"]
 
 
 def __getattr__(name: str) -> Any:
@@ -63,11 +63,12 @@ def __getattr__(name: str) -> Any:
 
 # ---------------------------------------------------------------- the app
 
+
 def open_engine(settings: Settings, *, progress: bool = True):
     """Load the index, building it first when it is missing, stale or broken."""
+    from bot.engine.retrieve import Engine
     from bot.kb.embed import make_embedder
     from bot.kb.index import IndexProblem
-    from bot.engine.retrieve import Engine
 
     if progress:
         print(f"Opening the index in {settings.index_dir} …", file=sys.stderr, flush=True)
@@ -76,16 +77,29 @@ def open_engine(settings: Settings, *, progress: bool = True):
         engine = Engine.open(settings, embedder, auto_build=False)
     except IndexProblem as problem:
         if progress:
-            print(f"{problem}\nBuilding it now from {settings.seeds_dir} (this takes a minute) …", file=sys.stderr, flush=True)
+            print(
+                f"{problem}\nBuilding it now from {settings.seeds_dir} (this takes a minute) …",
+                file=sys.stderr,
+                flush=True,
+            )
         engine = Engine.open(settings, embedder, auto_build=True, progress=progress)
     if progress:
         print(f"Index ready: {len(engine.sections)} sections.", file=sys.stderr, flush=True)
     return engine
 
 
-def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = None, *, progress: bool = True,
-              store: Any = None, ops: Any = None, contact: Contact | None = None, ui: bool = True,
-              admin: bool = True) -> FastAPI:
+def build_app(
+    settings: Settings,
+    engine: Any = None,
+    web: WebSettings | None = None,
+    *,
+    progress: bool = True,
+    store: Any = None,
+    ops: Any = None,
+    contact: Contact | None = None,
+    ui: bool = True,
+    admin: bool = True,
+) -> FastAPI:
     """UI + widget + source view + JSON API as one FastAPI app, not started (``ui=False, admin=False``: the
     APIs and ``/source`` only, without importing Gradio: what a first answer needs; ``/admin`` imports it, for
     the chat UI's reading of Accept-Language).
@@ -105,8 +119,7 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
 
     recorder = store if store is not None else feedback.JsonlRecorder(settings.feedback_log)
     engine = watch_index(engine, ops.index_poll_seconds)
-    app = FastAPI(title="GPU troubleshooting assistant", docs_url=None, redoc_url=None,
-                  openapi_url="/api/openapi.json")
+    app = FastAPI(title="GPU troubleshooting assistant", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
     # One door for every route, no uploads, JSON checks; /admin* also opens to the operator's Bearer token.
     app.add_middleware(SecurityMiddleware, web=web, admin_token=getattr(ops, "admin_token", "") or "")
     # CORS: only the configured origins. Gradio leaves CORS to the parent app when it has this middleware,
@@ -135,8 +148,9 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
         sign = links.for_base(base) if links else None
 
         def run() -> dict:
-            turned, _ = api_turn(engine, question, prior, base_url=base, contact=contact, origin="api", sign=sign,
-                                 take=take_turn)
+            turned, _ = api_turn(
+                engine, question, prior, base_url=base, contact=contact, origin="api", sign=sign, take=take_turn
+            )
             for event in turned.reply.events:
                 recorder.record(replace(event, origin="api"), session=session, latency_ms=turned.latency_ms)
             return turned.to_json()  # answer_id: what a vote on this answer refers to
@@ -146,9 +160,20 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     @app.post("/api/feedback", dependencies=[Depends(authorize)])
     async def api_feedback(data: dict = Depends(json_object)) -> JSONResponse:
         body = FeedbackRequest.parse(data, max_input_chars=settings.max_input_chars)
-        recorder.record(Event("vote", body.question, body.lang, tier="answer" if body.answered else "none",
-                              cited=tuple(body.cited), vote=body.vote, reason=body.reason, answer_id=body.answer_id, origin="api"),
-                        session=body.session)
+        recorder.record(
+            Event(
+                "vote",
+                body.question,
+                body.lang,
+                tier="answer" if body.answered else "none",
+                cited=tuple(body.cited),
+                vote=body.vote,
+                reason=body.reason,
+                answer_id=body.answer_id,
+                origin="api",
+            ),
+            session=body.session,
+        )
         return JSONResponse({"ok": True})
 
     # ---- OpenAI-compatible API and /admin (issue 12); `authorize` is the one check for /api/* and /v1/*
@@ -161,8 +186,9 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
         mount_admin(app, store, engine, ops)
 
     @app.get("/source", response_class=HTMLResponse)
-    def source(key: str = "", terms: str = "", lang: str = "zh", whole: str = "", exp: str = "",
-               sig: str = "") -> HTMLResponse:
+    def source(
+        key: str = "", terms: str = "", lang: str = "zh", whole: str = "", exp: str = "", sig: str = ""
+    ) -> HTMLResponse:
         status, page = render_source(engine, settings, key[:500], terms[:1_000], lang, whole == "1")
         if re.fullmatch(r"\d{1,12}", exp) and re.fullmatch(r"[\w-]{1,64}", sig):
             # Opened by a signed link (checked at the door): the page's "whole file" toggle keeps the signature.
@@ -183,8 +209,9 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     @app.get("/gradio.js", include_in_schema=False)
     def web_component_script() -> FileResponse:
         """Gradio's <gradio-app> loader, served here so a portal needs no CDN (it imports /assets/* of this app)."""
-        return FileResponse(Path(gr.__file__).parent / "templates" / "frontend" / "gradio.js",
-                            media_type="text/javascript")
+        return FileResponse(
+            Path(gr.__file__).parent / "templates" / "frontend" / "gradio.js", media_type="text/javascript"
+        )
 
     @app.get("/widget", include_in_schema=False)
     def widget_slash() -> RedirectResponse:
@@ -195,11 +222,19 @@ def build_app(settings: Settings, engine: Any = None, web: WebSettings | None = 
     full = make_ui(engine, settings, web, compact=False, recorder=recorder, contact=contact, welcome=welcome)
     for blocks in (widget, full):
         blocks.queue(default_concurrency_limit=4, max_size=64)
-    app = gr.mount_gradio_app(app, widget, path="/widget", css=WIDGET_CSS, footer_links=[],
-                              root_path=f"{web.root_path}/widget" if web.root_path else None,
-                              theme=THEME, show_error=False)
-    app = gr.mount_gradio_app(app, full, path="/", css=CSS, footer_links=[],
-                              root_path=web.root_path or None, theme=THEME, show_error=False)
+    app = gr.mount_gradio_app(
+        app,
+        widget,
+        path="/widget",
+        css=WIDGET_CSS,
+        footer_links=[],
+        root_path=f"{web.root_path}/widget" if web.root_path else None,
+        theme=THEME,
+        show_error=False,
+    )
+    app = gr.mount_gradio_app(
+        app, full, path="/", css=CSS, footer_links=[], root_path=web.root_path or None, theme=THEME, show_error=False
+    )
     return app
 
 
@@ -222,19 +257,32 @@ def deferred_app(config: AppConfig, store: Any, on_fatal: Any = None) -> Any:
     parts = dict(store=store, ops=config.store, contact=config.contact)
     light = build_app(settings, engine, web, ui=False, admin=False, **parts)
     return SecurityHeaders(
-        DeferredApp(light, lambda: build_app(settings, engine, web, **parts), engine=engine,
-                    open_engine=lambda: watch_index(open_engine(settings), config.store.index_poll_seconds),
-                    on_fatal=on_fatal, first=web.start_first),
-        frame_ancestors=web.frame_ancestors)
+        DeferredApp(
+            light,
+            lambda: build_app(settings, engine, web, **parts),
+            engine=engine,
+            open_engine=lambda: watch_index(open_engine(settings), config.store.index_poll_seconds),
+            on_fatal=on_fatal,
+            first=web.start_first,
+        ),
+        frame_ancestors=web.frame_ancestors,
+    )
 
 
 # ---------------------------------------------------------------- command line
 
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description="GPU troubleshooting assistant: chat UI, widget and JSON API on one port")
-    for flag, field in (("--host", "host"), ("--port", "port"), ("--root-path", "root_path"),
-                        ("--public-url", "public_url"), ("--frame-ancestors", "frame_ancestors"),
-                        ("--cors-origins", "cors_origins"), ("--trusted-header", "trusted_header")):
+    for flag, field in (
+        ("--host", "host"),
+        ("--port", "port"),
+        ("--root-path", "root_path"),
+        ("--public-url", "public_url"),
+        ("--frame-ancestors", "frame_ancestors"),
+        ("--cors-origins", "cors_origins"),
+        ("--trusted-header", "trusted_header"),
+    ):
         p.add_argument(flag, type=int if field == "port" else None, help=WebSettings.help(field))
     for flag, field in (("--index", "index_dir"), ("--seeds", "seeds_dir"), ("--feedback-log", "feedback_log")):
         p.add_argument(flag, type=Path, help=Settings.help(field))
@@ -249,9 +297,15 @@ def main(argv: list[str] | None = None) -> int:
         config = AppConfig.from_env(
             os.environ,
             engine=dict(index_dir=args.index, seeds_dir=args.seeds, feedback_log=args.feedback_log),
-            web=dict(host=args.host, port=args.port, root_path=args.root_path, public_url=args.public_url,
-                     frame_ancestors=args.frame_ancestors, cors_origins=args.cors_origins,
-                     trusted_header=args.trusted_header),
+            web=dict(
+                host=args.host,
+                port=args.port,
+                root_path=args.root_path,
+                public_url=args.public_url,
+                frame_ancestors=args.frame_ancestors,
+                cors_origins=args.cors_origins,
+                trusted_header=args.trusted_header,
+            ),
         )
         settings, web = config.engine, config.web
         from bot.store.database import open_store
@@ -275,14 +329,21 @@ def main(argv: list[str] | None = None) -> int:
 
         fatal.append(exc)
         known = isinstance(exc, (IndexProblem, EmbedderUnavailable, ValueError, FileNotFoundError))
-        print(f"error: {exc}" if known else f"error: the index failed to load ({type(exc).__name__}: {exc})",
-              file=sys.stderr, flush=True)
+        print(
+            f"error: {exc}" if known else f"error: the index failed to load ({type(exc).__name__}: {exc})",
+            file=sys.stderr,
+            flush=True,
+        )
         server.should_exit = True
 
     app = deferred_app(config, store, on_fatal=stop)
     shown_host = "localhost" if web.host in ("0.0.0.0", "127.0.0.1", "::") else web.host
-    print(f"Serving on http://{shown_host}:{web.port}{web.root_path}/  (widget: {web.root_path}/widget/, "
-          f"API: POST {web.root_path}/api/ask)", file=sys.stderr, flush=True)
+    print(
+        f"Serving on http://{shown_host}:{web.port}{web.root_path}/  (widget: {web.root_path}/widget/, "
+        f"API: POST {web.root_path}/api/ask)",
+        file=sys.stderr,
+        flush=True,
+    )
     # Request timeout, half-open cap and keep-alive from web (bot.web.http.server_config); X-Forwarded-* are
     # handled in bot.web.security, from web.trusted_proxies only (BOT_TRUSTED_PROXIES).
     server = uvicorn.Server(server_config(app, web, lifespan="on", log_level="warning"))

@@ -22,8 +22,10 @@ EDIT_TEXT = "\n补充说明：如果以上方法仍然无效，请升级到最�
 
 
 def settings_to_json(settings) -> dict:
-    return {name: (str(getattr(settings, name)) if name in PATH_FIELDS else getattr(settings, name))
-            for name in type(settings).model_fields}
+    return {
+        name: (str(getattr(settings, name)) if name in PATH_FIELDS else getattr(settings, name))
+        for name in type(settings).model_fields
+    }
 
 
 def settings_from_json(data: dict):

@@ -26,8 +26,12 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--seeds", type=Path, default=argparse.SUPPRESS, help=Settings.help("seeds_dir"))
     common.add_argument("--index", type=Path, default=argparse.SUPPRESS, help=Settings.help("index_dir"))
     common.add_argument("--embedder", default=argparse.SUPPRESS, help=Settings.help("embedder"))
-    common.add_argument("--no-meta", action="store_true", default=argparse.SUPPRESS,
-                        help="ignore curated bilingual metadata keys (env BOT_USE_META=0)")
+    common.add_argument(
+        "--no-meta",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="ignore curated bilingual metadata keys (env BOT_USE_META=0)",
+    )
     parser = argparse.ArgumentParser(
         prog="python -m bot", description="GPU-training troubleshooting assistant", parents=[common]
     )
@@ -43,27 +47,45 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("-k", type=_section_count, default=3, help="number of sections, 1 to 50 (default 3)")
     ask.add_argument("--json", action="store_true")
 
-    ev = add("eval", "retrieval and confidence figures on JSON-lines sets (questions beside dense-only, BM25-only, "
-                     "no-meta; conversations per turn)")
+    ev = add(
+        "eval",
+        "retrieval and confidence figures on JSON-lines sets (questions beside dense-only, BM25-only, "
+        "no-meta; conversations per turn)",
+    )
     ev.add_argument("file", type=Path, nargs="+")
     ev.add_argument("--json", action="store_true")
     ev.add_argument("--no-baselines", action="store_true", help="only the product's figures (faster)")
 
     cal = add("calibrate", "fit ranking weights, confidence model and tier thresholds from labelled sets")
-    cal.add_argument("files", type=Path, nargs="*",
-                     help="labelled JSON-lines sets with url per case (default: eval/*.jsonl)")
-    cal.add_argument("--max-near-confident", type=float, default=0.08,
-                     help="policy: share of out-of-scope questions allowed a confident answer (default 0.08)")
-    cal.add_argument("--max-inscope-none", type=float, default=0.02,
-                     help="policy: share of in-scope questions allowed to be shown as 'none' (default 0.02)")
-    cal.add_argument("--max-follow-wrong", type=float, default=0.05,
-                     help="policy: share of follow-up turns allowed a confident wrong answer (default 0.05)")
+    cal.add_argument(
+        "files", type=Path, nargs="*", help="labelled JSON-lines sets with url per case (default: eval/*.jsonl)"
+    )
+    cal.add_argument(
+        "--max-near-confident",
+        type=float,
+        default=0.08,
+        help="policy: share of out-of-scope questions allowed a confident answer (default 0.08)",
+    )
+    cal.add_argument(
+        "--max-inscope-none",
+        type=float,
+        default=0.02,
+        help="policy: share of in-scope questions allowed to be shown as 'none' (default 0.02)",
+    )
+    cal.add_argument(
+        "--max-follow-wrong",
+        type=float,
+        default=0.05,
+        help="policy: share of follow-up turns allowed a confident wrong answer (default 0.05)",
+    )
     cal.add_argument("--json", action="store_true")
 
     meta = add("meta", "bilingual metadata tools: check (what is missing or out of date), list (anchors)")
     meta.add_argument("action", choices=["check", "list"])
 
-    report = add("report", "coverage gaps from the store: what /admin shows (questions grouped by meaning, sections, days)")
+    report = add(
+        "report", "coverage gaps from the store: what /admin shows (questions grouped by meaning, sections, days)"
+    )
     report.add_argument("--database", help=StoreSettings.help("database_url"))
     report.add_argument("--days", type=int, default=30, help="window in days (default 30)")
     report.add_argument("--log", type=Path, help="summarise an old JSON-lines feedback log instead of the store")
@@ -87,9 +109,13 @@ def _section_count(value: str) -> int:
 def _config(args: argparse.Namespace) -> AppConfig:
     """Every setting, once: the environment (``BOT_*``), then the flags given."""
     return AppConfig.from_env(
-        engine=dict(seeds_dir=getattr(args, "seeds", None), index_dir=getattr(args, "index", None),
-                    embedder=getattr(args, "embedder", None),
-                    use_meta=False if getattr(args, "no_meta", False) else None, feedback_log=getattr(args, "log", None)),
+        engine=dict(
+            seeds_dir=getattr(args, "seeds", None),
+            index_dir=getattr(args, "index", None),
+            embedder=getattr(args, "embedder", None),
+            use_meta=False if getattr(args, "no_meta", False) else None,
+            feedback_log=getattr(args, "log", None),
+        ),
         store=dict(database_url=getattr(args, "database", None)),
     )
 
@@ -121,12 +147,19 @@ def cmd_ask(settings: Settings, args: argparse.Namespace) -> int:
     answer = engine.ask(question, k=args.k)
     reason = reason_text(answer, engine.meta, answer.language)
     if args.json:
-        print(json.dumps({**answer.to_json(), "reason": reason, "reason_code": answer.reason.code if answer.reason else ""},
-                         ensure_ascii=False, indent=1))
+        print(
+            json.dumps(
+                {**answer.to_json(), "reason": reason, "reason_code": answer.reason.code if answer.reason else ""},
+                ensure_ascii=False,
+                indent=1,
+            )
+        )
         return 0
     if answer.signature:
         print(f"detected error: {answer.signature}")
-    heading = {"answer": "answer", "tentative": "may not apply", "none": "no close match; nearest sections"}[answer.tier]
+    heading = {"answer": "answer", "tentative": "may not apply", "none": "no close match; nearest sections"}[
+        answer.tier
+    ]
     print(f"{heading} (confidence {answer.confidence:.2f})" + (f": {reason}" if reason else ":"))
     for n, hit in enumerate(answer.hits, 1):
         s = hit.section
@@ -135,8 +168,12 @@ def cmd_ask(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.answer.evaluate_turns import (evaluate_conversations, format_conversation_table, is_conversation_file,
-                                           read_conversations)
+    from bot.answer.evaluate_turns import (
+        evaluate_conversations,
+        format_conversation_table,
+        is_conversation_file,
+        read_conversations,
+    )
     from bot.engine.evaluate import evaluate, evaluate_with_baselines, format_table, read_cases
 
     engine = _engine(settings)
@@ -145,18 +182,22 @@ def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
     report = evaluate(engine, cases) if args.no_baselines else evaluate_with_baselines(engine, cases)
     if conversation_files:
         report["conversations"] = evaluate_conversations(
-            engine, [c for path in conversation_files for c in read_conversations(path)])
+            engine, [c for path in conversation_files for c in read_conversations(path)]
+        )
     cal = engine.calibration
-    report["calibration"] = {"calibrated": cal.calibrated, "embedder": cal.embedder,
-                             "fitted_on": sorted(cal.fitted_on)}
+    report["calibration"] = {"calibrated": cal.calibrated, "embedder": cal.embedder, "fitted_on": sorted(cal.fitted_on)}
     notes = []
     if not cal.calibrated:
-        notes.append(f"note: no calibration for embedder {cal.embedder!r}; the conservative default is used. "
-                     "Run: python -m bot calibrate")
+        notes.append(
+            f"note: no calibration for embedder {cal.embedder!r}; the conservative default is used. "
+            "Run: python -m bot calibrate"
+        )
     fitted = {Path(p).resolve() for p in cal.fitted_on}
     if any(p.resolve() in fitted for p in args.file):
-        notes.append("note: the confidence model was fitted on these cases, so tiers here are in-sample; "
-                     "`python -m bot calibrate` prints the cross-validated figures")
+        notes.append(
+            "note: the confidence model was fitted on these cases, so tiers here are in-sample; "
+            "`python -m bot calibrate` prints the cross-validated figures"
+        )
     for note in notes:
         print(note, file=sys.stderr)
     if args.json:
@@ -173,13 +214,23 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
 
     files = list(args.files) or sorted(Path("eval").glob("*.jsonl"))
     if not files:
-        raise FileNotFoundError("no labelled sets given and none in eval/*.jsonl; pass files: python -m bot calibrate FILE...")
-    for name, value in (("--max-near-confident", args.max_near_confident), ("--max-inscope-none", args.max_inscope_none),
-                        ("--max-follow-wrong", args.max_follow_wrong)):
+        raise FileNotFoundError(
+            "no labelled sets given and none in eval/*.jsonl; pass files: python -m bot calibrate FILE..."
+        )
+    for name, value in (
+        ("--max-near-confident", args.max_near_confident),
+        ("--max-inscope-none", args.max_inscope_none),
+        ("--max-follow-wrong", args.max_follow_wrong),
+    ):
         if not 0.0 <= value <= 1.0:
             raise ValueError(f"{name}={value} must be between 0 and 1")
-    cal = calibrate(_engine(settings), files, max_near_confident=args.max_near_confident,
-                    max_inscope_none=args.max_inscope_none, max_follow_wrong=args.max_follow_wrong)
+    cal = calibrate(
+        _engine(settings),
+        files,
+        max_near_confident=args.max_near_confident,
+        max_inscope_none=args.max_inscope_none,
+        max_follow_wrong=args.max_follow_wrong,
+    )
     from bot.engine.calibration import calibration_path
 
     print(json.dumps(cal.figures, ensure_ascii=False) if args.json else format_figures(cal))
@@ -215,8 +266,8 @@ def cmd_report(settings: Settings, args: argparse.Namespace, store_settings: Any
         return 0
     from datetime import UTC, datetime, timedelta
 
-    from bot.web.admin import Embeddings, build_report, report_text, section_titles
     from bot.store.database import Store
+    from bot.web.admin import Embeddings, build_report, report_text, section_titles
 
     if args.days < 1:
         raise ValueError(f"--days {args.days}: give a window of at least 1 day")
@@ -236,7 +287,11 @@ def cmd_report(settings: Settings, args: argparse.Namespace, store_settings: Any
         embedder = make_embedder(settings.embedder)
         embed, titles = (lambda texts: embedder.embed(texts, role="query")), (lambda key: key)
     report = build_report(rows, embed, titles, days=args.days)
-    print(json.dumps(report.to_json(), ensure_ascii=False, indent=1) if args.json else report_text(report, store.describe()))
+    print(
+        json.dumps(report.to_json(), ensure_ascii=False, indent=1)
+        if args.json
+        else report_text(report, store.describe())
+    )
     return 0
 
 
@@ -257,8 +312,15 @@ def cmd_settings(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"build": cmd_build, "ask": cmd_ask, "eval": cmd_eval, "calibrate": cmd_calibrate, "meta": cmd_meta,
-            "report": cmd_report, "settings": cmd_settings}
+COMMANDS = {
+    "build": cmd_build,
+    "ask": cmd_ask,
+    "eval": cmd_eval,
+    "calibrate": cmd_calibrate,
+    "meta": cmd_meta,
+    "report": cmd_report,
+    "settings": cmd_settings,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

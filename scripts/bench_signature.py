@@ -87,12 +87,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"signature on {result['chars']:,} chars: adversarial {result['adversarial_s']:.3f}s, "
-              f"benign {result['benign_s']:.3f}s (ratio {result['adversarial_s'] / result['benign_s']:.2f}); "
-              f"old library pattern alone on {result['old_pattern_chars']:,} adversarial chars: "
-              f"{result['old_pattern_s']:.3f}s")
-        print(f"library scan on one line 8x longer: {library_growth():.1f}x the time (linear: 8, quadratic: 64); "
-              f"old pattern: {library_growth(1_000, scan=OLD_LIBRARY.findall, repeat=2):.1f}x")
+        print(
+            f"signature on {result['chars']:,} chars: adversarial {result['adversarial_s']:.3f}s, "
+            f"benign {result['benign_s']:.3f}s (ratio {result['adversarial_s'] / result['benign_s']:.2f}); "
+            f"old library pattern alone on {result['old_pattern_chars']:,} adversarial chars: "
+            f"{result['old_pattern_s']:.3f}s"
+        )
+        print(
+            f"library scan on one line 8x longer: {library_growth():.1f}x the time (linear: 8, quadratic: 64); "
+            f"old pattern: {library_growth(1_000, scan=OLD_LIBRARY.findall, repeat=2):.1f}x"
+        )
     return 0
 
 

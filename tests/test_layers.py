@@ -12,8 +12,18 @@ from pathlib import Path
 import pytest
 
 BOT = Path(__file__).resolve().parents[1] / "bot"
-RANK = {"records": 0, "settings": 0, "limits": 0,
-        "kb": 1, "engine": 2, "answer": 3, "store": 3, "web": 4, "cli": 5, "__main__": 6}
+RANK = {
+    "records": 0,
+    "settings": 0,
+    "limits": 0,
+    "kb": 1,
+    "engine": 2,
+    "answer": 3,
+    "store": 3,
+    "web": 4,
+    "cli": 5,
+    "__main__": 6,
+}
 
 
 def bot_imports(path: Path) -> list[str]:
@@ -42,8 +52,9 @@ def stage(module: str) -> str:
 @pytest.mark.parametrize("module", [m for m in MODULES if m.count(".") >= 1])
 def test_a_stage_imports_only_earlier_stages(module: str) -> None:
     mine = stage(module)
-    wrong = [other for other in bot_imports(MODULES[module])
-             if stage(other) != mine and RANK[stage(other)] >= RANK[mine]]
+    wrong = [
+        other for other in bot_imports(MODULES[module]) if stage(other) != mine and RANK[stage(other)] >= RANK[mine]
+    ]
     assert not wrong, f"{module} (stage {mine}) imports {wrong}: move the shared piece down a stage"
 
 
@@ -63,7 +74,7 @@ def test_no_import_cycle() -> None:
         state[node] = 1
         for nxt in graph[node]:
             if state.get(nxt) == 1:
-                raise AssertionError("import cycle: " + " -> ".join(trail[trail.index(nxt):] + [nxt]))
+                raise AssertionError("import cycle: " + " -> ".join(trail[trail.index(nxt) :] + [nxt]))
             if nxt not in state:
                 visit(nxt, trail + [nxt])
         state[node] = 2

@@ -71,9 +71,17 @@ class Turn:
     move: str = "new"
 
     def case(self) -> Case:
-        return Case(search=self.search, problem=frozenset(self.problem), setting=frozenset(self.setting),
-                    shown=tuple(self.case_shown or self.shown), best=self.best, tried=tuple(self.tried),
-                    language=self.language, signature=self.signature, turns=1)
+        return Case(
+            search=self.search,
+            problem=frozenset(self.problem),
+            setting=frozenset(self.setting),
+            shown=tuple(self.case_shown or self.shown),
+            best=self.best,
+            tried=tuple(self.tried),
+            language=self.language,
+            signature=self.signature,
+            turns=1,
+        )
 
 
 def _clip(value: str, limit: int = 60) -> str:
@@ -169,8 +177,16 @@ class Conversation:
         answer = _replace(answer, hits=answer.hits[: answer.worth_showing])
         if answer.move == "retry":
             reply = self._retry_reply(answer, language)
-            events = [Event("not_helpful", self._case_question(), language, tier="answer" if self._last_answered() else "",
-                            cited=tuple(case.shown[-3:]), signature=case.signature)]
+            events = [
+                Event(
+                    "not_helpful",
+                    self._case_question(),
+                    language,
+                    tier="answer" if self._last_answered() else "",
+                    cited=tuple(case.shown[-3:]),
+                    signature=case.signature,
+                )
+            ]
             if not read.cues.not_helpful:  # a retry with new details is also a question of its own
                 events.append(self._question_event(message, language, reply, answer))
         else:
@@ -178,25 +194,38 @@ class Conversation:
             reply = self._decide(answer, message, language, notes, allow_clarify=allow_clarify)
             events = [self._question_event(message, language, reply, answer)]
         reply.events.extend(events)
-        question = self._case_question() if answer.move in ("follow_up", "retry") and read.cues.not_helpful \
+        question = (
+            self._case_question()
+            if answer.move in ("follow_up", "retry") and read.cues.not_helpful
             else message[:QUESTION_CHARS]
+        )
         self._remember(question, reply, answer, top_score=top)
         return reply
 
     def _question_event(self, message: str, language: str, reply: Reply, answer: Answer) -> Event:
-        return Event("question", message[:QUESTION_CHARS], language, tier=reply.tier, confidence=answer.confidence,
-                     cited=tuple(s.hit.section.key for s in reply.shown), signature=answer.signature)
+        return Event(
+            "question",
+            message[:QUESTION_CHARS],
+            language,
+            tier=reply.tier,
+            confidence=answer.confidence,
+            cited=tuple(s.hit.section.key for s in reply.shown),
+            signature=answer.signature,
+        )
 
     def _decide(self, answer: Answer, message: str, language: str, notes: list[str], *, allow_clarify: bool) -> Reply:
         limit = self._limit()
         if not answer.hits:
             return format_exhausted(language, notes, contact=self.contact)
         if not answer.answered:
-            return format_no_match(answer, self._meta, self.base_url, limit=limit, language=language, notes=notes,
-                                   contact=self.contact)
+            return format_no_match(
+                answer, self._meta, self.base_url, limit=limit, language=language, notes=notes, contact=self.contact
+            )
         candidates = clarify_candidates(answer, message) if allow_clarify else []
         if candidates:
-            return format_clarify(answer, candidates, self._meta, self.base_url, limit=limit, language=language, notes=notes)
+            return format_clarify(
+                answer, candidates, self._meta, self.base_url, limit=limit, language=language, notes=notes
+            )
         return format_answer(answer, self._meta, self.base_url, limit=limit, language=language, notes=notes)
 
     def _retry_reply(self, answer: Answer, language: str) -> Reply:
@@ -205,10 +234,18 @@ class Conversation:
         if not answer.hits:
             return format_exhausted(language, [text(language, "sorry")], contact=self.contact)
         if answer.answered:
-            return format_answer(answer, self._meta, self.base_url, limit=self._limit(), language=language,
-                                 notes=[text(language, "not_helpful")], ask_more=True)
-        reply = format_no_match(answer, self._meta, self.base_url, limit=self._limit(), language=language,
-                                contact=self.contact)
+            return format_answer(
+                answer,
+                self._meta,
+                self.base_url,
+                limit=self._limit(),
+                language=language,
+                notes=[text(language, "not_helpful")],
+                ask_more=True,
+            )
+        reply = format_no_match(
+            answer, self._meta, self.base_url, limit=self._limit(), language=language, contact=self.contact
+        )
         reply.markdown = text(language, "sorry") + "\n\n" + reply.markdown  # the apology first, then how sure
         return reply
 
@@ -222,14 +259,34 @@ class Conversation:
         terms = self.engine.terms_in(last.search, key) if last is not None and last.search else ()
         hit = Hit(section=section, score=0.0, matched_terms=terms)
         answer = Answer(query=key, language=language, tier="answer", hits=(hit,))
-        reply = format_answer(answer, self._meta, self.base_url, limit=self._limit(), language=language,
-                              notes=[text(language, "chosen")], related=0, kind="section")
+        reply = format_answer(
+            answer,
+            self._meta,
+            self.base_url,
+            limit=self._limit(),
+            language=language,
+            notes=[text(language, "chosen")],
+            related=0,
+            kind="section",
+        )
         case = self.case
-        chosen = Case(search=case.search or section.heading, problem=case.problem, setting=case.setting,
-                      shown=tuple(dict.fromkeys((*case.shown, key))), best=key, tried=case.tried,
-                      language=language, signature=case.signature, turns=case.turns + 1)
-        self._remember(last.question if last else section.heading, reply,
-                       _replace(answer, case=chosen, move="follow_up"), top_score=last.top_score if last else 0.0)
+        chosen = Case(
+            search=case.search or section.heading,
+            problem=case.problem,
+            setting=case.setting,
+            shown=tuple(dict.fromkeys((*case.shown, key))),
+            best=key,
+            tried=case.tried,
+            language=language,
+            signature=case.signature,
+            turns=case.turns + 1,
+        )
+        self._remember(
+            last.question if last else section.heading,
+            reply,
+            _replace(answer, case=chosen, move="follow_up"),
+            top_score=last.top_score if last else 0.0,
+        )
         return reply
 
     # ------------------------------------------------------------ bookkeeping
@@ -249,13 +306,24 @@ class Conversation:
         case = answer.case
         shown = [s.hit.section.key for s in reply.shown]
         best = next((s.hit.section.key for s in reply.shown if s.role == "answer"), "") or case.best
-        self.turns.append(Turn(
-            question=question[:QUESTION_CHARS], language=answer.language, search=case.search, kind=reply.kind,
-            answered=reply.answered, shown=shown, signature=case.signature, best=best, top_score=top_score,
-            problem=sorted(case.problem), setting=sorted(case.setting),
-            case_shown=list(dict.fromkeys((*case.shown, *(shown if reply.kind == "clarify" else ())))),
-            tried=list(case.tried), move=answer.move,
-        ))
+        self.turns.append(
+            Turn(
+                question=question[:QUESTION_CHARS],
+                language=answer.language,
+                search=case.search,
+                kind=reply.kind,
+                answered=reply.answered,
+                shown=shown,
+                signature=case.signature,
+                best=best,
+                top_score=top_score,
+                problem=sorted(case.problem),
+                setting=sorted(case.setting),
+                case_shown=list(dict.fromkeys((*case.shown, *(shown if reply.kind == "clarify" else ())))),
+                tried=list(case.tried),
+                move=answer.move,
+            )
+        )
 
 
 def _replace(answer: Answer, **changes: object) -> Answer:

@@ -31,9 +31,12 @@ def read_conversations(path: Path) -> list[dict]:
             row = json.loads(line)
             turns = [{"query": str(t["query"]), "expect": list(t.get("expect") or [])} for t in row["turns"]]
         except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"{path}:{n}: not a conversation ({exc}); expected {{\"turns\": [{{\"query\", \"expect\"}}]}}") \
-                from None
-        out.append({"turns": turns, "kind": row.get("kind", "?"), "lang": row.get("lang", ""), "url": row.get("url", "")})
+            raise ValueError(
+                f'{path}:{n}: not a conversation ({exc}); expected {{"turns": [{{"query", "expect"}}]}}'
+            ) from None
+        out.append(
+            {"turns": turns, "kind": row.get("kind", "?"), "lang": row.get("lang", ""), "url": row.get("url", "")}
+        )
     return out
 
 
@@ -65,22 +68,36 @@ def evaluate_conversations(engine: Answerer, conversations: list[dict]) -> dict:
             shown = [s.hit.section for s in reply.shown]
             top = shown[0] if shown else None
             expect = turn["expect"]
-            turns.append({
-                "conversation": c, "turn": n, "kind": conversation["kind"], "url": conversation["url"],
-                "query": turn["query"], "expect": bool(expect), "tier": reply.tier, "reply_kind": reply.kind,
-                "hit1": bool(top is not None and _matches(top, expect)),
-                "hit3": any(_matches(s, expect) for s in shown[:3]),
-                "repeat": bool(conversation["kind"] == "retry" and n > 0 and top is not None and top.key == previous_top),
-                "top": {"source": top.source, "section": top.heading} if top is not None else None,
-            })
+            turns.append(
+                {
+                    "conversation": c,
+                    "turn": n,
+                    "kind": conversation["kind"],
+                    "url": conversation["url"],
+                    "query": turn["query"],
+                    "expect": bool(expect),
+                    "tier": reply.tier,
+                    "reply_kind": reply.kind,
+                    "hit1": bool(top is not None and _matches(top, expect)),
+                    "hit3": any(_matches(s, expect) for s in shown[:3]),
+                    "repeat": bool(
+                        conversation["kind"] == "retry" and n > 0 and top is not None and top.key == previous_top
+                    ),
+                    "top": {"source": top.source, "section": top.heading} if top is not None else None,
+                }
+            )
             previous_top = top.key if top is not None else ""
             history.append(turn["query"])
     first = [t for t in turns if t["turn"] == 0]
     follow = [t for t in turns if t["turn"] > 0]
     return {
-        "first": summarize(first), "follow": summarize(follow),
-        "by_kind": {kind: summarize([t for t in follow if t["kind"] == kind]) for kind in KINDS
-                    if any(t["kind"] == kind for t in follow)},
+        "first": summarize(first),
+        "follow": summarize(follow),
+        "by_kind": {
+            kind: summarize([t for t in follow if t["kind"] == kind])
+            for kind in KINDS
+            if any(t["kind"] == kind for t in follow)
+        },
         "turns": turns,
     }
 
@@ -111,8 +128,12 @@ def format_conversation_table(report: dict) -> str:
     def row(name: str, m: dict) -> str:
         return f"{name:<12}" + "".join(f"{m[c]:>20}" if c in m else f"{'-':>20}" for c in COLUMNS)
 
-    lines = ["conversations, per turn:", f"{'turns':<12}" + "".join(f"{c:>20}" for c in COLUMNS),
-             row("first", report["first"]), row("follow-up", report["follow"])]
+    lines = [
+        "conversations, per turn:",
+        f"{'turns':<12}" + "".join(f"{c:>20}" for c in COLUMNS),
+        row("first", report["first"]),
+        row("follow-up", report["follow"]),
+    ]
     lines += [row(f"  {kind}", m) for kind, m in report["by_kind"].items()]
     wrong = [t for t in report["turns"] if t["turn"] > 0 and t["tier"] == "answer" and not t["hit1"]]
     if wrong:

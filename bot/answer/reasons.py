@@ -38,17 +38,25 @@ REASONS: dict[str, dict[str, str]] = {
         "retry_none": "The knowledge base has nothing more that fits this question.",
         "old_release": "The closest section, “{closest}”, was written for {era}; you use {release}, so it may not apply.",
         "setting_conflict": "The closest section, “{closest}”, is written for another environment than {subjects} "
-                            "and may not apply.",
+        "and may not apply.",
     },
 }
 
 
-def reason(language: str, code: str, *, subjects: list[str] | tuple[str, ...] = (), closest: str = "",
-           release: str = "", era: str = "") -> str:
+def reason(
+    language: str,
+    code: str,
+    *,
+    subjects: list[str] | tuple[str, ...] = (),
+    closest: str = "",
+    release: str = "",
+    era: str = "",
+) -> str:
     table = REASONS["zh" if language == "zh" else "en"]
     joiner = "、" if language == "zh" else ", "
-    return table[code].format(subjects=joiner.join(subjects), closest=" ".join(closest.split())[:80],
-                              release=release, era=era)
+    return table[code].format(
+        subjects=joiner.join(subjects), closest=" ".join(closest.split())[:80], release=release, era=era
+    )
 
 
 def section_label(section: Section, meta: SectionMeta | None, language: str) -> str:

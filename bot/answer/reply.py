@@ -32,18 +32,24 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import FrozenInstanceError, dataclass, field, replace
 from urllib.parse import quote, urlencode
 
+from bot.answer.reasons import reason_text
+from bot.answer.safe_markdown import _blocks, code_block, code_span, doc_markdown, escape_inline, escape_text
+from bot.answer.source_view import focus_lines, old_release, section_terms
+from bot.answer.texts import TEXTS, text
 from bot.kb.meta import SectionMeta
 from bot.kb.parse import FIX_FIELDS
-from bot.records import Answer, Event, Hit, Section
-from bot.answer.safe_markdown import _blocks, code_block, code_span, doc_markdown, escape_inline, escape_text
-from bot.answer.reasons import reason_text
-from bot.answer.source_view import focus_lines, old_release, section_terms
 from bot.kb.tokenize import detect_language
 from bot.kb.vocabulary import words
-from bot.answer.texts import TEXTS, text
+from bot.records import Answer, Event, Hit, Section
 
 __all__ = [  # the escaping and text helpers are part of this module's interface too
-    "TEXTS", "code_block", "code_span", "doc_markdown", "escape_inline", "escape_text", "text",
+    "TEXTS",
+    "code_block",
+    "code_span",
+    "doc_markdown",
+    "escape_inline",
+    "escape_text",
+    "text",
 ]
 
 MetaLookup = Callable[[str], "SectionMeta | None"]
@@ -129,7 +135,7 @@ def _cap(value: str, limit: int) -> str:
 
 
 def person_line(language: str, contact: Contact | None, cited: Sequence[str] = (), *, collect: bool = True) -> str:
-    """"Talk to a person: <link>" when a contact is configured; otherwise what to collect for a colleague
+    """ "Talk to a person: <link>" when a contact is configured; otherwise what to collect for a colleague
     (``collect``) or nothing — never a promise of a channel that does not exist.
 
     >>> person_line("en", Contact()).startswith("No support contact is set up here")
@@ -146,7 +152,7 @@ def person_line(language: str, contact: Contact | None, cited: Sequence[str] = (
     return text(language, "collect_for_colleague") if collect else ""
 
 
-def with_person(reply: "Reply", contact: Contact | None) -> "Reply":
+def with_person(reply: Reply, contact: Contact | None) -> Reply:
     """``reply`` with "talk to a person" added after "that didn't help" (a retry) when a contact is configured
     (a new reply; ``reply`` is left as it was).
 
@@ -158,14 +164,16 @@ def with_person(reply: "Reply", contact: Contact | None) -> "Reply":
         return reply
     line = person_line(reply.language, contact, _cited(reply.shown), collect=False)
     retry = any(e.kind == "not_helpful" for e in reply.events)
-    offered = any(text(reply.language, key).split("{contact}")[0] in reply.markdown
-                  for key in ("ask_person", "ask_person_webhook"))  # the link may carry another transcript
+    offered = any(
+        text(reply.language, key).split("{contact}")[0] in reply.markdown
+        for key in ("ask_person", "ask_person_webhook")
+    )  # the link may carry another transcript
     if line and (retry or reply.tier in ("tentative", "none")) and not offered:
         return replace(reply, markdown=reply.markdown.rstrip() + "\n\n" + line)
     return reply
 
 
-def _cited(shown: Sequence["Shown"]) -> list[str]:
+def _cited(shown: Sequence[Shown]) -> list[str]:
     return [citation_label(s.hit.section, None, "en") for s in shown[:5]]
 
 
@@ -237,7 +245,7 @@ def scope_text(language: str, scope: Scope | None) -> str:
     return text(language, "covers", n=scope.documents, titles=names)
 
 
-def with_scope(reply: "Reply", scope: Scope) -> "Reply":
+def with_scope(reply: Reply, scope: Scope) -> Reply:
     """``reply`` saying what *this* knowledge base covers, asking for GPU details only when it is about GPUs
     (a new reply; ``reply`` is left as it was).
 
@@ -255,6 +263,7 @@ def with_scope(reply: "Reply", scope: Scope) -> "Reply":
 
 
 # ---------------------------------------------------------------- citations
+
 
 @dataclass(frozen=True)
 class Shown:
@@ -444,15 +453,18 @@ def user_echo(value: str, is_log: bool | None = None) -> str:
 
 _STEP_MARK = re.compile(r"^\s*(?:\d{1,2}\s*[.、．)）]|[（(]\d{1,2}[)）]|第[一二三四五六七八九十]步[:：，,]?)\s*")
 _LIST_ITEM = re.compile(r"^\s*\d{1,2}\s*[.、．)）]\s+", re.MULTILINE)
-_REFERENCE = re.compile(r"^(?:详细|详情|更多|此外|另外|参考|具体请|see |for (?:more|details)|more (?:on|about)|also )",
-                        re.IGNORECASE)
+_REFERENCE = re.compile(
+    r"^(?:详细|详情|更多|此外|另外|参考|具体请|see |for (?:more|details)|more (?:on|about)|also )", re.IGNORECASE
+)
 _COMMAND = re.compile(
     r"^(?:export|unset|pip3?|python3?|conda|apt(?:-get)?|sudo|find|nvidia-smi|nvcc|ldconfig|ls|cat|echo|source|"
     r"docker|cd|mkdir|wget|curl|which|git|ln|chmod|kill|ps|top|watch)(?=\s|$)|^[A-Z][A-Z0-9_]{2,}=\S"
 )
 
 
-_SEQUENCE = re.compile(r"^(?:然后|接着|之后|最后|再(?!次)|首先|其次|then\b|next\b|finally\b|after that\b)", re.IGNORECASE)
+_SEQUENCE = re.compile(
+    r"^(?:然后|接着|之后|最后|再(?!次)|首先|其次|then\b|next\b|finally\b|after that\b)", re.IGNORECASE
+)
 
 
 @dataclass
@@ -468,8 +480,9 @@ def _is_table(block: str) -> bool:
 
 def _numbered(block: str) -> bool:
     stripped = block.strip()
-    return bool(_STEP_MARK.match(stripped)) or (len(_LIST_ITEM.split(stripped)) > 2 and
-                                                not _LIST_ITEM.split(stripped)[0].strip())
+    return bool(_STEP_MARK.match(stripped)) or (
+        len(_LIST_ITEM.split(stripped)) > 2 and not _LIST_ITEM.split(stripped)[0].strip()
+    )
 
 
 def fix_steps(markdown: str) -> tuple[str, list[Step], list[str]]:
@@ -503,8 +516,13 @@ def fix_steps(markdown: str) -> tuple[str, list[Step], list[str]]:
             steps[-1].code.append(block)
             continue
         stripped = block.strip()
-        if n == 0 and len(blocks) > 1 and re.search(r"[:：]$", stripped) and len(stripped) <= 80 \
-                and not _STEP_MARK.match(stripped):
+        if (
+            n == 0
+            and len(blocks) > 1
+            and re.search(r"[:：]$", stripped)
+            and len(stripped) <= 80
+            and not _STEP_MARK.match(stripped)
+        ):
             lead.append(stripped)
             continue
         if steps and _REFERENCE.match(stripped):
@@ -512,7 +530,8 @@ def fix_steps(markdown: str) -> tuple[str, list[Step], list[str]]:
             continue
         before_code = n + 1 < len(blocks) and blocks[n + 1][0] == "code"
         is_step = not _is_table(stripped) and (
-            _numbered(stripped) if numbered else (before_code or bool(_SEQUENCE.match(stripped))))
+            _numbered(stripped) if numbered else (before_code or bool(_SEQUENCE.match(stripped)))
+        )
         if not is_step:  # a table or a remark: as written, after the step it follows
             (steps[-1].code if steps else lead).append(stripped)
             continue
@@ -552,13 +571,15 @@ def _english_steps(fix: str) -> list[Step]:
     if re.search(r"(?:^|\s)\d\)\s", fix):
         pieces = [p for p in re.split(r"(?:^|\s)\d\)\s*", fix) if p.strip()]
     else:
-        pieces = [p for p in re.split(r";\s+(?:then\s+)?|,\s+then\s+|\.\s+then\s+", fix, flags=re.IGNORECASE) if p.strip()]
+        pieces = [
+            p for p in re.split(r";\s+(?:then\s+)?|,\s+then\s+|\.\s+then\s+", fix, flags=re.IGNORECASE) if p.strip()
+        ]
     steps: list[Step] = []
-    for piece in pieces[:MAX_STEPS + 2]:
+    for piece in pieces[: MAX_STEPS + 2]:
         piece = piece.strip().rstrip(";,").strip()
         commands: list[str] = []
 
-        def take(match: re.Match[str]) -> str:
+        def take(match: re.Match[str], commands: list[str] = commands) -> str:
             body, comment = match.group(2).strip(), (match.group(3) or "").strip()
             if not _COMMAND.match(body):
                 return match.group(0)
@@ -597,6 +618,7 @@ def _summary_parts(summary: str) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------- section bodies
+
 
 def _fix_field(section: Section, terms: Sequence[str]) -> tuple[str, str] | None:
     """(field name, text) holding the fix; for Q&A lists the pair that best matches ``terms``."""
@@ -688,8 +710,9 @@ def section_body(hit: Hit, meta: SectionMeta | None, language: str, limit: int =
         if window:  # a long section: the lines that match the question, not its first screen
             first, last = window
             shown_text = "\n".join(section.text.splitlines()[first:last])
-            note = "_" + text(language, "showing", start=text_line(section, first),
-                               end=text_line(section, last - 1)) + "_"
+            note = (
+                "_" + text(language, "showing", start=text_line(section, first), end=text_line(section, last - 1)) + "_"
+            )
         text_md, cut = doc_markdown(shown_text, limit, language)
         body, rest = _steps_or_text(text_md)
         if note:
@@ -720,6 +743,7 @@ def section_title(section: Section, meta: SectionMeta | None, language: str) -> 
 
 # ---------------------------------------------------------------- whole replies
 
+
 @dataclass
 class Reply:
     """What the assistant says for one turn: markdown, clickable options and the citations behind it."""
@@ -741,8 +765,10 @@ class Reply:
     def __setattr__(self, name: str, value: object) -> None:
         # A reply from compose() is finished: the edges serialise and record it, they never edit it.
         if self.__dict__.get("_finished"):
-            raise FrozenInstanceError(f"cannot set {name!r}: a finished reply is composed once, in "
-                                      "bot.answer.reply.compose (called by bot.answer.turn.take_turn)")
+            raise FrozenInstanceError(
+                f"cannot set {name!r}: a finished reply is composed once, in "
+                "bot.answer.reply.compose (called by bot.answer.turn.take_turn)"
+            )
         object.__setattr__(self, name, value)
 
     @property
@@ -769,9 +795,17 @@ class Reply:
         }
 
 
-def compose(reply: Reply, *, scope: Scope, contact: Contact | None = None, answer_id: str = "",
-            truncated_from: int = 0, limit: int = 0, handoff_failed: bool = False,
-            sign: Callable[[str], str] | None = None) -> Reply:
+def compose(
+    reply: Reply,
+    *,
+    scope: Scope,
+    contact: Contact | None = None,
+    answer_id: str = "",
+    truncated_from: int = 0,
+    limit: int = 0,
+    handoff_failed: bool = False,
+    sign: Callable[[str], str] | None = None,
+) -> Reply:
     """The finished reply, written once: what the conversation said, then in this order what this knowledge
     base covers (:func:`with_scope`), "talk to a person" after "that didn't help" (:func:`with_person`; ``contact``
     already carries the conversation), the failed hand-off's fallback, the note on an input cut before the engine
@@ -803,8 +837,14 @@ def compose(reply: Reply, *, scope: Scope, contact: Contact | None = None, answe
         markdown = sign(markdown)
         shown = tuple(replace(s, url=sign(s.url)) for s in shown)
     events = tuple(replace(e, answer_id=answer_id) if answer_id else e for e in reply.events)
-    finished = replace(reply, markdown=markdown, truncated_from=truncated, shown=shown,
-                       options=tuple(dict(o) for o in reply.options), events=events)
+    finished = replace(
+        reply,
+        markdown=markdown,
+        truncated_from=truncated,
+        shown=shown,
+        options=tuple(dict(o) for o in reply.options),
+        events=events,
+    )
     object.__setattr__(finished, "_finished", True)
     return finished
 
@@ -877,7 +917,9 @@ def format_answer(
     )
 
 
-def _option_list(hits: Sequence[Hit], meta: MetaLookup, base: str, language: str, role: str) -> tuple[list[Shown], list[dict], str]:
+def _option_list(
+    hits: Sequence[Hit], meta: MetaLookup, base: str, language: str, role: str
+) -> tuple[list[Shown], list[dict], str]:
     shown, options, lines = [], [], []
     for n, hit in enumerate(hits, 1):
         s = hit.section
@@ -891,8 +933,17 @@ def _option_list(hits: Sequence[Hit], meta: MetaLookup, base: str, language: str
     return shown, options, "\n".join(lines)
 
 
-def format_tentative(answer: Answer, meta: MetaLookup, base: str, *, limit: int, language: str | None = None,
-                     notes: Iterable[str] = (), suggestions: int = 3, contact: Contact | None = None) -> Reply:
+def format_tentative(
+    answer: Answer,
+    meta: MetaLookup,
+    base: str,
+    *,
+    limit: int,
+    language: str | None = None,
+    notes: Iterable[str] = (),
+    suggestions: int = 3,
+    contact: Contact | None = None,
+) -> Reply:
     """The closest sections, clearly marked as possibly not applying, with the reason in one line
     (and "talk to a person" when a contact is configured)."""
     language = language or answer.language
@@ -907,15 +958,32 @@ def format_tentative(answer: Answer, meta: MetaLookup, base: str, *, limit: int,
     if person:
         parts.append(person)
     return Reply(
-        kind="no_match", language=language, markdown="\n\n".join(parts), shown=shown, options=options,
-        answered=False, signature=answer.signature, truncated_from=answer.truncated_from,
-        confidence=answer.confidence, tier="tentative", reason=reason,
+        kind="no_match",
+        language=language,
+        markdown="\n\n".join(parts),
+        shown=shown,
+        options=options,
+        answered=False,
+        signature=answer.signature,
+        truncated_from=answer.truncated_from,
+        confidence=answer.confidence,
+        tier="tentative",
+        reason=reason,
     )
 
 
-def format_none(answer: Answer, meta: MetaLookup, base: str, *, limit: int, language: str | None = None,
-                notes: Iterable[str] = (), contact: Contact | None = None, suggestions: int = 3,
-                scope: Scope | None = None) -> Reply:
+def format_none(
+    answer: Answer,
+    meta: MetaLookup,
+    base: str,
+    *,
+    limit: int,
+    language: str | None = None,
+    notes: Iterable[str] = (),
+    contact: Contact | None = None,
+    suggestions: int = 3,
+    scope: Scope | None = None,
+) -> Reply:
     """Nothing close: what the knowledge base covers, which details would help, where to ask a person."""
     language = language or answer.language
     parts = [f"ℹ️ **{text(language, 'no_match_title')}**"]
@@ -930,39 +998,75 @@ def format_none(answer: Answer, meta: MetaLookup, base: str, *, limit: int, lang
     if listing:
         parts.append(_details(text(language, "pointers"), listing))
     return Reply(
-        kind="no_match", language=language, markdown="\n\n".join(parts), shown=shown, options=[],
-        answered=False, signature=answer.signature, truncated_from=answer.truncated_from,
-        confidence=answer.confidence, tier="none", reason=reason,
+        kind="no_match",
+        language=language,
+        markdown="\n\n".join(parts),
+        shown=shown,
+        options=[],
+        answered=False,
+        signature=answer.signature,
+        truncated_from=answer.truncated_from,
+        confidence=answer.confidence,
+        tier="none",
+        reason=reason,
     )
 
 
-def format_no_match(answer: Answer, meta: MetaLookup, base: str, *, limit: int, language: str | None = None,
-                    notes: Iterable[str] = (), suggestions: int = 3, contact: Contact | None = None) -> Reply:
+def format_no_match(
+    answer: Answer,
+    meta: MetaLookup,
+    base: str,
+    *,
+    limit: int,
+    language: str | None = None,
+    notes: Iterable[str] = (),
+    suggestions: int = 3,
+    contact: Contact | None = None,
+) -> Reply:
     """A reply for a question without a confident answer: tentative or none, by the engine's tier."""
     if answer.tier == "none" or not answer.hits:
-        return format_none(answer, meta, base, limit=limit, language=language, notes=notes, contact=contact,
-                           suggestions=suggestions)
-    return format_tentative(answer, meta, base, limit=limit, language=language, notes=notes, suggestions=suggestions,
-                            contact=contact)
+        return format_none(
+            answer, meta, base, limit=limit, language=language, notes=notes, contact=contact, suggestions=suggestions
+        )
+    return format_tentative(
+        answer, meta, base, limit=limit, language=language, notes=notes, suggestions=suggestions, contact=contact
+    )
 
 
-def format_clarify(answer: Answer, hits: Sequence[Hit], meta: MetaLookup, base: str, *, limit: int,
-                   language: str | None = None, notes: Iterable[str] = ()) -> Reply:
+def format_clarify(
+    answer: Answer,
+    hits: Sequence[Hit],
+    meta: MetaLookup,
+    base: str,
+    *,
+    limit: int,
+    language: str | None = None,
+    notes: Iterable[str] = (),
+) -> Reply:
     """Ask which of several different problems the user means; the options are clickable."""
     language = language or answer.language
     parts = _preamble(answer, language, limit, notes)
     shown, options, listing = _option_list(hits, meta, base, language, "option")
     parts.append(text(language, "clarify") + "\n\n" + listing)
     return Reply(
-        kind="clarify", language=language, markdown="\n\n".join(parts), shown=shown, options=options,
-        answered=True, signature=answer.signature, truncated_from=answer.truncated_from,
-        confidence=answer.confidence, tier="answer",
+        kind="clarify",
+        language=language,
+        markdown="\n\n".join(parts),
+        shown=shown,
+        options=options,
+        answered=True,
+        signature=answer.signature,
+        truncated_from=answer.truncated_from,
+        confidence=answer.confidence,
+        tier="answer",
     )
 
 
 def format_exhausted(language: str, notes: Iterable[str] = (), contact: Contact | None = None) -> Reply:
     parts = [n for n in notes if n] + [
-        text(language, "exhausted"), text(language, "ask_more"), person_line(language, contact),
+        text(language, "exhausted"),
+        text(language, "ask_more"),
+        person_line(language, contact),
     ]
     return Reply(kind="exhausted", language=language, markdown="\n\n".join(parts))
 
@@ -983,8 +1087,12 @@ def format_intent(label: str, language: str, contact: Contact | None = None) -> 
     >>> format_intent("thanks", "zh").kind, format_intent("thanks", "zh").events
     ('intent', [])
     """
-    key = {"thanks": "intent_thanks", "greeting": "intent_greeting", "small_talk": "intent_small_talk",
-           "human": "intent_human"}.get(label, "intent_small_talk")
+    key = {
+        "thanks": "intent_thanks",
+        "greeting": "intent_greeting",
+        "small_talk": "intent_small_talk",
+        "human": "intent_human",
+    }.get(label, "intent_small_talk")
     contact = contact or Contact()
     if key != "intent_human":
         return Reply(kind="intent", language=language, markdown=text(language, key), tier="none")
@@ -1000,8 +1108,15 @@ def format_intent(label: str, language: str, contact: Contact | None = None) -> 
 
 # ---------------------------------------------------------------- suggested follow-ups
 
-def follow_up_options(cited: Section, sections: Sequence[Section], meta: MetaLookup, language: str,
-                      exclude: Iterable[str] = (), limit: int = MAX_FOLLOW_UPS) -> list[dict]:
+
+def follow_up_options(
+    cited: Section,
+    sections: Sequence[Section],
+    meta: MetaLookup,
+    language: str,
+    exclude: Iterable[str] = (),
+    limit: int = MAX_FOLLOW_UPS,
+) -> list[dict]:
     """Up to ``limit`` suggested next questions: the cited section's neighbours in its document.
 
     ``sections`` is in document order (``engine.sections``); the next section comes first, then the

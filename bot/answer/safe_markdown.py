@@ -30,6 +30,7 @@ from bot.answer.texts import text
 
 # ---------------------------------------------------------------- escaping
 
+
 def escape_text(value: str) -> str:
     """Make text inert in markdown that is rendered as HTML: no tag, no entity trick.
 

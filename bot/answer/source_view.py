@@ -33,11 +33,58 @@ TEMPLATES = Path(__file__).with_name("templates")
 # Short Latin terms that do mean something in this domain (others of two letters or fewer are noise).
 _SHORT_KEEP = {"tf", "nn", "op", "io", "ps", "dp", "mp", "cpu", "gpu", "oom", "nan", "so", "xpu", "npu"}
 _STOP = {
-    "the", "and", "for", "how", "what", "why", "with", "when", "this", "that", "does", "can", "not", "are", "was",
-    "you", "use", "using", "from", "into", "after", "before", "about", "have", "has", "get", "got", "but",
+    "the",
+    "and",
+    "for",
+    "how",
+    "what",
+    "why",
+    "with",
+    "when",
+    "this",
+    "that",
+    "does",
+    "can",
+    "not",
+    "are",
+    "was",
+    "you",
+    "use",
+    "using",
+    "from",
+    "into",
+    "after",
+    "before",
+    "about",
+    "have",
+    "has",
+    "get",
+    "got",
+    "but",
     # everyday words of error messages: they say nothing about which lines matter
-    "open", "find", "cannot", "shared", "object", "file", "failed", "fail", "such", "directory", "error", "found",
-    "please", "set", "issue", "command", "instance", "line", "call", "last", "most", "recent", "traceback",
+    "open",
+    "find",
+    "cannot",
+    "shared",
+    "object",
+    "file",
+    "failed",
+    "fail",
+    "such",
+    "directory",
+    "error",
+    "found",
+    "please",
+    "set",
+    "issue",
+    "command",
+    "instance",
+    "line",
+    "call",
+    "last",
+    "most",
+    "recent",
+    "traceback",
 }
 
 
@@ -114,9 +161,9 @@ def focus_lines(text: str, terms: Iterable[str], size: int = FOCUS_LINES) -> tup
 
     def score(first: int) -> int:
         window: set[str] = set()
-        for words in found[first:first + size]:
+        for words in found[first : first + size]:
             window |= words
-        return len(window) * 1_000 + sum(len(words) for words in found[first:first + size])
+        return len(window) * 1_000 + sum(len(words) for words in found[first : first + size])
 
     top = score(0)
     best = max(range(0, len(lines) - size + 1), key=lambda first: (score(first), -first))
@@ -167,19 +214,33 @@ def era_note(section: Section, language: str) -> str:
 
 CSS_FILE = "source.css"  # next to the template; inlined in the page (its CSP allows inline styles only)
 TEXT = {
-    "zh": {"lines": "第 {a}–{b} 行", "terms": "匹配词", "whole": "显示整个文件", "section": "只显示本章节",
-           "missing": "找不到这个章节。它可能已被修改或删除，请重新提问。", "title": "原文"},
-    "en": {"lines": "lines {a}–{b}", "terms": "matched terms", "whole": "show the whole file",
-           "section": "show only this section",
-           "missing": "This section was not found. It may have changed or been removed; please ask again.",
-           "title": "Source"},
+    "zh": {
+        "lines": "第 {a}–{b} 行",
+        "terms": "匹配词",
+        "whole": "显示整个文件",
+        "section": "只显示本章节",
+        "missing": "找不到这个章节。它可能已被修改或删除，请重新提问。",
+        "title": "原文",
+    },
+    "en": {
+        "lines": "lines {a}–{b}",
+        "terms": "matched terms",
+        "whole": "show the whole file",
+        "section": "show only this section",
+        "missing": "This section was not found. It may have changed or been removed; please ask again.",
+        "title": "Source",
+    },
 }
 
 
 @lru_cache(maxsize=1)
 def _environment() -> Environment:
-    return Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html"]),
-                       trim_blocks=True, lstrip_blocks=True)
+    return Environment(
+        loader=FileSystemLoader(str(TEMPLATES)),
+        autoescape=select_autoescape(["html"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
 
 
 def template(name: str):
@@ -251,13 +312,24 @@ def render_source(engine: Any, settings: Any, key: str, terms: str, language: st
     pattern = terms_pattern(words)
     # "Whole file" is a window around the section: a multi-megabyte document must not become a page of it.
     last = min(end, start + MAX_SECTION_LINES - 1)  # a runaway section (a pasted dump) is cut too
-    shown = range(max(1, start - WHOLE_CONTEXT), min(len(lines), last + WHOLE_CONTEXT) + 1) if whole \
+    shown = (
+        range(max(1, start - WHOLE_CONTEXT), min(len(lines), last + WHOLE_CONTEXT) + 1)
+        if whole
         else range(start, last + 1)
+    )
     rows = [Row(n, start <= n <= end, highlight(lines[n - 1], pattern)) for n in shown]
     toggle = urlencode({"key": key, "terms": terms or "", "lang": lang, **({} if whole else {"whole": "1"})})
     era = old_release(section)
     return 200, page.render(
-        lang=lang, t=TEXT[lang], css=page_css(), section=section, terms=words, rows=rows, whole=whole, toggle=toggle,
-        heading=section_name(section), document=document_name(section),
+        lang=lang,
+        t=TEXT[lang],
+        css=page_css(),
+        section=section,
+        terms=words,
+        rows=rows,
+        whole=whole,
+        toggle=toggle,
+        heading=section_name(section),
+        document=document_name(section),
         era=ERA_NOTE[lang].format(era=era) if era else "",
     )

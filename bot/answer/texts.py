@@ -5,7 +5,6 @@ Replies use the language of the question, including these texts.
 
 from __future__ import annotations
 
-
 TEXTS: dict[str, dict[str, str]] = {
     "zh": {
         "fix": "解决方法",
@@ -82,7 +81,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "handoff_failed": "抱歉，这段对话没能转给技术支持（转交服务暂时不可用）。",
         "collect_for_colleague": (
             "这里没有配置人工支持渠道。找同事帮忙时，请一起发给他们：\n\n"
-            "- 版本：PaddlePaddle 或 TensorFlow、CUDA、cuDNN（`python -c \"import paddle; print(paddle.__version__)\"`）\n"
+            '- 版本：PaddlePaddle 或 TensorFlow、CUDA、cuDNN（`python -c "import paddle; print(paddle.__version__)"`）\n'
             "- GPU 型号和驱动版本：`nvidia-smi` 的输出\n"
             "- 日志的最后几十行（`tail -n 50 train.log`），从第一条 Error 或 Traceback 开始\n"
             "- 你已经试过的方法"
@@ -175,7 +174,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "handoff_failed": "Sorry, I could not pass this conversation on (the hand-off service is not reachable).",
         "collect_for_colleague": (
             "No support contact is set up here. When you ask a colleague, send them:\n\n"
-            "- versions: PaddlePaddle or TensorFlow, CUDA, cuDNN (`python -c \"import paddle; print(paddle.__version__)\"`)\n"
+            '- versions: PaddlePaddle or TensorFlow, CUDA, cuDNN (`python -c "import paddle; print(paddle.__version__)"`)\n'
             "- the GPU model and driver version: the output of `nvidia-smi`\n"
             "- the last lines of the log (`tail -n 50 train.log`), from the first Error or Traceback\n"
             "- what you have tried already"

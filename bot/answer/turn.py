@@ -48,8 +48,11 @@ class Turned:
     latency_ms: float = 0.0
 
     def to_json(self) -> dict:
-        return {**self.reply.to_json(), "answer_id": self.answer_id,
-                "suggestions": [{"label": o["label"], "value": o["value"]} for o in self.options]}
+        return {
+            **self.reply.to_json(),
+            "answer_id": self.answer_id,
+            "suggestions": [{"label": o["label"], "value": o["value"]} for o in self.options],
+        }
 
 
 def related(cited: Section, candidates: Sequence[dict], engine: Answerer) -> list[dict]:
@@ -78,8 +81,9 @@ def suggestions(reply: Reply, engine: Answerer) -> tuple[dict, ...]:
     if reply.kind in ("answer", "section") and reply.shown:
         cited = reply.shown[0].hit.section
         seen = {s.hit.section.key for s in reply.shown}
-        neighbours = follow_up_options(cited, engine.sections, engine.meta, reply.language, exclude=seen,
-                                       limit=len(engine.sections))
+        neighbours = follow_up_options(
+            cited, engine.sections, engine.meta, reply.language, exclude=seen, limit=len(engine.sections)
+        )
         return tuple(related(cited, neighbours, engine)[:MAX_FOLLOW_UPS])
     return ()
 
@@ -151,10 +155,19 @@ def _text(message: object) -> str:
     return "" if message is None else message if isinstance(message, str) else str(message)
 
 
-def take_turn(engine: Answerer, message: object, *, history: Sequence[str] = (),
-              conversation: Conversation | None = None, base_url: str = "", contact: Contact | None = None,
-              truncated_from: int = 0, input_limit: int | None = None, sign: Callable[[str], str] | None = None,
-              hand_over: Callable[[Sequence[object], str], bool] | None = None) -> tuple[Turned, Conversation]:
+def take_turn(
+    engine: Answerer,
+    message: object,
+    *,
+    history: Sequence[str] = (),
+    conversation: Conversation | None = None,
+    base_url: str = "",
+    contact: Contact | None = None,
+    truncated_from: int = 0,
+    input_limit: int | None = None,
+    sign: Callable[[str], str] | None = None,
+    hand_over: Callable[[Sequence[object], str], bool] | None = None,
+) -> tuple[Turned, Conversation]:
     """Answer ``message`` after ``history`` (user messages, oldest first) or in ``conversation`` (the UI's).
 
     The reply comes back finished (:func:`bot.answer.reply.compose`), for every edge alike: ``contact`` is the
@@ -173,16 +186,28 @@ def take_turn(engine: Answerer, message: object, *, history: Sequence[str] = (),
     else:
         window = tuple(_text(m) for m in list(history)[-MAX_REPLAY_TURNS:])
         known = HISTORIES.get(engine, window)
-        talk = Conversation(engine, base_url=base_url, contact=contact, turns=known) \
-            if known is not None else Conversation.replay(engine, window, base_url=base_url, contact=contact)
+        talk = (
+            Conversation(engine, base_url=base_url, contact=contact, turns=known)
+            if known is not None
+            else Conversation.replay(engine, window, base_url=base_url, contact=contact)
+        )
     said = talk.respond(message)
     if conversation is None:
         HISTORIES.put(engine, (*window, _text(message)), talk.turns)
-    failed = bool(said.handoff and contact.webhook.strip() and hand_over is not None
-                  and not hand_over(talk.turns, said.language))
+    failed = bool(
+        said.handoff and contact.webhook.strip() and hand_over is not None and not hand_over(talk.turns, said.language)
+    )
     answer_id = uuid.uuid4().hex  # the one id the question's row in the store and its votes name
     limit = (input_limit or engine.settings.max_input_chars) if truncated_from else 0
-    reply = compose(said, scope=scope_of(getattr(engine, "sections", ()) or ()), contact=contact, answer_id=answer_id,
-                    truncated_from=truncated_from, limit=limit, handoff_failed=failed, sign=sign)
+    reply = compose(
+        said,
+        scope=scope_of(getattr(engine, "sections", ()) or ()),
+        contact=contact,
+        answer_id=answer_id,
+        truncated_from=truncated_from,
+        limit=limit,
+        handoff_failed=failed,
+        sign=sign,
+    )
     latency = (time.perf_counter() - started) * 1000
     return Turned(reply, suggestions(reply, engine), answer_id, latency), talk

@@ -30,14 +30,21 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
-from bot.engine.calibration import FEATURES, FOLLOW_FEATURES, Calibration, Logistic, Weights, calibration_path, \
-    sources_fingerprint
+from bot.engine.calibration import (
+    FEATURES,
+    FOLLOW_FEATURES,
+    Calibration,
+    Logistic,
+    Weights,
+    calibration_path,
+    sources_fingerprint,
+)
 from bot.engine.evaluate import Case as Labelled
 from bot.engine.evaluate import hit_matches, read_cases
 from bot.engine.precedents import Precedents
@@ -96,25 +103,29 @@ def read_labelled(paths: list[Path]) -> tuple[list[Labelled], list[str], list[di
         rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         if rows and all("turns" in r for r in rows):
             for n, row in enumerate(rows):
-                conversations.append({**row, "group": str(row.get("url") or f"{path.name}#{n}"),
-                                      "batch": batch_of(path)})
+                conversations.append(
+                    {**row, "group": str(row.get("url") or f"{path.name}#{n}"), "batch": batch_of(path)}
+                )
             fitted_on[str(path)] = {"conversations": len(rows), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
             continue
         file_cases = read_cases(path)
         for case, row in zip(file_cases, rows):
             cases.append(case)
-            groups.append(f'{row.get("url") or row.get("thread") or row["query"]}@{batch_of(path)}')
+            groups.append(f"{row.get('url') or row.get('thread') or row['query']}@{batch_of(path)}")
         fitted_on[str(path)] = {"cases": len(file_cases), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
     return cases, groups, conversations, fitted_on
 
 
 def collect(engine: Engine, cases: list[Labelled], groups: list[str]) -> list[Row]:
     """First-turn evidence for every labelled question."""
-    return [Row(c.expect, g, engine.evidence(c.query), c.kind, batch=g.rpartition("@")[2]) for c, g in zip(cases, groups)]
+    return [
+        Row(c.expect, g, engine.evidence(c.query), c.kind, batch=g.rpartition("@")[2]) for c, g in zip(cases, groups)
+    ]
 
 
-def collect_turns(engine: Engine, conversations: list[dict],
-                  precedents_without: Callable[[str, str], Precedents | None] | None = None) -> tuple[list[Row], list[Row]]:
+def collect_turns(
+    engine: Engine, conversations: list[dict], precedents_without: Callable[[str, str], Precedents | None] | None = None
+) -> tuple[list[Row], list[Row]]:
     """(first turns, later turns) of every conversation, each turn's evidence in the case the
     earlier turns left, replayed with the engine as it serves (its current calibration).
     ``precedents_without(thread, batch)``: the precedents a conversation is replayed with (never its own
@@ -125,8 +136,9 @@ def collect_turns(engine: Engine, conversations: list[dict],
     try:
         for conversation in conversations:
             if precedents_without is not None:
-                engine.calibration = replace(serving, precedents=precedents_without(
-                    conversation["group"], conversation.get("batch", "")))
+                engine.calibration = replace(
+                    serving, precedents=precedents_without(conversation["group"], conversation.get("batch", ""))
+                )
             _replay(engine, conversation, firsts, later)
     finally:
         engine.calibration = serving
@@ -138,8 +150,15 @@ def _replay(engine: Engine, conversation: dict, firsts: list[Row], later: list[R
     previous_top = ""
     for n, turn in enumerate(conversation["turns"]):
         evidence = engine.evidence(turn["query"], case)
-        row = Row(tuple(turn.get("expect") or ()), conversation["group"], evidence, conversation.get("kind", ""), n,
-                  previous_top, conversation.get("batch", ""))
+        row = Row(
+            tuple(turn.get("expect") or ()),
+            conversation["group"],
+            evidence,
+            conversation.get("kind", ""),
+            n,
+            previous_top,
+            conversation.get("batch", ""),
+        )
         (firsts if n == 0 else later).append(row)
         # What Engine.ask does, on the evidence already computed: the case the next turn sees.
         ranking = rank(evidence, engine.calibration.weights)
@@ -156,11 +175,20 @@ def _matches(engine: Engine, n: int, expect: tuple[dict, ...]) -> bool:
 
 def precedents_of(engine: Engine, rows: list[Row]) -> Precedents:
     """Every labelled first question as a precedent: its own search vector and the sections that answer it."""
-    vectors = np.array([r.evidence.own.query_vector if r.evidence.own is not None
-                        else np.zeros(engine.embedder.dim, dtype=np.float32) for r in rows], dtype=np.float32)
+    vectors = np.array(
+        [
+            r.evidence.own.query_vector
+            if r.evidence.own is not None
+            else np.zeros(engine.embedder.dim, dtype=np.float32)
+            for r in rows
+        ],
+        dtype=np.float32,
+    )
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
-    answers = tuple(tuple(engine.sections[n].key for n in range(len(engine.sections)) if _matches(engine, n, r.expect))
-                    for r in rows)
+    answers = tuple(
+        tuple(engine.sections[n].key for n in range(len(engine.sections)) if _matches(engine, n, r.expect))
+        for r in rows
+    )
     return Precedents(vectors, answers)
 
 
@@ -184,9 +212,15 @@ def voted(engine: Engine, rows: list[Row], precedents: Precedents | None, pool: 
     groups = np.array([r.group for r in rows])
     batches = np.array([r.batch for r in rows])
     pool = np.ones(len(rows), dtype=bool) if pool is None else pool
-    return [replace(r, evidence=engine.with_precedents(r.evidence, precedents,
-                                                       pool & _may_vote(groups, batches, r.group, r.batch)))
-            for r in rows]
+    return [
+        replace(
+            r,
+            evidence=engine.with_precedents(
+                r.evidence, precedents, pool & _may_vote(groups, batches, r.group, r.batch)
+            ),
+        )
+        for r in rows
+    ]
 
 
 def _ranking_quality(engine: Engine, rows: list[Row], weights: Weights) -> tuple[float, float]:
@@ -201,8 +235,9 @@ def _ranking_quality(engine: Engine, rows: list[Row], weights: Weights) -> tuple
     return hit1 / n, hit3 / n
 
 
-def choose_weights(engine: Engine, rows: list[Row], precedents: Precedents | None = None,
-                   pool: np.ndarray | None = None) -> tuple[Weights, Precedents | None]:
+def choose_weights(
+    engine: Engine, rows: list[Row], precedents: Precedents | None = None, pool: np.ndarray | None = None
+) -> tuple[Weights, Precedents | None]:
     """Best hit@1 (then hit@3) on the ``pool`` rows (default: all), ties broken towards smaller weights
     (simpler ranking): first the words' weights, then the precedents' weight, ``k`` and temperature, the
     precedents drawn from the pool without the question's own thread or batch (:func:`voted`)."""
@@ -247,8 +282,13 @@ def follow_features(engine: Engine, row: Row, weights: Weights) -> tuple[list[fl
         return [0.0] * len(FOLLOW_FEATURES), -1, True, False, []
     top = order[0]
     feats = engine.follow_features(row.evidence, top)
-    return ([feats[name] for name in FOLLOW_FEATURES], top, engine.blocked(row.evidence, top),
-            _matches(engine, top, row.expect), list(order[:3]))
+    return (
+        [feats[name] for name in FOLLOW_FEATURES],
+        top,
+        engine.blocked(row.evidence, top),
+        _matches(engine, top, row.expect),
+        list(order[:3]),
+    )
 
 
 def _fit(x: np.ndarray, y: np.ndarray):
@@ -267,8 +307,9 @@ def _predict(fitted, x: np.ndarray) -> np.ndarray:
     return model.predict_proba((x - mean) / scale)[:, 1]
 
 
-def _thresholds(p: np.ndarray, y: np.ndarray, hard: np.ndarray, max_near_confident: float,
-                max_inscope_none: float) -> tuple[float, float]:
+def _thresholds(
+    p: np.ndarray, y: np.ndarray, hard: np.ndarray, max_near_confident: float, max_inscope_none: float
+) -> tuple[float, float]:
     """Answer threshold: the lowest that keeps out-of-scope confident answers within policy.
     None threshold: the highest that keeps in-scope "none" within policy (and below the answer threshold)."""
     near = p[(y == 0) & ~hard]
@@ -285,7 +326,9 @@ def _thresholds(p: np.ndarray, y: np.ndarray, hard: np.ndarray, max_near_confide
     return answer, min(none, answer)
 
 
-def _follow_thresholds(p: np.ndarray, right: np.ndarray, hard: np.ndarray, max_follow_wrong: float) -> tuple[float, float]:
+def _follow_thresholds(
+    p: np.ndarray, right: np.ndarray, hard: np.ndarray, max_follow_wrong: float
+) -> tuple[float, float]:
     """Answer threshold: the lowest that keeps confident wrong follow-up turns within policy; none: never
     below the lowest right one (a follow-up with any evidence is shown as tentative, not as nothing)."""
     n = max(len(p), 1)
@@ -302,8 +345,10 @@ def _follow_thresholds(p: np.ndarray, right: np.ndarray, hard: np.ndarray, max_f
 def _tiers(p: np.ndarray, hard: np.ndarray, x: np.ndarray, answer: float, none: float) -> list[str]:
     model = replace(Calibration.default(), answer_threshold=answer, none_threshold=none)
     margin, coverage = x[:, FEATURES.index("margin")], x[:, FEATURES.index("coverage")]
-    return [model.tier(float(q), hard_uncovered=bool(h), margin=float(m), coverage=float(c))
-            for q, h, m, c in zip(p, hard, margin, coverage)]
+    return [
+        model.tier(float(q), hard_uncovered=bool(h), margin=float(m), coverage=float(c))
+        for q, h, m, c in zip(p, hard, margin, coverage)
+    ]
 
 
 def _ece(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
@@ -364,7 +409,9 @@ def cross_validate(engine: Engine, rows: list[Row], policy: dict, precedents: Pr
     inscope, near = y == 1, y == 0
     tiers = np.array(tiers_out)
     return {
-        "n_cases": len(rows), "n_threads": len(set(groups)), "n_in_scope": int(inscope.sum()),
+        "n_cases": len(rows),
+        "n_threads": len(set(groups)),
+        "n_in_scope": int(inscope.sum()),
         "n_out_of_scope": int(near.sum()),
         "out_of_scope_not_confident": _share(tiers != "answer", near),
         "out_of_scope_none": _share(tiers == "none", near),
@@ -400,23 +447,31 @@ def cross_validate_follow(engine: Engine, rows: list[Row], weights: Weights, max
         for inner_test in _folds([groups[i] for i in train], FOLDS):
             inner_train = np.setdiff1d(np.arange(len(train)), inner_test)
             if len(inner_test) and len(set(right[train][inner_train])) == 2:
-                p_inner[inner_test] = _predict(_fit(x[train][inner_train], right[train][inner_train]),
-                                               x[train][inner_test])
+                p_inner[inner_test] = _predict(
+                    _fit(x[train][inner_train], right[train][inner_train]), x[train][inner_test]
+                )
         answer, _ = _follow_thresholds(p_inner, right[train], hard[train], max_follow_wrong)
         p_out[test] = _predict(_fit(x[train], right[train]), x[test])
         answer_out[test] = (p_out[test] >= answer) & ~hard[test]
     expect = np.array([r.in_scope for r in rows])
     hit3 = np.array([any(_matches(engine, n, r.expect) for n in f[4]) for r, f in zip(rows, feats)])
     retry = np.array([r.evidence.move == "retry" for r in rows])
-    repeats = sum(1 for r, top in zip(rows, tops)
-                  if r.kind == "retry" and top >= 0 and r.previous_top and engine.sections[top].key == r.previous_top)
+    repeats = sum(
+        1
+        for r, top in zip(rows, tops)
+        if r.kind == "retry" and top >= 0 and r.previous_top and engine.sections[top].key == r.previous_top
+    )
     return {
-        "n_turns": len(rows), "n_conversations": len(set(groups)), "n_with_answer": int(expect.sum()),
-        "follow_hit@1": _share(right, expect), "follow_hit@3": _share(hit3, expect),
+        "n_turns": len(rows),
+        "n_conversations": len(set(groups)),
+        "n_with_answer": int(expect.sum()),
+        "follow_hit@1": _share(right, expect),
+        "follow_hit@3": _share(hit3, expect),
         "follow_confident": _share(answer_out, expect),
         "follow_confident_wrong": round(float((answer_out & ~right).mean()), 4),
         "follow_empty_not_confident": _share(~answer_out, ~expect),
-        "retry_turns": int(retry.sum()), "repeat_on_retry": repeats,
+        "retry_turns": int(retry.sum()),
+        "repeat_on_retry": repeats,
         "follow_ece": round(_ece(p_out, right.astype(int)), 4),
     }
 
@@ -427,8 +482,14 @@ def _reliability(p: np.ndarray, y: np.ndarray, bins: int = 10) -> list[dict]:
     for lo, hi in zip(edges[:-1], edges[1:]):
         inside = (p >= lo) & ((p < hi) if hi < 1 else (p <= hi))
         if inside.any():
-            out.append({"bin": [round(float(lo), 2), round(float(hi), 2)], "n": int(inside.sum()),
-                        "mean_p": round(float(p[inside].mean()), 4), "share_in_scope": round(float(y[inside].mean()), 4)})
+            out.append(
+                {
+                    "bin": [round(float(lo), 2), round(float(hi), 2)],
+                    "n": int(inside.sum()),
+                    "mean_p": round(float(p[inside].mean()), 4),
+                    "share_in_scope": round(float(y[inside].mean()), 4),
+                }
+            )
     return out
 
 
@@ -449,12 +510,26 @@ def fit_follow(engine: Engine, rows: list[Row], weights: Weights, max_follow_wro
             p_cv[test] = _predict(_fit(x[train], right[train]), x[test])
     answer, none = _follow_thresholds(p_cv, right, hard, max_follow_wrong)
     mean, scale, model = _fit(x, right)
-    return Logistic(FOLLOW_FEATURES, tuple(float(v) for v in mean), tuple(float(v) for v in scale),
-                    tuple(float(v) for v in model.coef_[0]), float(model.intercept_[0]), answer, none)
+    return Logistic(
+        FOLLOW_FEATURES,
+        tuple(float(v) for v in mean),
+        tuple(float(v) for v in scale),
+        tuple(float(v) for v in model.coef_[0]),
+        float(model.intercept_[0]),
+        answer,
+        none,
+    )
 
 
-def calibrate(engine: Engine, paths: list[Path], *, max_near_confident: float = 0.08,
-              max_inscope_none: float = 0.02, max_follow_wrong: float = 0.05, save: bool = True) -> Calibration:
+def calibrate(
+    engine: Engine,
+    paths: list[Path],
+    *,
+    max_near_confident: float = 0.08,
+    max_inscope_none: float = 0.02,
+    max_follow_wrong: float = 0.05,
+    save: bool = True,
+) -> Calibration:
     """Fit on every labelled case and conversation, report cross-validated figures, store beside the index."""
     cases, groups, conversations, fitted_on = read_labelled(paths)
     # The evidence is computed without the stored precedents (they include these very questions); each fold
@@ -465,8 +540,10 @@ def calibrate(engine: Engine, paths: list[Path], *, max_near_confident: float = 
         firsts, _ = collect_turns(engine, conversations)
         rows += firsts
     if not any(r.in_scope for r in rows) or all(r.in_scope for r in rows):
-        raise ValueError(f"{', '.join(map(str, paths))}: need both in-scope (non-empty expect) and "
-                         "out-of-scope (empty expect) cases to calibrate")
+        raise ValueError(
+            f"{', '.join(map(str, paths))}: need both in-scope (non-empty expect) and "
+            "out-of-scope (empty expect) cases to calibrate"
+        )
     policy = {"max_near_confident": max_near_confident, "max_inscope_none": max_inscope_none}
     all_precedents = precedents_of(engine, rows)
     figures = cross_validate(engine, rows, policy, all_precedents) if len({r.group for r in rows}) >= FOLDS else {}
@@ -483,12 +560,20 @@ def calibrate(engine: Engine, paths: list[Path], *, max_near_confident: float = 
     answer, none = _thresholds(p_cv, y, hard, **policy)
     mean, scale, model = _fit(x, y)
     first = Calibration(
-        embedder=engine.embedder.id, lexical_weight=weights.lexical, subject_weight=weights.subject,
-        title_weight=weights.title, mean=tuple(float(v) for v in mean), scale=tuple(float(v) for v in scale),
-        coef=tuple(float(v) for v in model.coef_[0]), intercept=float(model.intercept_[0]),
-        answer_threshold=answer, none_threshold=none, fitted_on=fitted_on,
+        embedder=engine.embedder.id,
+        lexical_weight=weights.lexical,
+        subject_weight=weights.subject,
+        title_weight=weights.title,
+        mean=tuple(float(v) for v in mean),
+        scale=tuple(float(v) for v in scale),
+        coef=tuple(float(v) for v in model.coef_[0]),
+        intercept=float(model.intercept_[0]),
+        answer_threshold=answer,
+        none_threshold=none,
+        fitted_on=fitted_on,
         sources_hash=sources_fingerprint(engine.index.manifest.get("sources", {})),
-        precedent_weight=weights.precedent, precedents=precedents,
+        precedent_weight=weights.precedent,
+        precedents=precedents,
     )
     follow = None
     if conversations:
@@ -497,13 +582,22 @@ def calibrate(engine: Engine, paths: list[Path], *, max_near_confident: float = 
         engine.calibration = first
         threads = np.array([r.group for r in rows])
         batches = np.array([r.batch for r in rows])
-        _, later = collect_turns(engine, conversations, lambda thread, batch: precedents.subset(
-            _may_vote(threads, batches, thread, batch)) if precedents is not None else None)
+        _, later = collect_turns(
+            engine,
+            conversations,
+            lambda thread, batch: (
+                precedents.subset(_may_vote(threads, batches, thread, batch)) if precedents is not None else None
+            ),
+        )
         figures.update(cross_validate_follow(engine, later, weights, max_follow_wrong))
         follow = fit_follow(engine, later, weights, max_follow_wrong)
     figures["policy"] = {**policy, "max_follow_wrong": max_follow_wrong}
-    figures["weights"] = {"lexical": weights.lexical, "subject": weights.subject, "title": weights.title,
-                          "precedent": weights.precedent}
+    figures["weights"] = {
+        "lexical": weights.lexical,
+        "subject": weights.subject,
+        "title": weights.title,
+        "precedent": weights.precedent,
+    }
     if precedents is not None:
         figures["precedents"] = {"n": len(precedents), "k": precedents.k, "temperature": precedents.temperature}
     result = replace(first, follow=follow, figures=figures)
@@ -518,28 +612,52 @@ def format_figures(cal: Calibration) -> str:
     lines = [
         f"calibrated for {cal.embedder}: weights lexical={cal.lexical_weight} subject={cal.subject_weight} "
         f"title={cal.title_weight} precedent={cal.precedent_weight}"
-        + (f" (k={cal.precedents.k}, temperature={cal.precedents.temperature}, {len(cal.precedents)} labelled questions)"
-           if cal.precedents is not None else "") + "; "
+        + (
+            f" (k={cal.precedents.k}, temperature={cal.precedents.temperature}, {len(cal.precedents)} labelled questions)"
+            if cal.precedents is not None
+            else ""
+        )
+        + "; "
         f"thresholds answer>={cal.answer_threshold:.3f} none<{cal.none_threshold:.3f}",
         "coefficients (standardised): " + ", ".join(f"{n}={c:+.2f}" for n, c in zip(FEATURES, cal.coef)),
     ]
     if cal.follow is not None:
-        lines.append(f"follow-up model: thresholds answer>={cal.follow.answer_threshold:.3f} "
-                     f"none<{cal.follow.none_threshold:.3f}; coefficients "
-                     + ", ".join(f"{n}={c:+.2f}" for n, c in zip(FOLLOW_FEATURES, cal.follow.coef)))
+        lines.append(
+            f"follow-up model: thresholds answer>={cal.follow.answer_threshold:.3f} "
+            f"none<{cal.follow.none_threshold:.3f}; coefficients "
+            + ", ".join(f"{n}={c:+.2f}" for n, c in zip(FOLLOW_FEATURES, cal.follow.coef))
+        )
     if "n_cases" in f:
         lines.append(
             f"first turns, cross-validated by thread ({f['folds']} folds, {f['n_cases']} cases, {f['n_threads']} "
             f"threads, {f['n_in_scope']} in scope, {f['n_out_of_scope']} out of scope):"
         )
-        for key in ("out_of_scope_not_confident", "out_of_scope_none", "in_scope_confident", "in_scope_not_confident",
-                    "in_scope_none", "in_scope_hit@1", "in_scope_hit@3", "ece"):
+        for key in (
+            "out_of_scope_not_confident",
+            "out_of_scope_none",
+            "in_scope_confident",
+            "in_scope_not_confident",
+            "in_scope_none",
+            "in_scope_hit@1",
+            "in_scope_hit@3",
+            "ece",
+        ):
             lines.append(f"  {key:<28} {f[key]}")
     if "n_turns" in f:
-        lines.append(f"follow-up turns, cross-validated by conversation ({f['n_turns']} turns, "
-                     f"{f['n_conversations']} conversations, {f['n_with_answer']} with an answer):")
-        for key in ("follow_hit@1", "follow_hit@3", "follow_confident", "follow_confident_wrong",
-                    "follow_empty_not_confident", "retry_turns", "repeat_on_retry", "follow_ece"):
+        lines.append(
+            f"follow-up turns, cross-validated by conversation ({f['n_turns']} turns, "
+            f"{f['n_conversations']} conversations, {f['n_with_answer']} with an answer):"
+        )
+        for key in (
+            "follow_hit@1",
+            "follow_hit@3",
+            "follow_confident",
+            "follow_confident_wrong",
+            "follow_empty_not_confident",
+            "retry_turns",
+            "repeat_on_retry",
+            "follow_ece",
+        ):
             lines.append(f"  {key:<28} {f[key]}")
     return "\n".join(lines)
 

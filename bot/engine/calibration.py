@@ -24,11 +24,11 @@ default has none, and then follow-ups use the first-turn model.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import math
 import re
-import hashlib
-import logging
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
@@ -110,12 +110,19 @@ class Logistic:
         return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Logistic":
-        model = cls(tuple(str(f) for f in data["features"]), tuple(float(x) for x in data["mean"]),
-                    tuple(float(x) for x in data["scale"]), tuple(float(x) for x in data["coef"]),
-                    float(data["intercept"]), float(data["answer_threshold"]), float(data["none_threshold"]))
-        if model.features != FOLLOW_FEATURES or not (len(model.mean) == len(model.scale) == len(model.coef)
-                                                    == len(FOLLOW_FEATURES)):
+    def from_dict(cls, data: dict) -> Logistic:
+        model = cls(
+            tuple(str(f) for f in data["features"]),
+            tuple(float(x) for x in data["mean"]),
+            tuple(float(x) for x in data["scale"]),
+            tuple(float(x) for x in data["coef"]),
+            float(data["intercept"]),
+            float(data["answer_threshold"]),
+            float(data["none_threshold"]),
+        )
+        if model.features != FOLLOW_FEATURES or not (
+            len(model.mean) == len(model.scale) == len(model.coef) == len(FOLLOW_FEATURES)
+        ):
             raise ValueError(f"follow-up model for features {list(model.features)}, expected {list(FOLLOW_FEATURES)}")
         if not (0.0 <= model.none_threshold <= model.answer_threshold <= 1.0):
             raise ValueError(f"follow-up thresholds none={model.none_threshold} answer={model.answer_threshold}")
@@ -168,8 +175,12 @@ class Calibration:
 
     @property
     def weights(self) -> Weights:
-        return Weights(self.lexical_weight, self.subject_weight, self.title_weight,
-                       self.precedent_weight if self.precedents is not None else 0.0)
+        return Weights(
+            self.lexical_weight,
+            self.subject_weight,
+            self.title_weight,
+            self.precedent_weight if self.precedents is not None else 0.0,
+        )
 
     # ---------------------------------------------------------------- use
 
@@ -179,8 +190,15 @@ class Calibration:
             z += coef * (float(features.get(name, 0.0)) - mean) / (scale or 1.0)
         return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
 
-    def tier(self, probability: float, *, hard_uncovered: bool = False, margin: float = -1.0,
-             coverage: float = 0.0, thresholds: "Calibration | Logistic | None" = None) -> str:
+    def tier(
+        self,
+        probability: float,
+        *,
+        hard_uncovered: bool = False,
+        margin: float = -1.0,
+        coverage: float = 0.0,
+        thresholds: Calibration | Logistic | None = None,
+    ) -> str:
         """``hard_uncovered``: the question names a framework or device the section does not cover.
 
         "none" means nothing is close: a low probability *and* either a best match no closer to
@@ -199,7 +217,7 @@ class Calibration:
     # ---------------------------------------------------------------- storage
 
     @classmethod
-    def default(cls, embedder: str = "") -> "Calibration":
+    def default(cls, embedder: str = "") -> Calibration:
         """The conservative model for an index whose embedder was never calibrated.
 
         It answers only when the best match is clearly closer to the knowledge base than to
@@ -209,51 +227,77 @@ class Calibration:
         questions "tentative" rather than "answer" or "none".
         """
         return cls(
-            embedder=embedder, lexical_weight=0.5, subject_weight=0.5, title_weight=0.5,
+            embedder=embedder,
+            lexical_weight=0.5,
+            subject_weight=0.5,
+            title_weight=0.5,
             mean=(0.0175, 0.6, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
             scale=(0.0075, 0.5, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
-            coef=(1.0, 1.0, 0.0, -8.0, -4.0, -2.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0), intercept=0.0,
-            answer_threshold=0.9, none_threshold=0.05, calibrated=False,
+            coef=(1.0, 1.0, 0.0, -8.0, -4.0, -2.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0),
+            intercept=0.0,
+            answer_threshold=0.9,
+            none_threshold=0.05,
+            calibrated=False,
         )
 
     def save(self, path: Path) -> None:
         """The model as JSON at ``path``; its precedents (vectors) beside it, ``<name>.precedents.npz``."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"format": FORMAT, "features": list(FEATURES),
-                **{f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("follow", "precedents")},
-                "follow": asdict(self.follow) if self.follow is not None else None, "precedents": None}
+        data = {
+            "format": FORMAT,
+            "features": list(FEATURES),
+            **{f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("follow", "precedents")},
+            "follow": asdict(self.follow) if self.follow is not None else None,
+            "precedents": None,
+        }
         if self.precedents is not None:
             side = precedents_path(path)
             self.precedents.save(side)
-            data["precedents"] = {"file": side.name, "n": len(self.precedents), "k": self.precedents.k,
-                                  "temperature": self.precedents.temperature}
+            data["precedents"] = {
+                "file": side.name,
+                "n": len(self.precedents),
+                "k": self.precedents.k,
+                "temperature": self.precedents.temperature,
+            }
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
         tmp.replace(path)
 
     @classmethod
-    def load(cls, path: Path) -> "Calibration":
+    def load(cls, path: Path) -> Calibration:
         """Read a stored calibration; raises ValueError naming the file and the fix."""
         fix = "Run: python -m bot calibrate"
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ValueError(f"{path} is unreadable ({exc}). {fix}") from None
-        if not isinstance(data, dict) or data.get("format") not in READABLE_FORMATS or data.get("features") != list(FEATURES):
+        if (
+            not isinstance(data, dict)
+            or data.get("format") not in READABLE_FORMATS
+            or data.get("features") != list(FEATURES)
+        ):
             raise ValueError(f"{path} was written for other features or format. {fix}")
         try:
             model = cls(
-                embedder=str(data["embedder"]), lexical_weight=float(data["lexical_weight"]),
-                subject_weight=float(data["subject_weight"]), title_weight=float(data["title_weight"]),
-                mean=tuple(float(x) for x in data["mean"]), scale=tuple(float(x) for x in data["scale"]),
-                coef=tuple(float(x) for x in data["coef"]), intercept=float(data["intercept"]),
-                answer_threshold=float(data["answer_threshold"]), none_threshold=float(data["none_threshold"]),
-                calibrated=bool(data.get("calibrated", True)), figures=dict(data.get("figures") or {}),
-                fitted_on=dict(data.get("fitted_on") or {}), sources_hash=str(data.get("sources_hash", "")),
+                embedder=str(data["embedder"]),
+                lexical_weight=float(data["lexical_weight"]),
+                subject_weight=float(data["subject_weight"]),
+                title_weight=float(data["title_weight"]),
+                mean=tuple(float(x) for x in data["mean"]),
+                scale=tuple(float(x) for x in data["scale"]),
+                coef=tuple(float(x) for x in data["coef"]),
+                intercept=float(data["intercept"]),
+                answer_threshold=float(data["answer_threshold"]),
+                none_threshold=float(data["none_threshold"]),
+                calibrated=bool(data.get("calibrated", True)),
+                figures=dict(data.get("figures") or {}),
+                fitted_on=dict(data.get("fitted_on") or {}),
+                sources_hash=str(data.get("sources_hash", "")),
                 follow=Logistic.from_dict(data["follow"]) if data.get("follow") else None,
                 precedent_weight=float(data.get("precedent_weight", 0.0)),
                 precedents=Precedents.load(Path(path).parent / Path(str(data["precedents"]["file"])).name)
-                if data.get("precedents") else None,
+                if data.get("precedents")
+                else None,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{path} is missing or has a wrong field ({exc}). {fix}") from None
@@ -285,8 +329,13 @@ def load_for(index_dir: Path, embedder_id: str, sources_hash: str = "") -> Calib
     if model.embedder != embedder_id:
         return Calibration.default(embedder_id)
     if sources_hash and model.sources_hash and model.sources_hash != sources_hash:
-        log.warning("%s was fitted on other documents than the index in %s (sources hash %s…, index %s…); "
-                    "using the conservative default. Run: python -m bot calibrate",
-                    path, index_dir, model.sources_hash[:12], sources_hash[:12])
+        log.warning(
+            "%s was fitted on other documents than the index in %s (sources hash %s…, index %s…); "
+            "using the conservative default. Run: python -m bot calibrate",
+            path,
+            index_dir,
+            model.sources_hash[:12],
+            sources_hash[:12],
+        )
         return replace(Calibration.default(embedder_id), figures={"stale": True})
     return model

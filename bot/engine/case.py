@@ -31,8 +31,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from bot.limits import QUESTION_CHARS
 from bot.engine.message import Cues
+from bot.limits import QUESTION_CHARS
 from bot.records import Case, Move
 
 MOVES: tuple[Move, ...] = ("new", "follow_up", "retry", "switch")
@@ -53,9 +53,44 @@ _NOT_HELPFUL_EN = re.compile(
     re.IGNORECASE,
 )
 _FILLER_EN = set(
-    ["that", "this", "it", "the", "a", "an", "still", "sorry", "thanks", "thank", "you", "ok", "okay", "please", "try",
-     "another", "one", "answer", "suggestion", "solution", "so", "but", "and", "unfortunately", "really", "at", "all",
-     "for", "me", "i", "tried", "any", "have", "has", "was", "is"]
+    [
+        "that",
+        "this",
+        "it",
+        "the",
+        "a",
+        "an",
+        "still",
+        "sorry",
+        "thanks",
+        "thank",
+        "you",
+        "ok",
+        "okay",
+        "please",
+        "try",
+        "another",
+        "one",
+        "answer",
+        "suggestion",
+        "solution",
+        "so",
+        "but",
+        "and",
+        "unfortunately",
+        "really",
+        "at",
+        "all",
+        "for",
+        "me",
+        "i",
+        "tried",
+        "any",
+        "have",
+        "has",
+        "was",
+        "is",
+    ]
 )
 _NOT_HELPFUL_ZH = re.compile(
     r"没用|没有用|不管用|没啥用|不行|没解决|没有解决|无效|不对|不是这个|换一个|其他方法|其它方法|别的方法|"
@@ -114,8 +149,19 @@ _ANAPHORA = re.compile(
 )
 
 
-def advance(case: Case, *, move: Move, search: str, problem: frozenset[str], setting: frozenset[str],
-            shown: tuple[str, ...], best: str, language: str, signature: str, message: str) -> Case:
+def advance(
+    case: Case,
+    *,
+    move: Move,
+    search: str,
+    problem: frozenset[str],
+    setting: frozenset[str],
+    shown: tuple[str, ...],
+    best: str,
+    language: str,
+    signature: str,
+    message: str,
+) -> Case:
     """The case after a turn that showed ``shown`` (``best`` given as the answer, or "").
 
     >>> c = advance(Case(), move="new", search="loss nan", problem=frozenset({"NaN / Inf"}), setting=frozenset(),
@@ -126,13 +172,27 @@ def advance(case: Case, *, move: Move, search: str, problem: frozenset[str], set
     (('a', 'b'), 'a', ("didn't help",), 2)
     """
     if move in ("new", "switch") or not case.is_open:
-        return Case(search=search[:MAX_CASE_SEARCH], problem=problem, setting=setting, shown=shown[:MAX_SHOWN],
-                    best=best, language=language, signature=signature, turns=1)
+        return Case(
+            search=search[:MAX_CASE_SEARCH],
+            problem=problem,
+            setting=setting,
+            shown=shown[:MAX_SHOWN],
+            best=best,
+            language=language,
+            signature=signature,
+            turns=1,
+        )
     tried = case.tried + ((message[:300],) if move == "retry" else ())
     return replace(
-        case, search=search[-MAX_CASE_SEARCH:], problem=problem, setting=setting,
-        shown=tuple(dict.fromkeys((*case.shown, *shown)))[-MAX_SHOWN:], best=best or case.best,
-        tried=tried[-MAX_TRIED:], language=language or case.language, turns=case.turns + 1,
+        case,
+        search=search[-MAX_CASE_SEARCH:],
+        problem=problem,
+        setting=setting,
+        shown=tuple(dict.fromkeys((*case.shown, *shown)))[-MAX_SHOWN:],
+        best=best or case.best,
+        tried=tried[-MAX_TRIED:],
+        language=language or case.language,
+        turns=case.turns + 1,
     )
 
 
@@ -151,7 +211,11 @@ def is_not_helpful(message: str) -> bool:
         if not _NOT_HELPFUL_ZH.search(message):
             return False
         rest = _NOT_HELPFUL_ZH.sub("", message)
-        rest = re.sub(r"[\s\W]|还是|依然|仍然|好像|似乎|这个|那个|方法|办法|试了|一下|了|啊|呀|吧|的|也|都|还|再|给|我|换", "", rest)
+        rest = re.sub(
+            r"[\s\W]|还是|依然|仍然|好像|似乎|这个|那个|方法|办法|试了|一下|了|啊|呀|吧|的|也|都|还|再|给|我|换",
+            "",
+            rest,
+        )
         return len(rest) <= 2
     match = _NOT_HELPFUL_EN.search(message)
     if not match:
@@ -255,8 +319,9 @@ def points_back(message: str) -> bool:
     return bool(_ANAPHORA.search(message[:400]))
 
 
-def move_of(message: str, case: Case, *, problems: frozenset[str], is_log: bool = False,
-            cues: Cues | None = None) -> Move:
+def move_of(
+    message: str, case: Case, *, problems: frozenset[str], is_log: bool = False, cues: Cues | None = None
+) -> Move:
     """How ``message`` moves ``case``; ``problems`` are the problem subjects the message names itself;
     ``cues``: the message's cues when it was read already (:class:`bot.engine.message.Message`), not detected again.
 
@@ -299,6 +364,18 @@ def move_of(message: str, case: Case, *, problems: frozenset[str], is_log: bool 
     return "switch"
 
 
-__all__ = ["Case", "MOVES", "Move", "advance", "is_follow_up", "is_not_helpful", "move_of", "move_on_the_lead",
-           "points_back", "requests", "asks_for_another",
-           "says_still", "starts_new_topic"]
+__all__ = [
+    "Case",
+    "MOVES",
+    "Move",
+    "advance",
+    "is_follow_up",
+    "is_not_helpful",
+    "move_of",
+    "move_on_the_lead",
+    "points_back",
+    "requests",
+    "asks_for_another",
+    "says_still",
+    "starts_new_topic",
+]

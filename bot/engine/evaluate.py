@@ -1,7 +1,7 @@
 """Retrieval evaluation on a JSON-lines set (format and rule: shared/eval/README.md).
 
-    >>> normalize("`Nccl` **error**  [x]")
-    'ncclerrorx'
+>>> normalize("`Nccl` **error**  [x]")
+'ncclerrorx'
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def read_cases(path: Path) -> list[Case]:
             row = json.loads(line)
             cases.append(Case(row["query"], row.get("kind", "?"), tuple(row.get("expect", []))))
         except (ValueError, KeyError) as exc:
-            raise ValueError(f"{path}:{n}: not an eval case ({exc}); expected {{\"query\", \"kind\", \"expect\"}}") from None
+            raise ValueError(f'{path}:{n}: not an eval case ({exc}); expected {{"query", "kind", "expect"}}') from None
     return cases
 
 
@@ -69,8 +69,9 @@ def _metrics(rows: list[dict]) -> dict:
     return {k: round(v, 4) if isinstance(v, float) else v for k, v in out.items()}
 
 
-def evaluate(engine: Engine, cases: list[Case], depth: int = EVAL_DEPTH, *, mode: str = "hybrid",
-             use_meta: bool = True) -> dict:
+def evaluate(
+    engine: Engine, cases: list[Case], depth: int = EVAL_DEPTH, *, mode: str = "hybrid", use_meta: bool = True
+) -> dict:
     """Ask every case; per case the tier, whether it was answered, the reason and the ranked sections.
 
     ``mode`` ("hybrid", "dense", "bm25") and ``use_meta`` give the baselines printed beside the product.
@@ -80,19 +81,27 @@ def evaluate(engine: Engine, cases: list[Case], depth: int = EVAL_DEPTH, *, mode
     for case in cases:
         answer = engine.ask(case.query, k=max(depth, 10), mode=mode, use_meta=use_meta)
         hits = [
-            {"source": h.section.source, "section": h.section.heading, "score": round(h.score, 4)}
-            for h in answer.hits
+            {"source": h.section.source, "section": h.section.heading, "score": round(h.score, 4)} for h in answer.hits
         ]
         rank = _rank(hits, case.expect) if case.expect else None
-        rows.append({"kind": case.kind, "expect": case.expect, "rank": rank, "answered": answer.answered,
-                     "tier": answer.tier})
-        out_cases.append({
-            "query": case.query, "kind": case.kind, "tier": answer.tier, "answered": answer.answered,
-            "reason": answer.reason.code if answer.reason else "",
-            "reason_subjects": list(answer.reason.subjects) if answer.reason else [],
-            "confidence": round(answer.confidence, 4), "rank": rank,
-            "signature": answer.signature or None, "subjects": list(answer.subjects), "hits": hits,
-        })
+        rows.append(
+            {"kind": case.kind, "expect": case.expect, "rank": rank, "answered": answer.answered, "tier": answer.tier}
+        )
+        out_cases.append(
+            {
+                "query": case.query,
+                "kind": case.kind,
+                "tier": answer.tier,
+                "answered": answer.answered,
+                "reason": answer.reason.code if answer.reason else "",
+                "reason_subjects": list(answer.reason.subjects) if answer.reason else [],
+                "confidence": round(answer.confidence, 4),
+                "rank": rank,
+                "signature": answer.signature or None,
+                "subjects": list(answer.subjects),
+                "hits": hits,
+            }
+        )
     metrics = _metrics(rows)
     metrics["by_kind"] = {
         kind: _metrics([r for r in rows if r["kind"] == kind]) for kind in sorted({r["kind"] for r in rows})
@@ -127,7 +136,9 @@ def format_table(report: dict) -> str:
         lines.append("\nsame cases, other rankings (ranking figures; confidence as the product):")
         for name, m in report["baselines"].items():
             lines.append(_row(name, m))
-    misses = [c for c in report["cases"] if (c["rank"] != 1 and c["kind"] != "oos") or (c["kind"] == "oos" and c["answered"])]
+    misses = [
+        c for c in report["cases"] if (c["rank"] != 1 and c["kind"] != "oos") or (c["kind"] == "oos" and c["answered"])
+    ]
     if misses:
         lines.append("\nmisses:")
         for c in misses:

@@ -37,17 +37,29 @@ class SectionFacts:
     language: Language
 
 
-def section_facts(sections: Sequence[Section], lexicon: Lexicon, *, os_of: Callable[[Section], frozenset[str]],
-                  answers: Callable[[Section], bool]) -> tuple[SectionFacts, ...]:
+def section_facts(
+    sections: Sequence[Section],
+    lexicon: Lexicon,
+    *,
+    os_of: Callable[[Section], frozenset[str]],
+    answers: Callable[[Section], bool],
+) -> tuple[SectionFacts, ...]:
     """The facts of every section of one index (``os_of`` and ``answers`` are the engine's rules for a section)."""
     named = [lexicon.find(" ".join(s.path) + "\n" + s.text) for s in sections]
     per_doc = document_frameworks(lexicon, [s.source for s in sections], named)
     facts = []
     for section, own in zip(sections, named):
         main = per_doc.get(section.source, frozenset())
-        facts.append(SectionFacts(
-            key=section.key, named=frozenset(own), frameworks=main, covers=frozenset(own | main), os=os_of(section),
-            eras=old_releases(section), answers=answers(section),
-            language="zh" if detect_language(f"{section.heading}\n{section.text[:3_000]}") == "zh" else "en",
-        ))
+        facts.append(
+            SectionFacts(
+                key=section.key,
+                named=frozenset(own),
+                frameworks=main,
+                covers=frozenset(own | main),
+                os=os_of(section),
+                eras=old_releases(section),
+                answers=answers(section),
+                language="zh" if detect_language(f"{section.heading}\n{section.text[:3_000]}") == "zh" else "en",
+            )
+        )
     return tuple(facts)

@@ -89,13 +89,17 @@ def classify(message: object) -> str | None:
     if _PROBLEM.search(text):
         return None
     thanks = _THANKS.match(text)
-    if thanks and len(_FILLER.sub("", text[thanks.end():])) <= 12 and not _ascii_word(text[thanks.end():thanks.end() + 1]):
+    if (
+        thanks
+        and len(_FILLER.sub("", text[thanks.end() :])) <= 12
+        and not _ascii_word(text[thanks.end() : thanks.end() + 1])
+    ):
         return "thanks"
     if _SMALL_TALK.search(text):
         return "small_talk"
     if _GREETING.match(text):
         match = _GREETING.match(text)
-        rest = text[match.end():] if match else text
+        rest = text[match.end() :] if match else text
         if _ascii_word(rest[:1]):  # "history", "hint": not a greeting
             return None
         return "greeting" if len(_FILLER.sub("", rest)) <= 12 else None

@@ -85,8 +85,16 @@ class LiveEngine:
     def read(self, message: object) -> Message:
         return self._engine.read(message)
 
-    def ask(self, text: object, *, k: int = 10, case: Case | None = None, mode: str = "hybrid",
-            use_meta: bool = True, exclude: Iterable[str] = ()) -> Answer:
+    def ask(
+        self,
+        text: object,
+        *,
+        k: int = 10,
+        case: Case | None = None,
+        mode: str = "hybrid",
+        use_meta: bool = True,
+        exclude: Iterable[str] = (),
+    ) -> Answer:
         return self._engine.ask(text, k=k, case=case, mode=mode, use_meta=use_meta, exclude=exclude)
 
     def terms_in(self, search: str, key: str) -> tuple[str, ...]:
@@ -109,7 +117,9 @@ class LiveEngine:
                 fresh = Engine.open(self._engine.settings, self._engine.embedder)
             except (IndexProblem, OSError, ValueError) as exc:
                 self._failed = name
-                log.warning("index: new generation %s not loaded, still answering from %s: %s", name, self.generation, exc)
+                log.warning(
+                    "index: new generation %s not loaded, still answering from %s: %s", name, self.generation, exc
+                )
                 return False
             self._engine = fresh  # one assignment: requests see the old engine or the new one, never a mix
             self.generation = Path(fresh.index.path).name

@@ -63,21 +63,26 @@ class Precedents:
         if len(self.vectors) != len(self.answers):
             raise ValueError(f"{len(self.vectors)} precedent vectors for {len(self.answers)} answers")
         if self.k < 1 or self.temperature <= 0:
-            raise ValueError(f"precedents need k >= 1 and temperature > 0, not k={self.k} temperature={self.temperature}")
+            raise ValueError(
+                f"precedents need k >= 1 and temperature > 0, not k={self.k} temperature={self.temperature}"
+            )
 
     def __len__(self) -> int:
         return len(self.answers)
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, Precedents) and (self.answers, self.k, self.temperature)
-                == (other.answers, other.k, other.temperature) and np.array_equal(self.vectors, other.vectors))
+        return (
+            isinstance(other, Precedents)
+            and (self.answers, self.k, self.temperature) == (other.answers, other.k, other.temperature)
+            and np.array_equal(self.vectors, other.vectors)
+        )
 
     __hash__ = None  # type: ignore[assignment]  # mutable arrays inside
 
-    def with_params(self, k: int, temperature: float) -> "Precedents":
+    def with_params(self, k: int, temperature: float) -> Precedents:
         return Precedents(self.vectors, self.answers, k, temperature)
 
-    def subset(self, keep: np.ndarray) -> "Precedents":
+    def subset(self, keep: np.ndarray) -> Precedents:
         """Only the precedents where ``keep`` is true (a conversation replayed without its own thread)."""
         rows = np.flatnonzero(keep)
         return Precedents(self.vectors[rows], tuple(self.answers[i] for i in rows), self.k, self.temperature)
@@ -108,13 +113,20 @@ class Precedents:
         """Vectors (float16) and answers in one ``.npz``, written atomically."""
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp.npz")
-        header = json.dumps({"format": FILE_FORMAT, "k": self.k, "temperature": self.temperature,
-                             "answers": [list(a) for a in self.answers]}, ensure_ascii=False)
+        header = json.dumps(
+            {
+                "format": FILE_FORMAT,
+                "k": self.k,
+                "temperature": self.temperature,
+                "answers": [list(a) for a in self.answers],
+            },
+            ensure_ascii=False,
+        )
         np.savez_compressed(tmp, vectors=self.vectors.astype(np.float16), header=np.array(header))
         tmp.replace(path)
 
     @classmethod
-    def load(cls, path: Path) -> "Precedents":
+    def load(cls, path: Path) -> Precedents:
         """Read what :meth:`save` wrote; raises ValueError naming the file and the fix."""
         fix = "Run: python -m bot calibrate"
         try:

@@ -147,14 +147,23 @@ def read_message(message: object, *, limit: int, lexicon: Lexicon) -> Message:
     is_log = worded and looks_like_log(text)
     signature, search_text = _search_text(text, is_log) if worded else ("", text.strip())
     return Message(
-        sent=sent, text=text, truncated_from=truncated_from,
-        language="zh" if detect_language(text) == "zh" else "en", has_words=worded, is_log=is_log,
-        signature=signature, search_text=search_text,
+        sent=sent,
+        text=text,
+        truncated_from=truncated_from,
+        language="zh" if detect_language(text) == "zh" else "en",
+        has_words=worded,
+        is_log=is_log,
+        signature=signature,
+        search_text=search_text,
         tokens=tuple(dict.fromkeys(tokenize(search_text[:5_000]))) if worded else (),
         subjects=frozenset(lexicon.find(text)) if worded else frozenset(),
         intent=classify(text.strip()),
-        cues=Cues(not_helpful=is_not_helpful(text), follow_up=is_follow_up(text), new_topic=starts_new_topic(text),
-                  points_back=points_back(text)),
+        cues=Cues(
+            not_helpful=is_not_helpful(text),
+            follow_up=is_follow_up(text),
+            new_topic=starts_new_topic(text),
+            points_back=points_back(text),
+        ),
     )
 
 
@@ -191,13 +200,15 @@ class _Scores:
 class Engine:
     """The retrieval engine over one loaded index: ranking, confidence and tier are decided here only."""
 
-    def __init__(self, index: KnowledgeIndex, embedder: Embedder, settings: Settings,
-                 calibration: Calibration | None = None) -> None:
+    def __init__(
+        self, index: KnowledgeIndex, embedder: Embedder, settings: Settings, calibration: Calibration | None = None
+    ) -> None:
         self.index = index
         self.embedder = embedder
         self.settings = settings
-        self.calibration = calibration or load_for(settings.index_dir, embedder.id,
-                                                   sources_fingerprint(index.manifest.get("sources", {})))
+        self.calibration = calibration or load_for(
+            settings.index_dir, embedder.id, sources_fingerprint(index.manifest.get("sources", {}))
+        )
         self.lexicon = Lexicon.load()
         self._by_key = {s.key: n for n, s in enumerate(index.sections)}
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -238,8 +249,9 @@ class Engine:
     @cached_property
     def facts(self) -> tuple[SectionFacts, ...]:
         """Per section, what never changes about it (subjects, frameworks, OS, eras), computed once per index."""
-        return section_facts(self.sections, self.lexicon, os_of=lambda s: _os_of(s, self.lexicon),
-                             answers=_answers_something)
+        return section_facts(
+            self.sections, self.lexicon, os_of=lambda s: _os_of(s, self.lexicon), answers=_answers_something
+        )
 
     def section_vectors(self) -> tuple[dict[str, int], np.ndarray] | None:
         """Per section, the normalised mean of its keys' vectors in the dense index (once per loaded index), or None
@@ -253,7 +265,7 @@ class Engine:
             sums = np.zeros((len(self.sections), dense.d), dtype=np.float32)
             for start in range(0, dense.ntotal, 8_192):  # bounded memory on a large index
                 count = min(8_192, dense.ntotal - start)
-                np.add.at(sums, owners[start:start + count], dense.reconstruct_n(start, count))
+                np.add.at(sums, owners[start : start + count], dense.reconstruct_n(start, count))
         except (AttributeError, RuntimeError, TypeError, ValueError):  # an index without vectors
             return None
         norms = np.linalg.norm(sums, axis=1, keepdims=True)
@@ -298,16 +310,27 @@ class Engine:
 
     def read(self, message: object) -> Message:
         """The message read once for this turn (cut to the input limit); every later stage reads this record."""
-        return message if isinstance(message, Message) else read_message(
-            message, limit=self.settings.max_input_chars, lexicon=self.lexicon)
+        return (
+            message
+            if isinstance(message, Message)
+            else read_message(message, limit=self.settings.max_input_chars, lexicon=self.lexicon)
+        )
 
-    def evidence(self, message: object, case: Case | None = None, *, use_meta: bool = True,
-                 exclude: Iterable[str] = ()) -> Evidence:
+    def evidence(
+        self, message: object, case: Case | None = None, *, use_meta: bool = True, exclude: Iterable[str] = ()
+    ) -> Evidence:
         """Everything the ranking and the judgement need about one message in its case (see :meth:`weigh`)."""
         return self.weigh(self.read(message), case, use_meta=use_meta, exclude=exclude)[0]
 
-    def weigh(self, message: Message, case: Case | None = None, *, use_meta: bool = True,
-              exclude: Iterable[str] = (), k: int = 10) -> tuple[Evidence, Ranking]:
+    def weigh(
+        self,
+        message: Message,
+        case: Case | None = None,
+        *,
+        use_meta: bool = True,
+        exclude: Iterable[str] = (),
+        k: int = 10,
+    ) -> tuple[Evidence, Ranking]:
         """The message's evidence in its case and its (hybrid) ranking, the ranking computed once.
 
         The message's move in the case is decided (:func:`move_of`), its problem and setting merged
@@ -323,11 +346,16 @@ class Engine:
         if found.move == "switch" and found.case.shown and not message.cues.new_topic:
             first = ranking.order
             if first and self.sections[first[0]].key in found.case.shown:
-                found = self._evidence(message, found.case, use_meta=use_meta, exclude=exclude,
-                                       move=move_on_the_lead(found.text))
+                found = self._evidence(
+                    message, found.case, use_meta=use_meta, exclude=exclude, move=move_on_the_lead(found.text)
+                )
                 ranking = rank(found, weights, k=k)
-        if found.move == "follow_up" and found.case.shown and not message.cues.follow_up \
-                and not message.cues.points_back:
+        if (
+            found.move == "follow_up"
+            and found.case.shown
+            and not message.cues.follow_up
+            and not message.cues.points_back
+        ):
             found, ranking = self._not_again(found, ranking, k=k)
         return found, ranking
 
@@ -346,13 +374,21 @@ class Engine:
         allowed[first[0]] = False
         return replace(evidence, allowed=allowed), ranking.within(allowed, evidence.preferred, k=k)
 
-    def _evidence(self, message: Message, case: Case, *, use_meta: bool, exclude: Iterable[str],
-                  move: Move | None = None) -> Evidence:
+    def _evidence(
+        self, message: Message, case: Case, *, use_meta: bool, exclude: Iterable[str], move: Move | None = None
+    ) -> Evidence:
         text, truncated_from, language = message.text, message.truncated_from, message.language
         n = len(self.sections)
         if not message.has_words:
-            return Evidence(text=text, language=language, truncated_from=truncated_from, case=case, empty=True,
-                            allowed=np.zeros(n, dtype=bool), subject_share=np.zeros(n, dtype=np.float32))
+            return Evidence(
+                text=text,
+                language=language,
+                truncated_from=truncated_from,
+                case=case,
+                empty=True,
+                allowed=np.zeros(n, dtype=bool),
+                subject_share=np.zeros(n, dtype=np.float32),
+            )
         signature, search_text = message.signature, message.search_text
         named = self._main_subjects(message.subjects)
         problems = frozenset(s for s in named if self.lexicon.category(s) in PROBLEM_CATEGORIES)
@@ -363,8 +399,12 @@ class Engine:
         else:
             problem, setting = case.problem | problems, self._carry_setting(case.setting, named - problems)
         own = self._scores(search_text, use_meta, tokens=message.tokens)
-        if move == "follow_up" and not message.cues.follow_up and not message.cues.points_back \
-                and self._margin(own) <= 0:
+        if (
+            move == "follow_up"
+            and not message.cues.follow_up
+            and not message.cues.points_back
+            and self._margin(own) <= 0
+        ):
             # A full question that is closer to everyday off-topic questions than to the knowledge base, and
             # does not point back ("how do I bake bread?"), is not about the case: judge it on its own.
             move = "switch"
@@ -406,15 +446,30 @@ class Engine:
             if covering.any():
                 allowed = covering
         found = Evidence(
-            text=text, language=language, truncated_from=truncated_from, case=case, signature=signature,
-            search_text=search_text, move=move, named=named, problem=problem, setting=setting, is_log=is_log,
-            own=own, title=title, joined=joined, own_weight=own_weight, allowed=allowed, preferred=preferred,
+            text=text,
+            language=language,
+            truncated_from=truncated_from,
+            case=case,
+            signature=signature,
+            search_text=search_text,
+            move=move,
+            named=named,
+            problem=problem,
+            setting=setting,
+            is_log=is_log,
+            own=own,
+            title=title,
+            joined=joined,
+            own_weight=own_weight,
+            allowed=allowed,
+            preferred=preferred,
             subject_share=self.subject_share(problem | setting if move != "new" else named),
         )
         return self.with_precedents(found, self.calibration.precedents)
 
-    def with_precedents(self, evidence: Evidence, precedents: Precedents | None,
-                        among: np.ndarray | None = None) -> Evidence:
+    def with_precedents(
+        self, evidence: Evidence, precedents: Precedents | None, among: np.ndarray | None = None
+    ) -> Evidence:
         """A new question's evidence with the vote of the labelled precedents nearest to it (``among``: those
         allowed to vote; calibration leaves out the question's own thread). A follow-up's words alone ("那多机呢？")
         are not a question the precedents were asked: it gets none."""
@@ -425,8 +480,16 @@ class Engine:
         vote = precedents.vote(evidence.own.query_vector, self._by_key, among)
         return replace(evidence, precedent=vote.sections, precedent_lean=vote.lean)
 
-    def ask(self, text: object, *, k: int = 10, case: Case | None = None, mode: str = "hybrid",
-            use_meta: bool = True, exclude: Iterable[str] = ()) -> Answer:
+    def ask(
+        self,
+        text: object,
+        *,
+        k: int = 10,
+        case: Case | None = None,
+        mode: str = "hybrid",
+        use_meta: bool = True,
+        exclude: Iterable[str] = (),
+    ) -> Answer:
         """Answer one message in its case: up to ``k`` distinct sections, a tier and its reason.
 
         ``ask`` is :meth:`evidence`, :func:`rank` and :func:`judge`, nothing else (calibration
@@ -444,14 +507,28 @@ class Engine:
         if not ranking.order:
             code = "empty" if evidence.empty else ("retry_none" if evidence.move == "retry" else "nothing")
             after = self._advance(evidence, ())
-            return Answer(query=evidence.text, language=evidence.language, tier="none", hits=(),
-                          signature=evidence.signature, search_text=evidence.search_text,
-                          truncated_from=evidence.truncated_from, reason=Reason(code), subjects=subjects,
-                          move=evidence.move, case=after)
+            return Answer(
+                query=evidence.text,
+                language=evidence.language,
+                tier="none",
+                hits=(),
+                signature=evidence.signature,
+                search_text=evidence.search_text,
+                truncated_from=evidence.truncated_from,
+                reason=Reason(code),
+                subjects=subjects,
+                move=evidence.move,
+                case=after,
+            )
         scores = evidence.own
         hits = tuple(
-            Hit(section=self.sections[n], score=float(ranking.scores[n]), dense=float(scores.dense[n]),
-                lexical=float(scores.lexical[n]), matched_terms=tuple(self._terms_in(scores.matched, n)))
+            Hit(
+                section=self.sections[n],
+                score=float(ranking.scores[n]),
+                dense=float(scores.dense[n]),
+                lexical=float(scores.lexical[n]),
+                matched_terms=tuple(self._terms_in(scores.matched, n)),
+            )
             for n in ranking.order
         )
         best = hits[0].score
@@ -459,10 +536,20 @@ class Engine:
         shown = (hits[0].section.key,)  # what the reply leads with; related sections may be the next answer
         after = self._advance(evidence, shown, best=hits[0].section.key if verdict.tier == "answer" else "")
         return Answer(
-            query=evidence.text, language=evidence.language, tier=verdict.tier, hits=hits, signature=evidence.signature,
-            search_text=evidence.search_text, truncated_from=evidence.truncated_from, confidence=verdict.probability,
-            worth_showing=worth, reason=verdict.reason, subjects=subjects, uncovered=verdict.uncovered,
-            move=evidence.move, case=after,
+            query=evidence.text,
+            language=evidence.language,
+            tier=verdict.tier,
+            hits=hits,
+            signature=evidence.signature,
+            search_text=evidence.search_text,
+            truncated_from=evidence.truncated_from,
+            confidence=verdict.probability,
+            worth_showing=worth,
+            reason=verdict.reason,
+            subjects=subjects,
+            uncovered=verdict.uncovered,
+            move=evidence.move,
+            case=after,
         )
 
     def _advance(self, evidence: Evidence, shown: tuple[str, ...], best: str = "") -> Case:
@@ -471,9 +558,18 @@ class Engine:
         if evidence.move in ("follow_up", "retry") and case.is_open:
             own = "" if evidence.own_weight == 0 else evidence.search_text
             search = f"{case.search}\n{own}".strip()
-        return advance(case, move=evidence.move, search=search, problem=evidence.problem, setting=evidence.setting,
-                       shown=shown, best=best, language=evidence.language, signature=evidence.signature,
-                       message=evidence.text)
+        return advance(
+            case,
+            move=evidence.move,
+            search=search,
+            problem=evidence.problem,
+            setting=evidence.setting,
+            shown=shown,
+            best=best,
+            language=evidence.language,
+            signature=evidence.signature,
+            message=evidence.text,
+        )
 
     def _carry_setting(self, old: frozenset[str], named: frozenset[str]) -> frozenset[str]:
         """The case's setting after a follow-up that names ``named``: a newly named framework, product,
@@ -481,8 +577,11 @@ class Engine:
         replaced = {self.lexicon.category(s) for s in named}
         dropped = {s for s in old if self.lexicon.category(s) in replaced}
         gone = self.frameworks(dropped) - named
-        kept = {s for s in old - dropped
-                if not (self.lexicon.category(s) == "product" and set(self.lexicon.subjects[s].implies) & gone)}
+        kept = {
+            s
+            for s in old - dropped
+            if not (self.lexicon.category(s) == "product" and set(self.lexicon.subjects[s].implies) & gone)
+        }
         return frozenset(kept) | named
 
     # ------------------------------------------------------------ evidence
@@ -509,8 +608,11 @@ class Engine:
         subjects = self.effective_subjects(evidence, top) - frozenset(built_on)
         foreign = [s for s in subjects if s not in self.covered_anywhere]
         major = [s for s in foreign if self.lexicon.category(s) in MAJOR_CATEGORIES]
-        problem = evidence.problem if evidence.move != "new" else frozenset(
-            s for s in evidence.named if self.lexicon.category(s) in PROBLEM_CATEGORIES)
+        problem = (
+            evidence.problem
+            if evidence.move != "new"
+            else frozenset(s for s in evidence.named if self.lexicon.category(s) in PROBLEM_CATEGORIES)
+        )
         elsewhere = [s for s in subjects if s in self.covered_anywhere and s not in covered]
         specific = [t for t in scores.tokens if len(t) > 1 and not _QUANTITY.match(t)]
         section_tokens = self._tokens_of(top)
@@ -535,15 +637,17 @@ class Engine:
         implies = self.lexicon.subjects[subject].implies if subject in self.lexicon.subjects else ()
         return self.lexicon.category(subject) == "product" and bool(implies) and set(implies) <= covered
 
-    def follow_features(self, evidence: Evidence, top: int,
-                        first: Sequence[dict[str, float]] = ()) -> dict[str, float]:
+    def follow_features(self, evidence: Evidence, top: int, first: Sequence[dict[str, float]] = ()) -> dict[str, float]:
         """The follow-up model's inputs: the message's own evidence, the case's, and how the turn moved it.
 
         ``first``: :meth:`features` of the own and joined scores when the caller has them already.
         """
         own = first[0] if first else self.features(evidence, evidence.own, top)
-        joined = (first[1] if len(first) > 1 else self.features(evidence, evidence.joined, top)) \
-            if evidence.joined is not None else own
+        joined = (
+            (first[1] if len(first) > 1 else self.features(evidence, evidence.joined, top))
+            if evidence.joined is not None
+            else own
+        )
         key = self.sections[top].key
         return {
             "own_margin": own["margin"] if evidence.own_weight else -0.05,
@@ -569,7 +673,9 @@ class Engine:
         if not (evidence.problem & covered):
             return subjects
         return frozenset(
-            s for s in subjects if not self._built_on(s, covered) and self.lexicon.category(s) not in SETTING_ONLY_CATEGORIES
+            s
+            for s in subjects
+            if not self._built_on(s, covered) and self.lexicon.category(s) not in SETTING_ONLY_CATEGORIES
         )
 
     def named_through_children(self, subjects: Iterable[str]) -> list[str]:
@@ -705,8 +811,12 @@ class Engine:
         scores[scores < -0.5] = floor  # sections with no key among the candidates
         return scores, best_by_language
 
-    def _lexical_scores(self, search_text: str, use_meta: bool = True, tokens: Sequence[str] | None = None,
-                        ) -> tuple[np.ndarray, list[str], float, list[str]]:
+    def _lexical_scores(
+        self,
+        search_text: str,
+        use_meta: bool = True,
+        tokens: Sequence[str] | None = None,
+    ) -> tuple[np.ndarray, list[str], float, list[str]]:
         """BM25 per section, the query tokens the KB knows, their share of all query tokens, and all tokens
         (``tokens``: the search text's tokens when the message was read already)."""
         tokens = list(tokens) if tokens is not None else list(dict.fromkeys(tokenize(search_text[:5_000])))
@@ -840,8 +950,9 @@ def title_scorer(evidence: Evidence, weights: Weights, mode: str) -> np.ndarray 
 SCORERS: tuple[Scorer, ...] = (words_scorer, precedent_scorer, title_scorer)
 
 
-def rank(evidence: Evidence, weights: Weights, *, mode: str = "hybrid", k: int = 10,
-         scorers: Sequence[Scorer] = SCORERS) -> Ranking:
+def rank(
+    evidence: Evidence, weights: Weights, *, mode: str = "hybrid", k: int = 10, scorers: Sequence[Scorer] = SCORERS
+) -> Ranking:
     """Order the sections for one message: a pure function of the evidence, the weights and the scorers.
 
     hybrid: ``own_weight * (fuse(own) + w_subj share + w_prec precedents' vote + w_title fuse(title))
@@ -887,9 +998,13 @@ def judge(engine: Engine, evidence: Evidence, ranking: Ranking, calibration: Cal
         probability = max(calibration.probability(f) for f in first)
     uncovered, conflicts, (newer, era) = engine.blockers(evidence, top)
     thresholds = calibration.follow if continuing and calibration.follow is not None else calibration
-    tier = calibration.tier(probability, hard_uncovered=engine.hard_uncovered(uncovered) or bool(conflicts) or bool(newer),
-                            margin=max(f["margin"] for f in first), coverage=max(f["coverage"] for f in first),
-                            thresholds=thresholds)
+    tier = calibration.tier(
+        probability,
+        hard_uncovered=engine.hard_uncovered(uncovered) or bool(conflicts) or bool(newer),
+        margin=max(f["margin"] for f in first),
+        coverage=max(f["coverage"] for f in first),
+        thresholds=thresholds,
+    )
     if evidence.move == "retry" and (tier == "none" or (tier == "answer" and evidence.own_weight == 0)):
         # The user asked for the next candidate: show it, marked as doubtful. A bare "没用" adds nothing that
         # could make the next-best section a sure answer.

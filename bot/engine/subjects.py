@@ -39,7 +39,9 @@ FOREIGN_CATEGORIES = ("framework", "product", "os", "hardware", "tool", "feature
 _WORD = re.compile(r"[a-z0-9]+")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _LINUX = words("linux_named")  # bot/data/vocabulary.toml
-_SENTENCE = re.compile(r"[.。;；!！?？\n]+(?:\s|$)|[。；！？\n]")  # sentence ends (a dot inside "libnccl.so" is not one)
+_SENTENCE = re.compile(
+    r"[.。;；!！?？\n]+(?:\s|$)|[。；！？\n]"
+)  # sentence ends (a dot inside "libnccl.so" is not one)
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ class Lexicon:
         self._lengths = sorted({len(k) for k in self._latin})
 
     @classmethod
-    def load(cls, path: Path = LEXICON_FILE) -> "Lexicon":
+    def load(cls, path: Path = LEXICON_FILE) -> Lexicon:
         return _load(path)
 
     def category(self, name: str) -> str:
@@ -123,12 +125,18 @@ def _load(path: Path) -> Lexicon:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         subjects = [
-            Subject(str(row["name"]), str(row["category"]), tuple(str(a).lower() for a in row["aliases"]),
-                    tuple(str(i) for i in row.get("implies", ())))
+            Subject(
+                str(row["name"]),
+                str(row["category"]),
+                tuple(str(a).lower() for a in row["aliases"]),
+                tuple(str(i) for i in row.get("implies", ())),
+            )
             for row in data.get("subject", [])
         ]
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
-        raise ValueError(f"{path}: not a subject lexicon ({exc}); each [[subject]] needs name, category, aliases") from None
+        raise ValueError(
+            f"{path}: not a subject lexicon ({exc}); each [[subject]] needs name, category, aliases"
+        ) from None
     unknown = {i for s in subjects for i in s.implies} - {s.name for s in subjects}
     if unknown:
         raise ValueError(f"{path}: 'implies' names unknown subjects {sorted(unknown)}; add them or fix the spelling")
@@ -154,5 +162,8 @@ def document_frameworks(lexicon: Lexicon, sources: list[str], found: list[set[st
         for name in names:
             if lexicon.category(name) == "framework":
                 per_doc[name] = per_doc.get(name, 0) + 1
-    return {source: frozenset(n for n, c in per_doc.items() if c == max(per_doc.values()))
-            for source, per_doc in counts.items() if per_doc}
+    return {
+        source: frozenset(n for n, c in per_doc.items() if c == max(per_doc.values()))
+        for source, per_doc in counts.items()
+        if per_doc
+    }

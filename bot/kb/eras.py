@@ -23,24 +23,65 @@ _A = r"(?<![A-Za-z0-9_])"  # ASCII word edges: CJK text around a term is not par
 _Z = r"(?![A-Za-z0-9_])"
 _ERAS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("Fluid 1.x", re.compile(_A + r"fluid(?![A-Za-z_])|版本号\s*[:：]\s*`?[01]\.\d+", re.IGNORECASE)),
-    ("PaddlePaddle v1/v2", re.compile(r"paddle\.v2" + _Z + "|" + _A + r"paddle(?:paddle)?\s*v[12]" + _Z + "|" + _A + r"v2\s*api",
-                                      re.IGNORECASE)),
-    ("CUDA 7.5 / 8.0", re.compile(_A + r"cuda\s*(?:7\.\d|8\.0)(?![\d.])|" + _A + r"cudnn\s*v?[4-6](?![\d])", re.IGNORECASE)),
-    ("TensorFlow 1.x", re.compile(r"tf\.Session" + _Z + "|" + _A + r"ConfigProto" + _Z + r"|tf\.placeholder" + _Z + "|"
-                                  + _A + r"tensorflow\s*1\.\d+", re.IGNORECASE)),
+    (
+        "PaddlePaddle v1/v2",
+        re.compile(
+            r"paddle\.v2" + _Z + "|" + _A + r"paddle(?:paddle)?\s*v[12]" + _Z + "|" + _A + r"v2\s*api", re.IGNORECASE
+        ),
+    ),
+    (
+        "CUDA 7.5 / 8.0",
+        re.compile(_A + r"cuda\s*(?:7\.\d|8\.0)(?![\d.])|" + _A + r"cudnn\s*v?[4-6](?![\d])", re.IGNORECASE),
+    ),
+    (
+        "TensorFlow 1.x",
+        re.compile(
+            r"tf\.Session"
+            + _Z
+            + "|"
+            + _A
+            + r"ConfigProto"
+            + _Z
+            + r"|tf\.placeholder"
+            + _Z
+            + "|"
+            + _A
+            + r"tensorflow\s*1\.\d+",
+            re.IGNORECASE,
+        ),
+    ),
 )
 # A release newer than each era, as users name it: "paddlepaddle-gpu==2.6.1", "PaddlePaddle 3.0", "CUDA 11.8",
 # "cu118", "cuDNN 8", "tensorflow 2.12", "TF 2.x". Bounded repetitions keep every pattern linear.
-_PADDLE_NEW = re.compile(_A + r"paddle(?:paddle)?(?:[-_]gpu)?\s{0,3}(?:==|版本|version|v)?\s{0,3}[:：]?\s{0,3}([23]\.\d{1,2})",
-                         re.IGNORECASE)
-_CUDA_NEW = re.compile(_A + r"cuda\s{0,3}(?:版本|version|toolkit)?\s{0,3}[:：]?\s{0,3}(9|1[0-3])(\.\d{1,2})?(?![\d])|"
-                       + _A + r"cu(1[0-3]\d)" + _Z + "|" + _A + r"cudnn\s{0,3}(?:版本|version)?\s{0,3}[:：]?\s{0,3}v?([7-9])(\.\d{1,2})?(?![\d])",
-                       re.IGNORECASE)
-_TF_NEW = re.compile(_A + r"(?:tensorflow(?:[-_]gpu)?|tf)\s{0,3}(?:==|版本|version)?\s{0,3}[:：]?\s{0,3}(2\.(?:\d{1,2}|x))" + _Z + "|"
-                     + _A + r"tf2" + _Z, re.IGNORECASE)
+_PADDLE_NEW = re.compile(
+    _A + r"paddle(?:paddle)?(?:[-_]gpu)?\s{0,3}(?:==|版本|version|v)?\s{0,3}[:：]?\s{0,3}([23]\.\d{1,2})", re.IGNORECASE
+)
+_CUDA_NEW = re.compile(
+    _A
+    + r"cuda\s{0,3}(?:版本|version|toolkit)?\s{0,3}[:：]?\s{0,3}(9|1[0-3])(\.\d{1,2})?(?![\d])|"
+    + _A
+    + r"cu(1[0-3]\d)"
+    + _Z
+    + "|"
+    + _A
+    + r"cudnn\s{0,3}(?:版本|version)?\s{0,3}[:：]?\s{0,3}v?([7-9])(\.\d{1,2})?(?![\d])",
+    re.IGNORECASE,
+)
+_TF_NEW = re.compile(
+    _A
+    + r"(?:tensorflow(?:[-_]gpu)?|tf)\s{0,3}(?:==|版本|version)?\s{0,3}[:：]?\s{0,3}(2\.(?:\d{1,2}|x))"
+    + _Z
+    + "|"
+    + _A
+    + r"tf2"
+    + _Z,
+    re.IGNORECASE,
+)
 
 
-_URL = re.compile(r"https?://\S{1,2000}|\]\([^)\s]{1,2000}\)")  # a link's path ("/api/paddle/fluid/…") dates the site, not the answer
+_URL = re.compile(
+    r"https?://\S{1,2000}|\]\([^)\s]{1,2000}\)"
+)  # a link's path ("/api/paddle/fluid/…") dates the site, not the answer
 
 
 def _own_text(section: Section) -> str:

@@ -31,19 +31,19 @@ import shutil
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 from bot.kb.embed import Embedder
 from bot.kb.meta import META_DIR, MetaProblem, SectionMeta, load_meta
 from bot.kb.parse import document_paths, parse_folder
+from bot.kb.tokenize import detect_language, tokenize
 from bot.records import Section
 from bot.settings import Settings
-from bot.kb.tokenize import detect_language, tokenize
 
 FORMAT_VERSION = 2  # 2: keys carry the language of their text
 CURRENT = "CURRENT"
@@ -202,7 +202,7 @@ class _BuildLock:
     def __init__(self, index_dir: Path) -> None:
         self.path = index_dir / ".lock"
 
-    def __enter__(self) -> "_BuildLock":
+    def __enter__(self) -> _BuildLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._handle = open(self.path, "a+")
         fcntl.flock(self._handle, fcntl.LOCK_EX)
@@ -313,8 +313,9 @@ def build_index(
                 leftover.unlink(missing_ok=True)
         hashes = source_hashes(seeds_dir)
         hashes[BACKGROUND_SOURCE] = _sha256(BACKGROUND_FILE.read_bytes())
-        sections, errors = parse_folder(seeds_dir, max_bytes=settings.max_seed_bytes,
-                                        max_sections=settings.max_seed_sections)
+        sections, errors = parse_folder(
+            seeds_dir, max_bytes=settings.max_seed_bytes, max_sections=settings.max_seed_sections
+        )
         meta: dict[str, SectionMeta] = {}
         meta_problems: list[MetaProblem] = []
         if settings.use_meta:
@@ -336,7 +337,8 @@ def build_index(
         embedded = _embed_missing(embedder, wanted, cache, progress)
         vectors = (
             np.stack([cache[k.text_hash] for k in keys]).astype(np.float32)
-            if keys else np.zeros((0, embedder.dim), dtype=np.float32)
+            if keys
+            else np.zeros((0, embedder.dim), dtype=np.float32)
         )
         step("embedded")
 
@@ -356,12 +358,16 @@ def build_index(
         corpus = [tokenize(section_documents(s, meta.get(s.key))) or ["\u2205"] for s in sections]
         bm25.index(corpus or [["\u2205"]], show_progress=False)
         bm25.save(str(tmp / "bm25"))
-        _fsync_write(tmp / "sections.json", json.dumps(
-            [dataclasses.asdict(s) for s in sections], ensure_ascii=False).encode())
-        _fsync_write(tmp / "keys.json", json.dumps(
-            [[k.section, k.kind, k.text_hash, k.language] for k in keys]).encode())
-        _fsync_write(tmp / "meta.json", json.dumps(
-            {key: dataclasses.asdict(m) for key, m in meta.items()}, ensure_ascii=False).encode())
+        _fsync_write(
+            tmp / "sections.json", json.dumps([dataclasses.asdict(s) for s in sections], ensure_ascii=False).encode()
+        )
+        _fsync_write(
+            tmp / "keys.json", json.dumps([[k.section, k.kind, k.text_hash, k.language] for k in keys]).encode()
+        )
+        _fsync_write(
+            tmp / "meta.json",
+            json.dumps({key: dataclasses.asdict(m) for key, m in meta.items()}, ensure_ascii=False).encode(),
+        )
         step("written")
         manifest = {
             "format": FORMAT_VERSION,
@@ -501,8 +507,9 @@ def _load_generation(settings: Settings, embedder_id: str, dim: int, check_sourc
         raise
 
 
-def _load_files(settings: Settings, embedder_id: str, dim: int, check_sources: bool, gen: Path,
-                manifest: dict) -> KnowledgeIndex:
+def _load_files(
+    settings: Settings, embedder_id: str, dim: int, check_sources: bool, gen: Path, manifest: dict
+) -> KnowledgeIndex:
     import bm25s
     import faiss
 
@@ -530,7 +537,9 @@ def _load_files(settings: Settings, embedder_id: str, dim: int, check_sources: b
             for s, k, h, lang in json.loads((gen / "keys.json").read_text(encoding="utf-8"))
         ]
         meta = {
-            key: SectionMeta(**{**m, "phrasings_zh": tuple(m["phrasings_zh"]), "phrasings_en": tuple(m["phrasings_en"])})
+            key: SectionMeta(
+                **{**m, "phrasings_zh": tuple(m["phrasings_zh"]), "phrasings_en": tuple(m["phrasings_en"])}
+            )
             for key, m in json.loads((gen / "meta.json").read_text(encoding="utf-8")).items()
         }
         background = np.load(gen / "background.npy", allow_pickle=False)
@@ -554,5 +563,3 @@ def _load_files(settings: Settings, embedder_id: str, dim: int, check_sources: b
     if any(s.section >= len(sections) for s in keys):
         raise IndexCorrupt(f"{gen / 'keys.json'} points past the {len(sections)} sections. {BUILD_FIX}")
     return KnowledgeIndex(sections, keys, dense, bm25, meta, background, manifest, gen)
-
-

@@ -19,9 +19,9 @@ embedding alone); :func:`check_meta` reports what is missing or out of date.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from bot.records import Section
 
@@ -94,14 +94,23 @@ def load_meta(seeds_dir: Path, sections: Iterable[Section]) -> tuple[dict[str, S
         shown = path.relative_to(seeds_dir).as_posix() if path.is_relative_to(seeds_dir) else str(path)
         if path.is_symlink() or (path.exists() and not path.is_file()):
             # Like documents: a link could make any file on the machine "metadata" (see bot.kb.parse._walk).
-            problems.append(MetaProblem(shown, "", "is a symbolic link or not a regular file; skipped "
-                                        "(copy the file into seeds/meta/ instead)"))
+            problems.append(
+                MetaProblem(
+                    shown,
+                    "",
+                    "is a symbolic link or not a regular file; skipped (copy the file into seeds/meta/ instead)",
+                )
+            )
             continue
         if not path.exists():
-            problems.append(MetaProblem(
-                shown, "", f"no metadata for {source}; it is searched by cross-lingual embedding only",
-                severity="info",
-            ))
+            problems.append(
+                MetaProblem(
+                    shown,
+                    "",
+                    f"no metadata for {source}; it is searched by cross-lingual embedding only",
+                    severity="info",
+                )
+            )
             continue
         try:
             entries = read_meta_file(path)
@@ -112,24 +121,33 @@ def load_meta(seeds_dir: Path, sections: Iterable[Section]) -> tuple[dict[str, S
         for section in doc_sections:
             entry = entries.get(section.anchor)
             if entry is None:
-                problems.append(MetaProblem(
-                    shown, section.heading,
-                    f"section (lines {section.start_line}-{section.end_line}) has no metadata; "
-                    f"add [sections.\"{section.anchor}\"]",
-                ))
+                problems.append(
+                    MetaProblem(
+                        shown,
+                        section.heading,
+                        f"section (lines {section.start_line}-{section.end_line}) has no metadata; "
+                        f'add [sections."{section.anchor}"]',
+                    )
+                )
             elif entry.heading and entry.heading != section.heading:
-                problems.append(MetaProblem(
-                    shown, entry.heading,
-                    f"heading changed in {source}: now {section.heading!r}; review the entry and update it",
-                ))
+                problems.append(
+                    MetaProblem(
+                        shown,
+                        entry.heading,
+                        f"heading changed in {source}: now {section.heading!r}; review the entry and update it",
+                    )
+                )
                 found[section.key] = entry
             else:
                 found[section.key] = entry
         for anchor, entry in entries.items():
             if anchor not in anchors:
-                problems.append(MetaProblem(
-                    shown, entry.heading or anchor,
-                    f"points to anchor {anchor!r}, which no longer exists in {source}; "
-                    "rename the key to the section's new anchor or delete the entry",
-                ))
+                problems.append(
+                    MetaProblem(
+                        shown,
+                        entry.heading or anchor,
+                        f"points to anchor {anchor!r}, which no longer exists in {source}; "
+                        "rename the key to the section's new anchor or delete the entry",
+                    )
+                )
     return found, problems

@@ -30,8 +30,22 @@ MAX_SEED_BYTES = 5_000_000
 MAX_SEED_SECTIONS = 5_000
 
 FIELD_NAMES = (
-    "问题描述", "问题详情", "报错输出", "报错信息", "问题分析", "报错分析", "解决方法", "解决办法",
-    "问题解答", "问题拓展", "答复", "版本号", "标签", "关键字", "问", "答",
+    "问题描述",
+    "问题详情",
+    "报错输出",
+    "报错信息",
+    "问题分析",
+    "报错分析",
+    "解决方法",
+    "解决办法",
+    "问题解答",
+    "问题拓展",
+    "答复",
+    "版本号",
+    "标签",
+    "关键字",
+    "问",
+    "答",
 )
 # Fields that hold the fix, in the order a reply should prefer them.
 FIX_FIELDS = ("解决方法", "解决办法", "答复", "问题解答", "答")
@@ -120,9 +134,7 @@ def decode_document(data: bytes, source: str) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise ParseError(
-            source, f"is not UTF-8 (byte 0x{data[exc.start]:02x}); re-save it as UTF-8", line
-        ) from None
+        raise ParseError(source, f"is not UTF-8 (byte 0x{data[exc.start]:02x}); re-save it as UTF-8", line) from None
     return text.removeprefix("\ufeff")
 
 
@@ -162,8 +174,9 @@ def _is_toc(body_lines: list[str]) -> bool:
     return bool(content) and all(_TOC_LINE.match(line) for line in content)
 
 
-def parse_text(text: str, source: str, *, max_sections: int | None = None,
-               warnings: list[ParseError] | None = None) -> list[Section]:
+def parse_text(
+    text: str, source: str, *, max_sections: int | None = None, warnings: list[ParseError] | None = None
+) -> list[Section]:
     """Split one document's text into sections (see the module docstring).
 
     With ``max_sections``, headings past that many are not split off (the document is cut there) and a
@@ -202,10 +215,15 @@ def parse_text(text: str, source: str, *, max_sections: int | None = None,
     if max_sections is not None and len(headings) > max_sections:
         cut = headings[max_sections][0]
         if warnings is not None:
-            warnings.append(ParseError(
-                source, f"has {len(headings):,} headings, over the cap of {max_sections:,} sections per document "
-                f"(BOT_MAX_SEED_SECTIONS); the first {max_sections:,} are indexed, the rest is not: split the "
-                "document or raise BOT_MAX_SEED_SECTIONS", line=cut + 1))
+            warnings.append(
+                ParseError(
+                    source,
+                    f"has {len(headings):,} headings, over the cap of {max_sections:,} sections per document "
+                    f"(BOT_MAX_SEED_SECTIONS); the first {max_sections:,} are indexed, the rest is not: split the "
+                    "document or raise BOT_MAX_SEED_SECTIONS",
+                    line=cut + 1,
+                )
+            )
         headings = headings[:max_sections]
 
     sections: list[Section] = []
@@ -255,20 +273,29 @@ def parse_text(text: str, source: str, *, max_sections: int | None = None,
         if path[0] != title:
             path = (title, *path)
         end = headings[n + 1][0] if n + 1 < len(headings) else cut
-        if not add(heading, path, line_no, line_no + 1, end) and _is_toc(lines[line_no + 1:end]):
+        if not add(heading, path, line_no, line_no + 1, end) and _is_toc(lines[line_no + 1 : end]):
             stack.pop()  # a "目录" (table of contents) heading is not a parent of what follows
     return sections
 
 
-def parse_file(path: Path, source: str | None = None, *, max_bytes: int | None = None,
-               max_sections: int | None = None, warnings: list[ParseError] | None = None) -> list[Section]:
+def parse_file(
+    path: Path,
+    source: str | None = None,
+    *,
+    max_bytes: int | None = None,
+    max_sections: int | None = None,
+    warnings: list[ParseError] | None = None,
+) -> list[Section]:
     """Parse one file; ``source`` defaults to the file name. A file over ``max_bytes`` raises ParseError unread."""
     source = source or path.name
     if max_bytes is not None:
         size = path.stat().st_size
         if size > max_bytes:
-            raise ParseError(source, f"is {size:,} bytes, over the cap of {max_bytes:,} bytes per document "
-                             "(BOT_MAX_SEED_BYTES); skipped: split it into smaller documents or raise BOT_MAX_SEED_BYTES")
+            raise ParseError(
+                source,
+                f"is {size:,} bytes, over the cap of {max_bytes:,} bytes per document "
+                "(BOT_MAX_SEED_BYTES); skipped: split it into smaller documents or raise BOT_MAX_SEED_BYTES",
+            )
     return parse_text(decode_document(path.read_bytes(), source), source, max_sections=max_sections, warnings=warnings)
 
 
@@ -315,8 +342,9 @@ def document_paths(seeds_dir: Path) -> list[Path]:
     return _walk(seeds_dir)[0]
 
 
-def parse_folder(seeds_dir: Path, *, max_bytes: int | None = MAX_SEED_BYTES,
-                 max_sections: int | None = MAX_SEED_SECTIONS) -> tuple[list[Section], list[ParseError]]:
+def parse_folder(
+    seeds_dir: Path, *, max_bytes: int | None = MAX_SEED_BYTES, max_sections: int | None = MAX_SEED_SECTIONS
+) -> tuple[list[Section], list[ParseError]]:
     """Parse every document; a broken or oversized file is reported and the others still load."""
     sections: list[Section] = []
     documents, skipped = _walk(seeds_dir)

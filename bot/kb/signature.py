@@ -15,7 +15,7 @@ lines, library names, error codes and flags::
 Every pattern here is linear in the input: a pattern that scans a run of
 characters may only *start* where such a run starts (a look-behind on the same
 class), so no position inside a run is scanned again from a later start.
-``\b[\w-]+\.dll`` broke this rule (every ``-`` is a word boundary, so ``a-a-a-…``
+``\b[\\w-]+\\.dll`` broke this rule (every ``-`` is a word boundary, so ``a-a-a-…``
 was rescanned from each of its positions: quadratic per line). Lines are also
 cut to a fixed width first, as a second bound.
 """

@@ -63,8 +63,9 @@ def _load_jieba():
             tokenizer = jieba.dt
             with tokenizer.lock:  # jieba's own lock, held by its initialize() too
                 if not tokenizer.initialized and tokenizer.dictionary == jieba.DEFAULT_DICT:
-                    loaded = _read_jieba_cache(Path(tokenizer.tmp_dir or tempfile.gettempdir())
-                                               / (tokenizer.cache_file or "jieba.cache"))
+                    loaded = _read_jieba_cache(
+                        Path(tokenizer.tmp_dir or tempfile.gettempdir()) / (tokenizer.cache_file or "jieba.cache")
+                    )
                     if loaded is not None:
                         tokenizer.FREQ, tokenizer.total = loaded
                         tokenizer.initialized = True

@@ -58,7 +58,7 @@ def _pattern(path: Path, name: str, groups: Any) -> re.Pattern[str]:
     for group in groups:
         words = group.get("words") if isinstance(group, Mapping) else None
         if not isinstance(words, list) or not words or not all(isinstance(w, str) and w for w in words):
-            raise VocabularyError(f"{path}: each [[{name}]] group needs words = [\"…\", …]. Fix the file")
+            raise VocabularyError(f'{path}: each [[{name}]] group needs words = ["…", …]. Fix the file')
         sides = []
         for side in ("before", "after"):
             kind = group.get(side, "")

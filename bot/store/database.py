@@ -88,24 +88,47 @@ def default_data_dir(environ: Mapping[str, str] | None = None) -> Path:
 class StoreSettings(BotSettings):
     """Settings of the store, /admin and the index watcher; read from ``BOT_*`` variables at the edges only."""
 
-    database_url: str = setting("", "SQLAlchemy URL of the store, e.g. "
-                                "postgresql+psycopg://user:password@host:5432/bot when replicas share one database; "
-                                "unset: SQLite in the data folder",
-                                allowed="a SQLAlchemy database URL")
-    data_dir: Path = setting(default_data_dir, "where the SQLite store and the event spool live",
-                             allowed="a writable folder", default_shown="$XDG_STATE_HOME/gpu-troubleshooter")
-    retention_days: int = setting(180, "events older than this many days are deleted by the app",
-                                  allowed="a whole number of days, or 0 to keep everything", ge=0)
-    store_question_text: bool = setting(True, "keep question text; 0 keeps none (nor the error signature of a log)",
-                                        allowed="1 to keep question text or 0 to keep none")
+    database_url: str = setting(
+        "",
+        "SQLAlchemy URL of the store, e.g. "
+        "postgresql+psycopg://user:password@host:5432/bot when replicas share one database; "
+        "unset: SQLite in the data folder",
+        allowed="a SQLAlchemy database URL",
+    )
+    data_dir: Path = setting(
+        default_data_dir,
+        "where the SQLite store and the event spool live",
+        allowed="a writable folder",
+        default_shown="$XDG_STATE_HOME/gpu-troubleshooter",
+    )
+    retention_days: int = setting(
+        180,
+        "events older than this many days are deleted by the app",
+        allowed="a whole number of days, or 0 to keep everything",
+        ge=0,
+    )
+    store_question_text: bool = setting(
+        True,
+        "keep question text; 0 keeps none (nor the error signature of a log)",
+        allowed="1 to keep question text or 0 to keep none",
+    )
     # The API token's rule (8+ printable characters): "a" would fall to a handful of guesses.
-    admin_token: str = setting("", "operator credential for /admin; unset: /admin refuses everyone",
-                               allowed="8 to 512 printable characters without spaces, e.g. the output of "
-                                       "python -c 'import secrets; print(secrets.token_urlsafe(24))' "
-                                       "(unset turns /admin off)",
-                               secret=True, max_length=512, pattern=r"^(|[\x21-\x7e]{8,})$")
-    index_poll_seconds: float = setting(5.0, "how often replicas look at index/CURRENT for a new index",
-                                        allowed="seconds between checks, or 0 to turn the watcher off", ge=0)
+    admin_token: str = setting(
+        "",
+        "operator credential for /admin; unset: /admin refuses everyone",
+        allowed="8 to 512 printable characters without spaces, e.g. the output of "
+        "python -c 'import secrets; print(secrets.token_urlsafe(24))' "
+        "(unset turns /admin off)",
+        secret=True,
+        max_length=512,
+        pattern=r"^(|[\x21-\x7e]{8,})$",
+    )
+    index_poll_seconds: float = setting(
+        5.0,
+        "how often replicas look at index/CURRENT for a new index",
+        allowed="seconds between checks, or 0 to turn the watcher off",
+        ge=0,
+    )
 
     @classmethod
     def env_defaults(cls, environ: Mapping[str, str], given: Mapping[str, object]) -> dict[str, object]:
@@ -130,12 +153,14 @@ metadata = sa.MetaData()
 
 # Version 1. A later version adds a migration to MIGRATIONS instead of editing these tables in place.
 meta_table = sa.Table(
-    "bot_meta", metadata,
+    "bot_meta",
+    metadata,
     sa.Column("key", sa.String(200), primary_key=True),
     sa.Column("value", sa.Text, nullable=False),
 )
 events_table = sa.Table(
-    "bot_events", metadata,
+    "bot_events",
+    metadata,
     sa.Column("id", sa.BigInteger().with_variant(sa.Integer, "sqlite"), primary_key=True, autoincrement=True),
     sa.Column("at", sa.DateTime, nullable=False, index=True),  # UTC, naive: the same on SQLite and PostgreSQL
     sa.Column("kind", sa.String(16), nullable=False, index=True),  # question | not_helpful | vote
@@ -158,8 +183,9 @@ events_table = sa.Table(
 event_id_index = sa.Index("ix_bot_events_event_id", events_table.c.event_id, unique=True)
 _is_vote = events_table.c.kind == "vote"
 # Version 3: unique among votes only, so a question row and the votes on its reply share the answer_id.
-vote_answer_index = sa.Index("ux_bot_events_vote_answer", events_table.c.answer_id, unique=True,
-                             sqlite_where=_is_vote, postgresql_where=_is_vote)
+vote_answer_index = sa.Index(
+    "ux_bot_events_vote_answer", events_table.c.answer_id, unique=True, sqlite_where=_is_vote, postgresql_where=_is_vote
+)
 
 
 def _v1(conn: sa.Connection) -> None:
@@ -183,14 +209,19 @@ def _v3(conn: sa.Connection) -> None:
     indexes dropped (their names are database-wide), created anew and filled with every row, ids kept. Older
     rows keep ``answer_id`` NULL on questions; /admin matches their votes by session and wording, as before.
     """
-    old_unique = [c for c in sa.inspect(conn).get_unique_constraints(events_table.name)
-                  if c["column_names"] == ["answer_id"]]
+    old_unique = [
+        c for c in sa.inspect(conn).get_unique_constraints(events_table.name) if c["column_names"] == ["answer_id"]
+    ]
     if old_unique and conn.dialect.name == "sqlite":
         _rebuild_sqlite_events(conn)
     elif old_unique:
         for constraint in old_unique:
-            conn.execute(sa.text(f"ALTER TABLE {events_table.name} DROP CONSTRAINT "
-                                 + conn.dialect.identifier_preparer.quote(constraint["name"])))
+            conn.execute(
+                sa.text(
+                    f"ALTER TABLE {events_table.name} DROP CONSTRAINT "
+                    + conn.dialect.identifier_preparer.quote(constraint["name"])
+                )
+            )
     vote_answer_index.create(conn, checkfirst=True)
 
 
@@ -263,7 +294,10 @@ def resolve_url(settings: StoreSettings) -> sa.URL:
                 f"BOT_DATABASE_URL={settings.database_url!r} is not a database URL. Use e.g. "
                 "postgresql+psycopg://user:password@host:5432/bot, or unset it for SQLite in BOT_DATA_DIR"
             ) from None
-        if url.drivername in ("postgresql", "postgres"):  # the bare scheme means psycopg2 to SQLAlchemy; we ship psycopg 3
+        if url.drivername in (
+            "postgresql",
+            "postgres",
+        ):  # the bare scheme means psycopg2 to SQLAlchemy; we ship psycopg 3
             url = url.set(drivername="postgresql+psycopg")
         try:
             url.get_dialect()
@@ -366,8 +400,12 @@ class Spool:
                 os.fsync(fd)
             except OSError as exc:
                 if not self.failed:
-                    log.warning("store: cannot write the spool %s (%s): events are kept in memory only until "
-                                "it can; free space in BOT_DATA_DIR", self.current, exc.strerror or exc)
+                    log.warning(
+                        "store: cannot write the spool %s (%s): events are kept in memory only until "
+                        "it can; free space in BOT_DATA_DIR",
+                        self.current,
+                        exc.strerror or exc,
+                    )
                     self.failed = True
                 try:  # a half-written line must not glue onto the next one
                     os.ftruncate(fd, self._size)
@@ -419,8 +457,16 @@ class Spool:
 class Store:
     """The recorder the edges call, backed by a database; see the module docstring."""
 
-    def __init__(self, engine: sa.Engine, settings: StoreSettings, *, queue_size: int = 10_000,
-                 retry_seconds: float = 1.0, max_retry_seconds: float = 30.0, writer: bool = True) -> None:
+    def __init__(
+        self,
+        engine: sa.Engine,
+        settings: StoreSettings,
+        *,
+        queue_size: int = 10_000,
+        retry_seconds: float = 1.0,
+        max_retry_seconds: float = 30.0,
+        writer: bool = True,
+    ) -> None:
         self.engine = engine
         self.settings = settings
         self.keep_text = settings.store_question_text
@@ -480,8 +526,10 @@ class Store:
         if not settings.database_url:
             path = Path(settings.data_dir).expanduser() / SQLITE_FILE
             if not path.is_file():
-                raise StoreError(f"no store at {path} yet (BOT_DATA_DIR={str(settings.data_dir)!r}): the app creates "
-                                 "it on its first start (python app.py); or set BOT_DATABASE_URL / --database")
+                raise StoreError(
+                    f"no store at {path} yet (BOT_DATA_DIR={str(settings.data_dir)!r}): the app creates "
+                    "it on its first start (python app.py); or set BOT_DATABASE_URL / --database"
+                )
         engine = cls._engine(settings, 5.0)
         try:
             with engine.connect() as conn:
@@ -491,10 +539,15 @@ class Store:
             raise cls._unusable(settings, engine.url, exc) from None
         if found != SCHEMA_VERSION:
             engine.dispose()
-            fix = ("start the app once (python app.py): it creates or upgrades the schema" if found < SCHEMA_VERSION
-                   else "run the newer version of this tool")
-            raise StoreError(f"the store {_shown(engine.url)} has schema version {found}, this tool reads version "
-                             f"{SCHEMA_VERSION}: {fix}")
+            fix = (
+                "start the app once (python app.py): it creates or upgrades the schema"
+                if found < SCHEMA_VERSION
+                else "run the newer version of this tool"
+            )
+            raise StoreError(
+                f"the store {_shown(engine.url)} has schema version {found}, this tool reads version "
+                f"{SCHEMA_VERSION}: {fix}"
+            )
         return cls(engine, settings, writer=False)
 
     @staticmethod
@@ -550,15 +603,23 @@ class Store:
                             bad += 1  # a line torn by a crash mid-write was never acknowledged
                 try:
                     for start in range(0, len(rows), BATCH):
-                        self._write(rows[start:start + BATCH])
+                        self._write(rows[start : start + BATCH])
                 except sa_exc.SQLAlchemyError as exc:
-                    log.warning("store: could not write the %d event(s) left in %s (%s); kept there for the next "
-                                "start", len(rows), path, str(getattr(exc, "orig", exc)).strip()[:200])
+                    log.warning(
+                        "store: could not write the %d event(s) left in %s (%s); kept there for the next start",
+                        len(rows),
+                        path,
+                        str(getattr(exc, "orig", exc)).strip()[:200],
+                    )
                     continue
                 path.unlink()
                 self.replayed += len(rows)
-                log.warning("store: wrote %d event(s) left in the spool %s by an earlier run%s", len(rows), path,
-                            f"; dropped {bad} unreadable line(s)" if bad else "")
+                log.warning(
+                    "store: wrote %d event(s) left in the spool %s by an earlier run%s",
+                    len(rows),
+                    path,
+                    f"; dropped {bad} unreadable line(s)" if bad else "",
+                )
             finally:
                 os.close(fd)
 
@@ -582,8 +643,12 @@ class Store:
             self.dropped += 1
             if not self._dropping:
                 self._dropping = True
-                log.warning("store: %d events wait for the database %s and the queue is full: new events are "
-                            "dropped until it is back (the count is logged then)", self._queue.maxsize, self.describe())
+                log.warning(
+                    "store: %d events wait for the database %s and the queue is full: new events are "
+                    "dropped until it is back (the count is logged then)",
+                    self._queue.maxsize,
+                    self.describe(),
+                )
 
     def _row(self, event: Event, session: str, latency_ms: float | None, at: datetime | None = None) -> dict:
         if event.kind not in KINDS:
@@ -610,7 +675,8 @@ class Store:
             "signature": signature,
             "vote": event.vote if event.kind == "vote" else None,
             "reason": (event.reason if event.reason in VOTE_REASONS else ("other" if event.reason else None))
-            if event.kind == "vote" else None,
+            if event.kind == "vote"
+            else None,
             "answer_id": answer_id,
             "latency_ms": float(latency_ms) if latency_ms is not None else None,
             "origin": origin if origin in ORIGINS else "app",
@@ -647,9 +713,13 @@ class Store:
                 self._write([row for _, row in chunk])
             except _TRANSIENT as exc:
                 if not self._down:
-                    log.warning("store: the database %s is unavailable (%s); answers go on, %d event(s) wait in the "
-                                "spool and are retried", self.describe(), str(getattr(exc, "orig", exc)).strip()[:200],
-                                len(batch) + self._queue.qsize())
+                    log.warning(
+                        "store: the database %s is unavailable (%s); answers go on, %d event(s) wait in the "
+                        "spool and are retried",
+                        self.describe(),
+                        str(getattr(exc, "orig", exc)).strip()[:200],
+                        len(batch) + self._queue.qsize(),
+                    )
                     self._down = True
                 # All or nothing would keep a nearly full disk stuck until a whole batch fits: try fewer rows
                 # at once (soon, while splitting), and back off only once single rows fail.
@@ -670,15 +740,16 @@ class Store:
                         log.exception("store: dropped one %s event the database refused", row.get("kind"))
                         self.dropped += 1
             if self._down:
-                log.warning("store: the database %s is back; %d event(s) were dropped meanwhile", self.describe(),
-                            self.dropped)
+                log.warning(
+                    "store: the database %s is back; %d event(s) were dropped meanwhile", self.describe(), self.dropped
+                )
                 self._down = self._dropping = False
             if self.spool is not None:
                 self.spool.done(where for where, _ in chunk)
             for _ in chunk:
                 self._queue.task_done()
             self.written += len(chunk)
-            batch = batch[len(chunk):]
+            batch = batch[len(chunk) :]
             limit = min(BATCH, limit * 2)
             delay = self._retry
 
@@ -688,8 +759,9 @@ class Store:
             # commit whose acknowledgement the network lost. Its event_id says so.
             ids = [r["event_id"] for r in rows if r.get("event_id")]
             if ids:
-                seen = set(conn.execute(sa.select(events_table.c.event_id).where(events_table.c.event_id.in_(ids)))
-                           .scalars())
+                seen = set(
+                    conn.execute(sa.select(events_table.c.event_id).where(events_table.c.event_id.in_(ids))).scalars()
+                )
                 rows = [r for r in rows if r.get("event_id") not in seen]
             plain = [r for r in rows if r["kind"] != "vote"]
             if plain:
@@ -702,8 +774,9 @@ class Store:
         """One row per answer: a changed vote replaces the earlier one (also when two replicas race)."""
         values = {k: v for k, v in row.items() if k != "answer_id"}
         for _ in range(2):
-            done = conn.execute(events_table.update().where(events_table.c.answer_id == row["answer_id"], _is_vote)
-                                .values(values))
+            done = conn.execute(
+                events_table.update().where(events_table.c.answer_id == row["answer_id"], _is_vote).values(values)
+            )
             if done.rowcount:
                 return
             try:
@@ -732,8 +805,13 @@ class Store:
         if self.spool is not None:
             left = self.spool.close()
             if left:
-                log.warning("store: the database %s is unavailable; %d event(s) stay in the spool %s and are written "
-                            "at the next start", self.describe(), left, self.spool.folder)
+                log.warning(
+                    "store: the database %s is unavailable; %d event(s) stay in the spool %s and are written "
+                    "at the next start",
+                    self.describe(),
+                    left,
+                    self.spool.folder,
+                )
         self.engine.dispose()
 
     @property
@@ -760,15 +838,23 @@ class Store:
         with self.engine.begin() as conn:
             removed = conn.execute(events_table.delete().where(events_table.c.at < cutoff)).rowcount or 0
         if removed:
-            log.warning("store: retention removed %d event(s) recorded before %s (BOT_RETENTION_DAYS=%d)", removed,
-                        cutoff.isoformat(timespec="seconds"), self.settings.retention_days)
+            log.warning(
+                "store: retention removed %d event(s) recorded before %s (BOT_RETENTION_DAYS=%d)",
+                removed,
+                cutoff.isoformat(timespec="seconds"),
+                self.settings.retention_days,
+            )
         return removed
 
     # ------------------------------------------------------------ reading
 
     def rows(self, since: datetime | None = None, kinds: Iterable[str] = KINDS) -> list[dict]:
         """Events since ``since`` (UTC, naive), oldest first."""
-        query = sa.select(events_table).where(events_table.c.kind.in_(list(kinds))).order_by(events_table.c.at, events_table.c.id)
+        query = (
+            sa.select(events_table)
+            .where(events_table.c.kind.in_(list(kinds)))
+            .order_by(events_table.c.at, events_table.c.id)
+        )
         if since is not None:
             query = query.where(events_table.c.at >= since)
         with self.engine.connect() as conn:
@@ -795,14 +881,19 @@ class Store:
         marker = f"import:jsonl:{hashlib.sha256(first).hexdigest()[:40]}"
         try:
             with self.engine.begin() as conn:
-                found = conn.execute(sa.select(meta_table.c.value).where(meta_table.c.key == marker)
-                                     .with_for_update()).scalar()
+                found = conn.execute(
+                    sa.select(meta_table.c.value).where(meta_table.c.key == marker).with_for_update()
+                ).scalar()
                 start = 0
                 if found:
                     done, _, digest = found.partition(" ")
-                    if not done.isdigit() or int(done) > end or hashlib.sha256(data[:int(done)]).hexdigest() != digest:
-                        log.warning("store: %s starts like a log imported before but differs from it; not imported "
-                                    "again (delete the key %s from bot_meta to force it)", path, marker)
+                    if not done.isdigit() or int(done) > end or hashlib.sha256(data[: int(done)]).hexdigest() != digest:
+                        log.warning(
+                            "store: %s starts like a log imported before but differs from it; not imported "
+                            "again (delete the key %s from bot_meta to force it)",
+                            path,
+                            marker,
+                        )
                         return 0
                     start = int(done)
                 if start >= end:
@@ -837,9 +928,13 @@ class Store:
                 continue
             answered = bool(line.get("answered"))
             event = Event(
-                kind, str(line.get("question", "")), str(line.get("language", "")),
-                tier="answer" if answered else "none", cited=tuple(str(c) for c in line.get("cited") or []),
-                signature=str(line.get("signature") or ""), vote=line.get("vote") if kind == "vote" else None,
+                kind,
+                str(line.get("question", "")),
+                str(line.get("language", "")),
+                tier="answer" if answered else "none",
+                cited=tuple(str(c) for c in line.get("cited") or []),
+                signature=str(line.get("signature") or ""),
+                vote=line.get("vote") if kind == "vote" else None,
                 answer_id=f"import-{marker[-12:]}-{at_offset}" if kind == "vote" else "",
             )
             row = self._row(event, "", None, at=at)
@@ -854,5 +949,9 @@ def open_store(settings: StoreSettings, legacy_log: Path | None = None, **kwargs
     try:
         store.import_jsonl(legacy_log)
     except OSError as exc:
-        log.warning("store: could not read %s for the one-time import (%s); set BOT_FEEDBACK_LOG to the old log", legacy_log, exc)
+        log.warning(
+            "store: could not read %s for the one-time import (%s); set BOT_FEEDBACK_LOG to the old log",
+            legacy_log,
+            exc,
+        )
     return store

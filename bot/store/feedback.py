@@ -21,14 +21,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
+from bot.engine.retrieve import sanitize
 from bot.limits import QUESTION_CHARS
 from bot.records import Event, Vote
-from bot.engine.retrieve import sanitize
 
 MAX_QUESTION_CHARS = QUESTION_CHARS  # a pasted log is stored cut; its signature says what it was about
 EVENTS = ("unanswered", "vote", "not_helpful")
@@ -100,8 +99,16 @@ class JsonlRecorder:
 
     def record(self, event: Event, *, session: str = "", latency_ms: float | None = None) -> None:
         if event.kind == "vote":
-            log_event(self.path, "vote", event.question, language=event.language, answered=event.tier == "answer",
-                      cited=event.cited, vote=event.vote, signature=event.signature)
+            log_event(
+                self.path,
+                "vote",
+                event.question,
+                language=event.language,
+                answered=event.tier == "answer",
+                cited=event.cited,
+                vote=event.vote,
+                signature=event.signature,
+            )
         else:
             log_events(self.path, [event])
 
@@ -117,23 +124,41 @@ class OriginRecorder:
     origin: str
 
     def record(self, event: Event, *, session: str = "", latency_ms: float | None = None) -> None:
-        self.recorder.record(replace(event, origin=event.origin or self.origin),  # type: ignore[attr-defined]
-                             session=session, latency_ms=latency_ms)
+        self.recorder.record(
+            replace(event, origin=event.origin or self.origin),  # type: ignore[attr-defined]
+            session=session,
+            latency_ms=latency_ms,
+        )
 
 
 def with_origin(recorder: object | None, origin: str) -> OriginRecorder | None:
     return None if recorder is None else OriginRecorder(recorder, origin)
 
 
-def log_events(path: Path | None, events: Iterable["Event"]) -> None:
+def log_events(path: Path | None, events: Iterable[Event]) -> None:
     """Write a turn's events: questions without a confident answer and "that didn't help"."""
     for event in events:
         if event.kind == "question" and event.tier != "answer":
-            log_event(path, "unanswered", event.question, language=event.language, answered=False,
-                      cited=event.cited, signature=event.signature)
+            log_event(
+                path,
+                "unanswered",
+                event.question,
+                language=event.language,
+                answered=False,
+                cited=event.cited,
+                signature=event.signature,
+            )
         elif event.kind == "not_helpful":
-            log_event(path, "not_helpful", event.question, language=event.language, answered=event.tier == "answer",
-                      cited=event.cited, vote="down", signature=event.signature)
+            log_event(
+                path,
+                "not_helpful",
+                event.question,
+                language=event.language,
+                answered=event.tier == "answer",
+                cited=event.cited,
+                vote="down",
+                signature=event.signature,
+            )
 
 
 # ---------------------------------------------------------------- report
@@ -160,8 +185,13 @@ class Item:
     signature: str = ""
 
     def to_json(self) -> dict:
-        out = {"question": self.question, "count": self.count, "last_time": self.last_time,
-               "language": self.language, "cited": self.cited}
+        out = {
+            "question": self.question,
+            "count": self.count,
+            "last_time": self.last_time,
+            "language": self.language,
+            "cited": self.cited,
+        }
         if self.signature:
             out["signature"] = self.signature
         return out
@@ -199,8 +229,10 @@ class Summary:
             f"{self.up_votes} 👍, {self.down_votes} 👎"
             + (f", {self.bad_lines} unreadable line(s) skipped" if self.bad_lines else "")
         ]
-        for heading, items in (("most frequent unanswered questions", self.unanswered),
-                               ("most frequent down-voted questions", self.downvoted)):
+        for heading, items in (
+            ("most frequent unanswered questions", self.unanswered),
+            ("most frequent down-voted questions", self.downvoted),
+        ):
             out.append("")
             out.append(f"{heading}:")
             if not items:
@@ -230,11 +262,16 @@ def _group(lines: list[dict], top: int) -> list[Item]:
     items = []
     for key in ranked[:top]:
         line = latest[key]
-        items.append(Item(
-            question=str(line.get("question", "")), count=counts[key], last_time=str(line.get("time", "")),
-            language=str(line.get("language", "")), cited=[str(c) for c in line.get("cited") or []],
-            signature=str(line.get("signature", "")),
-        ))
+        items.append(
+            Item(
+                question=str(line.get("question", "")),
+                count=counts[key],
+                last_time=str(line.get("time", "")),
+                language=str(line.get("language", "")),
+                cited=[str(c) for c in line.get("cited") or []],
+                signature=str(line.get("signature", "")),
+            )
+        )
     return items
 
 
@@ -269,7 +306,9 @@ def summarize(path: Path, top: int = 10) -> Summary:
     try:
         handle = open(path, "rb")
     except OSError as exc:
-        raise ValueError(f"cannot read the feedback log {path} ({exc.strerror}); check the path and its permissions") from None
+        raise ValueError(
+            f"cannot read the feedback log {path} ({exc.strerror}); check the path and its permissions"
+        ) from None
     with handle:
         for raw in handle:
             if not raw.strip():

@@ -93,7 +93,7 @@ def cap_history(turns: list[str], budget: int) -> list[str]:
     """``turns`` cut to ``budget`` characters in total, shared evenly (see :meth:`AskRequest.prior`); for any
     caller that replays history (``/v1`` messages too)."""
     turns = turns[-budget:] if budget > 0 else []
-    return [turn[:_even_share([len(t) for t in turns], budget)] for turn in turns]
+    return [turn[: _even_share([len(t) for t in turns], budget)] for turn in turns]
 
 
 def _even_share(lengths: list[int], budget: int) -> int:

@@ -38,7 +38,11 @@ from bot.web.http import ContactSettings, WebSettings
 
 # Every concern's model, in the order of the reference (python -m bot settings).
 CONCERNS: tuple[tuple[str, type[BotSettings]], ...] = (
-    ("engine", Settings), ("web", WebSettings), ("store", StoreSettings), ("contact", ContactSettings))
+    ("engine", Settings),
+    ("web", WebSettings),
+    ("store", StoreSettings),
+    ("contact", ContactSettings),
+)
 
 
 class AppConfig(BaseModel):
@@ -52,28 +56,46 @@ class AppConfig(BaseModel):
     contact: Contact = Field(default_factory=Contact)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, *, engine: Mapping[str, object] | None = None,
-                 web: Mapping[str, object] | None = None, store: Mapping[str, object] | None = None) -> AppConfig:
+    def from_env(
+        cls,
+        environ: Mapping[str, str] | None = None,
+        *,
+        engine: Mapping[str, object] | None = None,
+        web: Mapping[str, object] | None = None,
+        store: Mapping[str, object] | None = None,
+    ) -> AppConfig:
         """From ``environ`` (default ``os.environ``), with command-line flags per section overriding it
         (``None`` values mean "flag not given")."""
         environ = os.environ if environ is None else environ
-        return cls(engine=Settings.from_env(environ, **(engine or {})),
-                   web=WebSettings.from_env(environ, **(web or {})),
-                   store=StoreSettings.from_env(environ, **(store or {})),
-                   contact=ContactSettings.from_env(environ).contact())
+        return cls(
+            engine=Settings.from_env(environ, **(engine or {})),
+            web=WebSettings.from_env(environ, **(web or {})),
+            store=StoreSettings.from_env(environ, **(store or {})),
+            contact=ContactSettings.from_env(environ).contact(),
+        )
 
 
 def reference_markdown() -> str:
     """Every variable of every concern as Markdown tables: what ``docs/settings.md`` holds."""
-    out = ["# Settings", "",
-           "Every setting is an environment variable (`BOT_<NAME>`), read once at start-up by `app.py` and",
-           "`python -m bot` (flags override it); a bad value stops start-up naming the variable, the value and",
-           "what is allowed. Generated from the settings models (`python -m bot settings > docs/settings.md`).", ""]
+    out = [
+        "# Settings",
+        "",
+        "Every setting is an environment variable (`BOT_<NAME>`), read once at start-up by `app.py` and",
+        "`python -m bot` (flags override it); a bad value stops start-up naming the variable, the value and",
+        "what is allowed. Generated from the settings models (`python -m bot settings > docs/settings.md`).",
+        "",
+    ]
     for name, model in CONCERNS:
-        out += [f"## {name} (`{model.__module__}.{model.__name__}`)", "",
-                "| variable | default | allowed | what it does |", "|---|---|---|---|"]
-        out += [f"| `{var}` | {_cell(default)} | {_cell(allowed)} | {_cell(text)} |"
-                for var, default, allowed, text in model.reference()]
+        out += [
+            f"## {name} (`{model.__module__}.{model.__name__}`)",
+            "",
+            "| variable | default | allowed | what it does |",
+            "|---|---|---|---|",
+        ]
+        out += [
+            f"| `{var}` | {_cell(default)} | {_cell(allowed)} | {_cell(text)} |"
+            for var, default, allowed, text in model.reference()
+        ]
         out.append("")
     return "\n".join(out)
 

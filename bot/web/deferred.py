@@ -22,7 +22,8 @@ import json
 import sys
 import threading
 import time
-from typing import Any, Callable, Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 # Served before the UI is up. /healthz is not: it means "everything is up", as it did before.
 # /v1/ is the OpenAI-compatible API: an API like /api/, so it answers as soon as /api/ask does.
@@ -100,8 +101,10 @@ class EngineWhenReady:
         if not self._loading:
             # Asked before the load began: in the "ui" order that is the UI's own build, and waiting would hold
             # the load up behind it for ENGINE_WAIT_S. Say so at once instead.
-            raise EngineLoading(f"engine.{name} was used before the index began to load (while the UI was built?); "
-                                "the UI may keep a reference to the engine but not use it until a question comes")
+            raise EngineLoading(
+                f"engine.{name} was used before the index began to load (while the UI was built?); "
+                "the UI may keep a reference to the engine but not use it until a question comes"
+            )
         if not self._loaded.wait(ENGINE_WAIT_S):
             raise EngineLoading(f"the index did not load within {ENGINE_WAIT_S:.0f} s")
         if self._error is not None:
@@ -110,9 +113,15 @@ class EngineWhenReady:
 
 
 class DeferredApp:
-    def __init__(self, light: Any, build_full: Callable[[], Any], engine: EngineWhenReady | None = None,
-                 open_engine: Callable[[], Any] | None = None,
-                 on_fatal: Callable[[BaseException], None] | None = None, first: StartFirst = "api") -> None:
+    def __init__(
+        self,
+        light: Any,
+        build_full: Callable[[], Any],
+        engine: EngineWhenReady | None = None,
+        open_engine: Callable[[], Any] | None = None,
+        on_fatal: Callable[[BaseException], None] | None = None,
+        first: StartFirst = "api",
+    ) -> None:
         """``light``: the API routes, served at once; ``build_full``: the whole app (UI included), built in a
         worker thread. With ``engine`` and ``open_engine`` the engine is loaded too (the API answers 503 until
         then), after the UI (``first="ui"``) or before it (``"api"``); a failure to load it goes to ``on_fatal``."""
@@ -153,26 +162,51 @@ class DeferredApp:
     def _route(scope: dict) -> str:
         path = scope.get("path", "")
         root = scope.get("root_path", "")
-        return path[len(root):] if root and path.startswith(root) else path
+        return path[len(root) :] if root and path.startswith(root) else path
 
     async def _loading(self, send: Callable) -> None:
         failed = self.engine.failed if self.engine is not None else None
-        message = f"the index failed to load: {failed}" if failed else \
-            "the knowledge base is still loading; retry in a second"
-        body = json.dumps({"detail": message, "error": {"message": message, "type": "server_error",
-                                                        "code": 503}}).encode()
-        await send({"type": "http.response.start", "status": 503,
-                    "headers": [(b"content-type", b"application/json"), (b"retry-after", b"1"),
-                                (b"cache-control", b"no-store"), (b"content-length", str(len(body)).encode())]})
+        message = (
+            f"the index failed to load: {failed}"
+            if failed
+            else "the knowledge base is still loading; retry in a second"
+        )
+        body = json.dumps(
+            {"detail": message, "error": {"message": message, "type": "server_error", "code": 503}}
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 503,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"retry-after", b"1"),
+                    (b"cache-control", b"no-store"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
     async def _starting(self, send: Callable) -> None:
         status = 500 if self.failed else 503
-        body = STARTING_PAGE if not self.failed else \
-            f"The web UI failed to start: {html.escape(str(self.failed))}. See the server log.".encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"text/html; charset=utf-8"), (b"retry-after", b"1"),
-                                (b"cache-control", b"no-store"), (b"content-length", str(len(body)).encode())]})
+        body = (
+            STARTING_PAGE
+            if not self.failed
+            else f"The web UI failed to start: {html.escape(str(self.failed))}. See the server log.".encode()
+        )
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"text/html; charset=utf-8"),
+                    (b"retry-after", b"1"),
+                    (b"cache-control", b"no-store"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
     async def _lifespan(self, receive: Callable, send: Callable) -> None:
@@ -186,14 +220,16 @@ class DeferredApp:
             await self._full_inbox.put({"type": "lifespan.shutdown"})
             try:
                 await asyncio.wait_for(self._full_lifespan, timeout=10)
-            except (asyncio.TimeoutError, Exception):  # shutting down anyway
+            except (TimeoutError, Exception):  # shutting down anyway
                 pass
         await send({"type": "lifespan.shutdown.complete"})
 
     async def _start_full(self) -> None:
         # One after the other: on two busy cores Gradio's import and the index load only slow each other down
         # (both hold the GIL; in threads side by side at load average 5, the index's 0.56 s of CPU took 2.5 s).
-        first, second = (self._start_ui, self._load_engine) if self.first == "ui" else (self._load_engine, self._start_ui)
+        first, second = (
+            (self._start_ui, self._load_engine) if self.first == "ui" else (self._load_engine, self._start_ui)
+        )
         usual = gc.get_threshold()
         gc.set_threshold(max(usual[0], START_GC_THRESHOLD), *usual[1:])
         try:
@@ -236,8 +272,11 @@ class DeferredApp:
             full = await loop.run_in_executor(None, self._build_full)
         except Exception as exc:  # the API keeps working; UI pages say what broke
             self.failed = exc
-            print(f"error: the web UI failed to build ({type(exc).__name__}: {exc}); the API still answers",
-                  file=sys.stderr, flush=True)
+            print(
+                f"error: the web UI failed to build ({type(exc).__name__}: {exc}); the API still answers",
+                file=sys.stderr,
+                flush=True,
+            )
             return
         inbox: asyncio.Queue = asyncio.Queue()
         started = loop.create_future()
@@ -249,11 +288,13 @@ class DeferredApp:
         await inbox.put({"type": "lifespan.startup"})
         self._full_inbox = inbox
         self._full_lifespan = asyncio.create_task(
-            full({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, inbox.get, lifespan_send))
+            full({"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}, inbox.get, lifespan_send)
+        )
         message = await started
         if message["type"] != "lifespan.startup.complete":
             self.failed = RuntimeError(message.get("message") or "start-up failed")
-            print(f"error: the web UI failed to start ({self.failed}); the API still answers",
-                  file=sys.stderr, flush=True)
+            print(
+                f"error: the web UI failed to start ({self.failed}); the API still answers", file=sys.stderr, flush=True
+            )
             return
         self.full = full

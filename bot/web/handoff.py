@@ -47,9 +47,14 @@ def payload(exchanges: Sequence[Exchange], engine: Any, *, language: str = "en",
     >>> payload([Exchange("OOM?", "answer", ("a.md#x",))], None, origin="ui")["turns"]
     [{'question': 'OOM?', 'tier': 'answer', 'cited': [{'key': 'a.md#x', 'label': 'a.md#x'}]}]
     """
-    turns = [{"question": e.question[:QUESTION_CHARS], "tier": e.tier,
-              "cited": [{"key": k, "label": _label(engine, k)} for k in e.cited[:5]]}
-             for e in list(exchanges)[-MAX_EXCHANGES:]]
+    turns = [
+        {
+            "question": e.question[:QUESTION_CHARS],
+            "tier": e.tier,
+            "cited": [{"key": k, "label": _label(engine, k)} for k in e.cited[:5]],
+        }
+        for e in list(exchanges)[-MAX_EXCHANGES:]
+    ]
     return {"type": "handoff", "language": language, "origin": origin, "turns": turns}
 
 
@@ -82,8 +87,9 @@ def carrying(contact: Contact, exchanges: Sequence[Exchange], engine: Any) -> Co
 def send(webhook: str, data: dict, timeout: float = WEBHOOK_TIMEOUT) -> bool:
     """POST ``data`` as JSON to the webhook; True on a 2xx answer. Failures are printed, never raised."""
     body = json.dumps(data, ensure_ascii=False).encode()
-    request = urllib.request.Request(webhook, data=body, method="POST",
-                                     headers={"Content-Type": "application/json; charset=utf-8"})
+    request = urllib.request.Request(
+        webhook, data=body, method="POST", headers={"Content-Type": "application/json; charset=utf-8"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 (http(s) checked at start-up)
             return 200 <= response.status < 300
@@ -92,8 +98,9 @@ def send(webhook: str, data: dict, timeout: float = WEBHOOK_TIMEOUT) -> bool:
         return False
 
 
-def hand_over(contact: Contact, engine: Any, exchanges: Callable[[Sequence[Any]], Sequence[Exchange]], *,
-              origin: str = "") -> Callable[[Sequence[Any], str], bool] | None:
+def hand_over(
+    contact: Contact, engine: Any, exchanges: Callable[[Sequence[Any]], Sequence[Exchange]], *, origin: str = ""
+) -> Callable[[Sequence[Any], str], bool] | None:
     """What :func:`bot.answer.turn.take_turn` calls when the user asks for a person: POST the transcript to
     ``BOT_HANDOFF_WEBHOOK`` (``exchanges`` of the conversation's turns), True when it was received; None
     without a webhook. The reply says so (:func:`bot.answer.reply.compose`), this only sends."""
@@ -108,12 +115,23 @@ def from_turns(turns: Sequence[Any]) -> list[Exchange]:
 
     A turn keeps whether it was answered, not the tentative/none split: those are both "no_match".
     """
-    return [t if isinstance(t, Exchange) else Exchange(t.question, "answer" if t.answered else "no_match", tuple(t.shown))
-            for t in turns]
+    return [
+        t if isinstance(t, Exchange) else Exchange(t.question, "answer" if t.answered else "no_match", tuple(t.shown))
+        for t in turns
+    ]
 
 
-def api_turn(engine: Any, question: str, prior: Sequence[str], *, base_url: str, contact: Contact, origin: str,
-             sign: Callable[[str], str] | None = None, take: Any = None):
+def api_turn(
+    engine: Any,
+    question: str,
+    prior: Sequence[str],
+    *,
+    base_url: str,
+    contact: Contact,
+    origin: str,
+    sign: Callable[[str], str] | None = None,
+    take: Any = None,
+):
     """One stateless API turn (``/api/ask``, ``/v1``) with the hand-off: the contact link carries the questions
     so far, a person is offered after "that didn't help", and "talk to a person" posts the transcript.
 
@@ -123,5 +141,12 @@ def api_turn(engine: Any, question: str, prior: Sequence[str], *, base_url: str,
 
     asked = [Exchange(q[:QUESTION_CHARS]) for q in (*prior, question)]
     over = hand_over(contact, engine, lambda turns: from_turns(turns) or asked[:-1], origin=origin)
-    return (take or take_turn)(engine, question, history=prior, base_url=base_url,
-                               contact=carrying(contact, asked, engine), sign=sign, hand_over=over)
+    return (take or take_turn)(
+        engine,
+        question,
+        history=prior,
+        base_url=base_url,
+        contact=carrying(contact, asked, engine),
+        sign=sign,
+        hand_over=over,
+    )

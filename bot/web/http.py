@@ -28,6 +28,7 @@ log = logging.getLogger("bot.web.http")
 
 # ---------------------------------------------------------------- settings
 
+
 def _words(value: object) -> object:
     return tuple(v for v in re.split(r"[\s,]+", value) if v) if isinstance(value, str) else value
 
@@ -41,49 +42,100 @@ class WebSettings(BotSettings):
 
     fallback_env: ClassVar[Mapping[str, str]] = {"trusted_proxies": "FORWARDED_ALLOW_IPS"}  # uvicorn's variable
 
-    host: str = setting("127.0.0.1", "interface to listen on", allowed="a host name or IP address",
-                        min_length=1, max_length=255, pattern=r"^[\w.:\-\[\]]+$")
+    host: str = setting(
+        "127.0.0.1",
+        "interface to listen on",
+        allowed="a host name or IP address",
+        min_length=1,
+        max_length=255,
+        pattern=r"^[\w.:\-\[\]]+$",
+    )
     port: int = setting(7860, "port to listen on", allowed="an integer from 1 to 65535", ge=1, le=65535)
     frame_ancestors: tuple[Origin, ...] = setting(
-        ("'self'",), "origins allowed to put the app in a frame (CSP frame-ancestors); 'self' alone forbids other "
-        "sites", allowed="'self', 'none' or origins like https://portal.example.com, space-separated")
+        ("'self'",),
+        "origins allowed to put the app in a frame (CSP frame-ancestors); 'self' alone forbids other sites",
+        allowed="'self', 'none' or origins like https://portal.example.com, space-separated",
+    )
     cors_origins: tuple[CorsOrigin, ...] = setting(
-        (), "origins granted CORS (the JSON API and the <gradio-app> web component); others get no grant",
-        allowed="origins like https://portal.example.com (no '*', no path), space-separated")
-    api_token: str = setting("", "when set, /api/* and /v1/* need 'Authorization: Bearer <token>' (or the trusted "
-                             "header)", allowed="8 to 512 printable characters without spaces", secret=True,
-                             max_length=512, pattern=r"^(|[\x21-\x7e]{8,})$")
-    trusted_header: str = setting("", "a header set by a trusted reverse proxy (e.g. X-Portal-User) whose non-empty "
-                                  "value authorises /api/*", allowed="a header name such as X-Portal-User",
-                                  max_length=100, pattern=r"^[A-Za-z0-9-]*$")
-    link_secret: str = setting("", "key of the signed /source links in API replies; unset: the API token",
-                               allowed="16 to 512 printable characters without spaces", secret=True,
-                               max_length=512, pattern=r"^(|[\x21-\x7e]{16,})$")
+        (),
+        "origins granted CORS (the JSON API and the <gradio-app> web component); others get no grant",
+        allowed="origins like https://portal.example.com (no '*', no path), space-separated",
+    )
+    api_token: str = setting(
+        "",
+        "when set, /api/* and /v1/* need 'Authorization: Bearer <token>' (or the trusted header)",
+        allowed="8 to 512 printable characters without spaces",
+        secret=True,
+        max_length=512,
+        pattern=r"^(|[\x21-\x7e]{8,})$",
+    )
+    trusted_header: str = setting(
+        "",
+        "a header set by a trusted reverse proxy (e.g. X-Portal-User) whose non-empty value authorises /api/*",
+        allowed="a header name such as X-Portal-User",
+        max_length=100,
+        pattern=r"^[A-Za-z0-9-]*$",
+    )
+    link_secret: str = setting(
+        "",
+        "key of the signed /source links in API replies; unset: the API token",
+        allowed="16 to 512 printable characters without spaces",
+        secret=True,
+        max_length=512,
+        pattern=r"^(|[\x21-\x7e]{16,})$",
+    )
     # "api" by default: measured side by side on 2 shared cores, "ui" did not bring the page sooner and made the
     # first API answer 3-4 times later.
     start_first: Literal["ui", "api"] = setting(
-        "api", "what a cold start serves first: api (the index first, then the UI) or ui (the chat page, the index "
-        "loading behind it)", allowed="api or ui")
+        "api",
+        "what a cold start serves first: api (the index first, then the UI) or ui (the chat page, the index "
+        "loading behind it)",
+        allowed="api or ui",
+    )
     # Long enough to read an answer, short enough that a copied link does not open the knowledge base for good.
-    link_ttl: int = setting(86_400, "seconds a signed /source link stays valid",
-                            allowed="whole seconds from 60 to 2,592,000 (30 days)", ge=60, le=30 * 86_400)
-    root_path: str = setting("", "public path prefix behind a reverse proxy, e.g. /assistant",
-                             allowed="a URL path such as /assistant")
-    public_url: str = setting("", "public base URL used in answer links (e.g. https://portal.example.com/assistant); "
-                              "unset: from the request", allowed="an http(s):// URL", pattern=r"^(|https?://[^\s]+)$")
+    link_ttl: int = setting(
+        86_400,
+        "seconds a signed /source link stays valid",
+        allowed="whole seconds from 60 to 2,592,000 (30 days)",
+        ge=60,
+        le=30 * 86_400,
+    )
+    root_path: str = setting(
+        "", "public path prefix behind a reverse proxy, e.g. /assistant", allowed="a URL path such as /assistant"
+    )
+    public_url: str = setting(
+        "",
+        "public base URL used in answer links (e.g. https://portal.example.com/assistant); unset: from the request",
+        allowed="an http(s):// URL",
+        pattern=r"^(|https?://[^\s]+)$",
+    )
     trusted_proxies: tuple[str, ...] = setting(
-        ("127.0.0.1",), "peers whose X-Forwarded-* headers are believed; everyone else's are dropped (unset: "
-        "uvicorn's FORWARDED_ALLOW_IPS, else 127.0.0.1)", allowed="IP addresses or networks (10.0.0.0/8), or *")
+        ("127.0.0.1",),
+        "peers whose X-Forwarded-* headers are believed; everyone else's are dropped (unset: "
+        "uvicorn's FORWARDED_ALLOW_IPS, else 127.0.0.1)",
+        allowed="IP addresses or networks (10.0.0.0/8), or *",
+    )
     request_timeout: float = setting(
-        15.0, "seconds a client has to send a request's line and headers, and the longest pause while sending its "
-        "body; then the connection is closed", allowed="seconds above 0, at most 3600", gt=0, le=3600)
-    max_half_open: int = setting(512, "connections still sending a request; past this the oldest is closed",
-                                 allowed="an integer from 1 to 1,000,000", ge=1, le=1_000_000)
+        15.0,
+        "seconds a client has to send a request's line and headers, and the longest pause while sending its "
+        "body; then the connection is closed",
+        allowed="seconds above 0, at most 3600",
+        gt=0,
+        le=3600,
+    )
+    max_half_open: int = setting(
+        512,
+        "connections still sending a request; past this the oldest is closed",
+        allowed="an integer from 1 to 1,000,000",
+        ge=1,
+        le=1_000_000,
+    )
     # Above the idle time of client pools and proxies (nginx upstream and AWS ALB: 60 s), so that the client, not
     # the server, closes an idle connection: when the server closes first, a request the client sends at that moment
     # is reset (6 of 1,600 at 5 s).
-    keep_alive_timeout: int = setting(75, "seconds an idle keep-alive connection stays open",
-                                      allowed="whole seconds from 1 to 3600", ge=1, le=3600)
+    keep_alive_timeout: int = setting(
+        75, "seconds an idle keep-alive connection stays open", allowed="whole seconds from 1 to 3600", ge=1, le=3600
+    )
 
     @field_validator("frame_ancestors", "cors_origins", "trusted_proxies", mode="before")
     @classmethod
@@ -117,15 +169,24 @@ CONTACT_URL = r"^(?:https?://[^\s/()<>\"'`\\]+|mailto:)[^\s()<>\"'`\\]*$"
 class ContactSettings(BotSettings):
     """Where "talk to a person" leads; :meth:`contact` is the :class:`bot.answer.reply.Contact` replies use."""
 
-    contact_url: str = setting("", "where a user can ask a person: a link, a mailto: address or a URL template with "
-                               "{transcript} / {question}", allowed="an http(s):// or mailto: address without spaces, "
-                               "quotes, backticks, backslashes, ( ) < or > (percent-encode them, e.g. %28 %29)",
-                               max_length=URL_CHARS, pattern=f"(?:{CONTACT_URL})|^$")
-    contact_label: str = setting("", "the contact link's text", allowed="a label of at most 200 characters",
-                                 max_length=200)
-    handoff_webhook: str = setting("", "receives the transcript as a JSON POST when a user asks for a person",
-                                   allowed="an http(s):// URL that accepts a JSON POST", max_length=URL_CHARS,
-                                   pattern=r"^(|https?://[^\s/<>\"'`\\]+[^\s<>\"'`\\]*)$")
+    contact_url: str = setting(
+        "",
+        "where a user can ask a person: a link, a mailto: address or a URL template with {transcript} / {question}",
+        allowed="an http(s):// or mailto: address without spaces, "
+        "quotes, backticks, backslashes, ( ) < or > (percent-encode them, e.g. %28 %29)",
+        max_length=URL_CHARS,
+        pattern=f"(?:{CONTACT_URL})|^$",
+    )
+    contact_label: str = setting(
+        "", "the contact link's text", allowed="a label of at most 200 characters", max_length=200
+    )
+    handoff_webhook: str = setting(
+        "",
+        "receives the transcript as a JSON POST when a user asks for a person",
+        allowed="an http(s):// URL that accepts a JSON POST",
+        max_length=URL_CHARS,
+        pattern=r"^(|https?://[^\s/<>\"'`\\]+[^\s<>\"'`\\]*)$",
+    )
 
     def contact(self) -> Any:
         from bot.answer.reply import Contact
@@ -146,6 +207,7 @@ def contact_from_env(environ: Mapping[str, str]) -> Any:
 
 
 # ---------------------------------------------------------------- middleware
+
 
 class SecurityHeaders:
     """Adds ``Content-Security-Policy: frame-ancestors ...`` (and nosniff) to every HTTP response, errors included."""
@@ -184,15 +246,22 @@ class SecurityHeaders:
         except Exception:
             if not started:  # answer the error here so that it, too, carries the headers
                 body = b'{"error": "internal server error"}'
-                await send_with_headers({
-                    "type": "http.response.start", "status": 500,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-                })
+                await send_with_headers(
+                    {
+                        "type": "http.response.start",
+                        "status": 500,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()),
+                        ],
+                    }
+                )
                 await send({"type": "http.response.body", "body": body})
             raise
 
 
 # ---------------------------------------------------------------- helpers
+
 
 def public_base(headers: Mapping[str, str], scheme: str, web: WebSettings) -> str:
     """Absolute base URL of the app as the browser sees it (links must work inside a portal page too)."""
@@ -238,7 +307,9 @@ def history_messages(history: Any) -> list[str]:
             elif item.get("role") in ("assistant", "system"):
                 continue
             else:
-                raise ValueError('each history item must be a string, {"question": str} or {"role": "user", "content": str}')
+                raise ValueError(
+                    'each history item must be a string, {"question": str} or {"role": "user", "content": str}'
+                )
         else:
             raise ValueError("each history item must be a string or an object")
     return out
@@ -248,6 +319,7 @@ def history_messages(history: Any) -> list[str]:
 
 
 # ---------------------------------------------------------------- the server's limits
+
 
 def half_open_protocol(request_timeout: float, max_half_open: int) -> type:
     """uvicorn's h11 protocol with a request timeout and a cap on half-open connections.
@@ -351,8 +423,12 @@ def half_open_protocol(request_timeout: float, max_half_open: int) -> type:
             now = time.monotonic()
             if now - evictions["logged"] > 60:  # one line a minute under a flood, not one per connection
                 evictions["logged"] = now
-                log.warning("more than %d connections were still sending a request; closed the oldest "
-                            "(%d so far; BOT_MAX_HALF_OPEN)", max_half_open, evictions["count"])
+                log.warning(
+                    "more than %d connections were still sending a request; closed the oldest "
+                    "(%d so far; BOT_MAX_HALF_OPEN)",
+                    max_half_open,
+                    evictions["count"],
+                )
 
     HalfOpenH11Protocol.half_open = half_open  # type: ignore[attr-defined]  # for tests and probes
     return HalfOpenH11Protocol
@@ -363,8 +439,13 @@ def server_config(app: Any, web: WebSettings, **options: Any) -> Any:
     ``web``, its keep-alive timeout, and X-Forwarded-* left to :mod:`bot.web.security` (``trusted_proxies``)."""
     import uvicorn
 
-    settings = dict(host=web.host, port=web.port, root_path=web.root_path, proxy_headers=False,
-                    timeout_keep_alive=web.keep_alive_timeout,
-                    http=half_open_protocol(web.request_timeout, web.max_half_open))
+    settings = dict(
+        host=web.host,
+        port=web.port,
+        root_path=web.root_path,
+        proxy_headers=False,
+        timeout_keep_alive=web.keep_alive_timeout,
+        http=half_open_protocol(web.request_timeout, web.max_half_open),
+    )
     settings.update(options)
     return uvicorn.Config(app, **settings)

@@ -25,7 +25,8 @@ import importlib.abc
 import importlib.machinery
 import sys
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 COMPONENT_META = "gradio.component_meta"  # defines the component classes' metaclass
 NOTEBOOK_EXTENSION = "gradio.ipython_ext"  # registers the %%blocks magic, importing IPython for it
@@ -42,8 +43,10 @@ class _LeanGradioImport(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if fullname == "IPython" and self._no_ipython_for == threading.get_ident():
-            raise ModuleNotFoundError("IPython is not imported for Gradio's notebook extension outside a notebook "
-                                      "(bot.web.lean_gradio)", name=fullname)
+            raise ModuleNotFoundError(
+                "IPython is not imported for Gradio's notebook extension outside a notebook (bot.web.lean_gradio)",
+                name=fullname,
+            )
         if fullname not in (COMPONENT_META, NOTEBOOK_EXTENSION, UTILS):
             return None  # not ours: the next finder looks
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
@@ -73,6 +76,7 @@ class _LeanGradioImport(importlib.abc.MetaPathFinder):
 
 
 # Another Gradio may have moved these functions: then nothing is changed and the import does all it did.
+
 
 def _adjust_component_meta(module: Any) -> None:
     if callable(getattr(module, "create_or_modify_pyi", None)):

@@ -42,26 +42,31 @@ from starlette.concurrency import run_in_threadpool
 
 from bot.answer.reply import Contact
 from bot.answer.turn import take_turn
-from bot.web.handoff import api_turn
 from bot.web.api_models import cap_history
-from bot.web.security import LinkSigner, api_authorizer, json_body
+from bot.web.handoff import api_turn
 from bot.web.http import history_messages, request_base
+from bot.web.security import LinkSigner, api_authorizer, json_body
 
 MODEL_ID = "gpu-troubleshooter"
 CREATED = 1_764_000_000  # fixed: the "model" is the knowledge base, versioned by its index, not by a date
 CHUNK_CHARS = 120  # streamed pieces: small enough to render progressively, few enough to be cheap
 
 
-def _error(status: int, message: str, param: str | None = None, kind: str = "invalid_request_error",
-           code: str | None = None) -> JSONResponse:
+def _error(
+    status: int, message: str, param: str | None = None, kind: str = "invalid_request_error", code: str | None = None
+) -> JSONResponse:
     """OpenAI's error shape, so clients raise their usual exceptions with our message."""
     return JSONResponse({"error": {"message": message, "type": kind, "param": param, "code": code}}, status_code=status)
 
 
 def _no_such_model(name: str) -> JSONResponse:
     """What OpenAI answers for an unknown model (``openai.NotFoundError`` in its client), naming ours."""
-    return _error(404, f"The model `{name[:200]}` does not exist. This server has one model: `{MODEL_ID}` "
-                       "(GET /v1/models).", param="model", code="model_not_found")
+    return _error(
+        404,
+        f"The model `{name[:200]}` does not exist. This server has one model: `{MODEL_ID}` (GET /v1/models).",
+        param="model",
+        code="model_not_found",
+    )
 
 
 def _model_card() -> dict:
@@ -100,8 +105,12 @@ def check_request(body: dict) -> JSONResponse | None:
         return _no_such_model(model)
     n = body.get("n")
     if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n != 1):
-        return _error(400, f'"n" must be 1 (got {json.dumps(n)[:40]}): the answer comes from the documents, so there is '
-                           "one per question; send the question again for another", param="n")
+        return _error(
+            400,
+            f'"n" must be 1 (got {json.dumps(n)[:40]}): the answer comes from the documents, so there is '
+            "one per question; send the question again for another",
+            param="n",
+        )
     return None
 
 
@@ -184,20 +193,27 @@ def parse_messages(messages: Any) -> tuple[str, list[str]]:
         raise ValueError('"messages" must be a non-empty list of {"role": ..., "content": ...}')
     users: list[str] = []
     for n, message in enumerate(messages):
-        if not isinstance(message, dict) or message.get("role") not in ("system", "developer", "user", "assistant", "tool"):
+        if not isinstance(message, dict) or message.get("role") not in (
+            "system",
+            "developer",
+            "user",
+            "assistant",
+            "tool",
+        ):
             raise ValueError(f'messages[{n}] must be an object with "role" system|user|assistant and "content"')
         text = _text(message.get("content"))
         if message["role"] == "user":
             if text is None:
-                raise ValueError(f'messages[{n}].content must be a string or a list of text parts')
+                raise ValueError(f"messages[{n}].content must be a string or a list of text parts")
             users.append(text)
     if messages[-1].get("role") != "user":
-        raise ValueError("the last message must be the user's question (role \"user\")")
+        raise ValueError('the last message must be the user\'s question (role "user")')
     return users[-1], history_messages(users[:-1])
 
 
-def openai_router(engine: Any, recorder: Any, web: Any, authorize: Callable[[Request], None] | None = None,
-                  contact: Any = None) -> APIRouter:
+def openai_router(
+    engine: Any, recorder: Any, web: Any, authorize: Callable[[Request], None] | None = None, contact: Any = None
+) -> APIRouter:
     """The /v1 routes over ``engine``; events go to ``recorder`` like the chat's. ``authorize``: the API's
     check (default :func:`bot.web.security.api_authorizer` of ``web``)."""
     router = APIRouter(prefix="/v1", dependencies=[Depends(authorize or api_authorizer(web))])
@@ -234,8 +250,16 @@ def openai_router(engine: Any, recorder: Any, web: Any, authorize: Callable[[Req
         sign = links.for_base(base) if links else None
 
         def run():
-            turned, _ = api_turn(engine, question, prior, base_url=base, contact=contact or Contact(), origin="v1",
-                                 sign=sign, take=take_turn)
+            turned, _ = api_turn(
+                engine,
+                question,
+                prior,
+                base_url=base,
+                contact=contact or Contact(),
+                origin="v1",
+                sign=sign,
+                take=take_turn,
+            )
             for event in turned.reply.events:
                 recorder.record(replace(event, origin="v1"), session=session, latency_ms=turned.latency_ms)
             return turned
@@ -246,13 +270,23 @@ def openai_router(engine: Any, recorder: Any, web: Any, authorize: Callable[[Req
             text = reply.markdown
             extra = {
                 "citations": reply.citations(),
-                "bot": {"kind": reply.kind, "tier": reply.tier, "answered": reply.answered, "language": reply.language,
-                        "reason": reply.reason, "signature": reply.signature or None, "options": list(reply.options),
-                        "suggestions": [{"label": o["label"], "value": o["value"]} for o in turned.options]},
+                "bot": {
+                    "kind": reply.kind,
+                    "tier": reply.tier,
+                    "answered": reply.answered,
+                    "language": reply.language,
+                    "reason": reply.reason,
+                    "signature": reply.signature or None,
+                    "options": list(reply.options),
+                    "suggestions": [{"label": o["label"], "value": o["value"]} for o in turned.options],
+                },
                 "answer_id": turned.answer_id,  # what POST /api/feedback's answer_id refers to
             }
         else:
-            text, extra = task_reply, {"citations": [], "bot": {"kind": "front_end_task"}, "answer_id": uuid.uuid4().hex}
+            text, extra = (
+                task_reply,
+                {"citations": [], "bot": {"kind": "front_end_task"}, "answer_id": uuid.uuid4().hex},
+            )
         return _respond(body, text, extra, usage(messages, text))
 
     return router
@@ -264,20 +298,37 @@ def _respond(body: dict, text: str, extra: dict, counted: dict) -> JSONResponse 
     created = int(time.time())
     model = MODEL_ID
     if not body.get("stream"):
-        return JSONResponse({
-            "id": completion_id, "object": "chat.completion", "created": created, "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "finish_reason": "stop", "logprobs": None}],
-            "usage": counted,
-            **extra,
-        })
+        return JSONResponse(
+            {
+                "id": completion_id,
+                "object": "chat.completion",
+                "created": created,
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": "stop",
+                        "logprobs": None,
+                    }
+                ],
+                "usage": counted,
+                **extra,
+            }
+        )
     options = body.get("stream_options")
     include_usage = isinstance(options, dict) and options.get("include_usage") is True
     with_usage = {"usage": None} if include_usage else {}  # as OpenAI: null on every chunk but the last
 
     def chunk(choices: list, **more: Any) -> str:
-        data = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": model,
-                "choices": choices, **more}
+        data = {
+            "id": completion_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": choices,
+            **more,
+        }
         return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
 
     def choice(delta: dict, finish: str | None = None) -> list:
@@ -286,11 +337,12 @@ def _respond(body: dict, text: str, extra: dict, counted: dict) -> JSONResponse 
     def events() -> Iterator[str]:
         yield chunk(choice({"role": "assistant", "content": ""}), **with_usage)
         for start in range(0, len(text), CHUNK_CHARS):
-            yield chunk(choice({"content": text[start:start + CHUNK_CHARS]}), **with_usage)
+            yield chunk(choice({"content": text[start : start + CHUNK_CHARS]}), **with_usage)
         yield chunk(choice({}, "stop"), **with_usage, **extra)
         if include_usage:
             yield chunk([], usage=counted)
         yield "data: [DONE]\n\n"
 
-    return StreamingResponse(events(), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return StreamingResponse(
+        events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    )

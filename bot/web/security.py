@@ -57,11 +57,12 @@ import json
 import logging
 import math
 import re
-import time
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import anyio
@@ -85,8 +86,14 @@ MOUNTS = ("", "/widget")  # the full UI at /, the compact widget at /widget/
 OPEN_PATHS = frozenset({"/healthz", "/gradio.js", "/favicon.ico", "/robots.txt", "/theme.css", "/manifest.json"})
 OPEN_PREFIXES = ("/assets/", "/static/", "/svelte/", "/pwa_icon")
 CLOSED_SUFFIXES = ("/gradio_api/upload", "/gradio_api/upload/", "/gradio_api/upload_progress")
-FORWARDED = (b"x-forwarded-host", b"x-forwarded-proto", b"x-forwarded-for", b"x-forwarded-port",
-             b"x-forwarded-prefix", b"forwarded")
+FORWARDED = (
+    b"x-forwarded-host",
+    b"x-forwarded-proto",
+    b"x-forwarded-for",
+    b"x-forwarded-port",
+    b"x-forwarded-prefix",
+    b"forwarded",
+)
 
 
 def token_matches(given: str | bytes, token: str) -> bool:
@@ -136,8 +143,14 @@ class LoginThrottle:
     (1, 0)
     """
 
-    def __init__(self, free: int = 5, base: float = 1.0, cap: float = 3600.0, clock: Callable[[], float] = time.monotonic,
-                 max_clients: int = 10_000) -> None:
+    def __init__(
+        self,
+        free: int = 5,
+        base: float = 1.0,
+        cap: float = 3600.0,
+        clock: Callable[[], float] = time.monotonic,
+        max_clients: int = 10_000,
+    ) -> None:
         self.free, self.base, self.cap, self.clock, self.max_clients = free, base, cap, clock, max_clients
         self._clients: OrderedDict[str, tuple[int, float, float]] = OrderedDict()  # failures, locked until, last
         self._lock = threading.Lock()
@@ -199,13 +212,22 @@ class Door:
     ('unauthorized', 'off')
     """
 
-    def __init__(self, web: Any, *, admin_token: str = "", throttle: LoginThrottle | None = None,
-                 operator_cookie: str = "", operator_key: Callable[[str], str] = lambda token: token) -> None:
+    def __init__(
+        self,
+        web: Any,
+        *,
+        admin_token: str = "",
+        throttle: LoginThrottle | None = None,
+        operator_cookie: str = "",
+        operator_key: Callable[[str], str] = lambda token: token,
+    ) -> None:
         self.web, self.admin_token = web, admin_token
         self.throttle = throttle or LoginThrottle()
         self.operator_cookie, self.operator_key = operator_cookie, operator_key
 
-    def verdict(self, realm: Realm, headers: Any, cookies: Any, client: str) -> Literal["ok", "unauthorized", "locked", "off"]:
+    def verdict(
+        self, realm: Realm, headers: Any, cookies: Any, client: str
+    ) -> Literal["ok", "unauthorized", "locked", "off"]:
         """What the request's credentials are worth for ``realm`` (``headers``/``cookies``: mappings)."""
         authorization = headers.get("authorization", "")
         if realm == "api":
@@ -243,14 +265,24 @@ class Door:
             if realm == "api":
                 from fastapi import HTTPException
 
-                raise HTTPException(status_code=401, headers={"WWW-Authenticate": "Bearer"},
-                                    detail="missing or wrong credentials: send 'Authorization: Bearer <token>'")
+                raise HTTPException(
+                    status_code=401,
+                    headers={"WWW-Authenticate": "Bearer"},
+                    detail="missing or wrong credentials: send 'Authorization: Bearer <token>'",
+                )
             if verdict == "locked":
                 wait = self.throttle.retry_after(client)
-                raise Refused(realm, 429, f"Too many wrong operator credentials from this address: try again in "
-                                          f"{wait} s.", retry_after=wait)
-            raise Refused(realm, 503 if verdict == "off" else 401,
-                          "operator credential required: Authorization: Bearer <BOT_ADMIN_TOKEN>")
+                raise Refused(
+                    realm,
+                    429,
+                    f"Too many wrong operator credentials from this address: try again in {wait} s.",
+                    retry_after=wait,
+                )
+            raise Refused(
+                realm,
+                503 if verdict == "off" else 401,
+                "operator credential required: Authorization: Bearer <BOT_ADMIN_TOKEN>",
+            )
 
         return check
 
@@ -339,8 +371,15 @@ class LinkSigner:
         pairs = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in ("exp", "sig")]
         key = next((v for k, v in pairs if k == "key"), "")
         expires = int(time.time() if now is None else now) + self.ttl
-        query = "&".join(filter(None, [parts.query and _without(parts.query, ("exp", "sig")),
-                                       urlencode({"exp": expires, "sig": self.signature(key, expires)})]))
+        query = "&".join(
+            filter(
+                None,
+                [
+                    parts.query and _without(parts.query, ("exp", "sig")),
+                    urlencode({"exp": expires, "sig": self.signature(key, expires)}),
+                ],
+            )
+        )
         return parts._replace(query=query).geturl() + hash_mark + fragment
 
     def for_base(self, base: str) -> Callable[[str], str]:
@@ -367,8 +406,11 @@ class LinkSigner:
         if "sig" not in pairs and "exp" not in pairs:
             return "unsigned"
         expires = pairs.get("exp", "")
-        if not expires.isdigit() or len(expires) > 12 \
-                or not token_matches(pairs.get("sig", ""), self.signature(pairs.get("key", ""), int(expires))):
+        if (
+            not expires.isdigit()
+            or len(expires) > 12
+            or not token_matches(pairs.get("sig", ""), self.signature(pairs.get("key", ""), int(expires)))
+        ):
             return "tampered"
         # A link from the future (beyond this TTL plus a minute of clock skew) was not made by this app.
         left = int(expires) - (time.time() if now is None else now)
@@ -488,8 +530,11 @@ def load_json(body: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise JSONProblem(400, f"body is not valid UTF-8 (byte {exc.start}); send JSON encoded as UTF-8") from None
     if json_items(body) > MAX_JSON_ITEMS:
-        raise JSONProblem(413, f"JSON body with more than {MAX_JSON_ITEMS:,} values; this API takes a question "
-                               "and a short history (see README, JSON API)")
+        raise JSONProblem(
+            413,
+            f"JSON body with more than {MAX_JSON_ITEMS:,} values; this API takes a question "
+            "and a short history (see README, JSON API)",
+        )
     try:
         data = json.loads(text or "null")
     except RecursionError:
@@ -530,8 +575,14 @@ def _unknown_gradio_event(exc: BaseException) -> bool:
 
 
 class SecurityMiddleware:
-    def __init__(self, app: ASGIApp, web: Any, max_body_bytes: int | None = None, admin_token: str = "",
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        web: Any,
+        max_body_bytes: int | None = None,
+        admin_token: str = "",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
         from bot.web.http import MAX_BODY_BYTES
@@ -555,7 +606,7 @@ class SecurityMiddleware:
         path = scope.get("path") or "/"
         root = scope.get("root_path") or ""
         if root and path.startswith(root):
-            path = path[len(root):] or "/"
+            path = path[len(root) :] or "/"
         return path
 
     @staticmethod
@@ -563,7 +614,7 @@ class SecurityMiddleware:
         for mount in MOUNTS:
             if mount and not path.startswith(mount + "/"):
                 continue
-            rest = path[len(mount):]
+            rest = path[len(mount) :]
             if rest in OPEN_PATHS or rest.startswith(OPEN_PREFIXES):
                 return True
         return False
@@ -604,8 +655,10 @@ class SecurityMiddleware:
         secure = "; Secure" if (proto or scope.get("scheme")) in ("https", "wss") else ""
         path = (scope.get("root_path") or "").rstrip("/") or "/"
         value = cookie_value(self.web.api_token, int(self.clock()))
-        return (b"set-cookie", f"{COOKIE}={value}; Path={path}; Max-Age={COOKIE_MAX_AGE}; "
-                               f"HttpOnly; SameSite=Lax{secure}".encode())
+        return (
+            b"set-cookie",
+            f"{COOKIE}={value}; Path={path}; Max-Age={COOKIE_MAX_AGE}; HttpOnly; SameSite=Lax{secure}".encode(),
+        )
 
     # ------------------------------------------------------------ answers
 
@@ -617,9 +670,18 @@ class SecurityMiddleware:
             data, kind = json.dumps(body).encode(), b"application/json"
         else:
             data, kind = body.encode(), b"text/html; charset=utf-8"
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", kind), (b"content-length", str(len(data)).encode()),
-                                (b"cache-control", b"no-store"), *headers]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", kind),
+                    (b"content-length", str(len(data)).encode()),
+                    (b"cache-control", b"no-store"),
+                    *headers,
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": data})
 
     async def _refuse(self, scope: Scope, send: Send, headers: dict[bytes, bytes]) -> None:
@@ -631,27 +693,46 @@ class SecurityMiddleware:
         message = "missing or wrong credentials: " + "; or ".join(how)
         extra = [(b"www-authenticate", b"Bearer")] if self.web.api_token else []
         if b"text/html" in headers.get(b"accept", b""):
-            page = ("<!doctype html><meta charset=utf-8><title>Sign in</title>"
-                    f"<p>This assistant needs a login. {message.replace('<', '&lt;').replace('>', '&gt;')}.</p>")
+            page = (
+                "<!doctype html><meta charset=utf-8><title>Sign in</title>"
+                f"<p>This assistant needs a login. {message.replace('<', '&lt;').replace('>', '&gt;')}.</p>"
+            )
             await self._send(send, 401, page, extra)
         else:
             await self._send(send, 401, {"detail": message}, extra)
 
     def _signed_link(self, scope: Scope, path: str) -> LinkVerdict:
-        if self.links is None or path != SOURCE_PATH or scope["type"] != "http" or scope.get("method") not in ("GET", "HEAD"):
+        if (
+            self.links is None
+            or path != SOURCE_PATH
+            or scope["type"] != "http"
+            or scope.get("method") not in ("GET", "HEAD")
+        ):
             return "unsigned"
         return self.links.verdict(scope.get("query_string", b"").decode("latin-1"), self.clock())
 
     async def _refuse_link(self, send: Send, headers: dict[bytes, bytes], verdict: LinkVerdict) -> None:
         hours = max(1, round(self.links.ttl / 3600)) if self.links else 24
         if verdict == "expired":
-            status, message = 401, (f"This source link has expired (links in answers are valid for {hours} h). "
-                                    "Ask the question again for a fresh link, or sign in.")
+            status, message = (
+                401,
+                (
+                    f"This source link has expired (links in answers are valid for {hours} h). "
+                    "Ask the question again for a fresh link, or sign in."
+                ),
+            )
         else:
-            status, message = 403, ("This source link's signature does not match: the link was changed, or made by "
-                                    "another server. Open the link from the answer as it was given, or ask again.")
+            status, message = (
+                403,
+                (
+                    "This source link's signature does not match: the link was changed, or made by "
+                    "another server. Open the link from the answer as it was given, or ask again."
+                ),
+            )
         if b"text/html" in headers.get(b"accept", b""):
-            await self._send(send, status, f"<!doctype html><meta charset=utf-8><title>Link not valid</title><p>{message}</p>")
+            await self._send(
+                send, status, f"<!doctype html><meta charset=utf-8><title>Link not valid</title><p>{message}</p>"
+            )
         else:
             await self._send(send, status, {"detail": message})
 
@@ -693,9 +774,12 @@ class SecurityMiddleware:
                 # Drop the token from the address bar (history, Referer) and continue with the cookie, on
                 # this site only: GET //evil.example/?token=... must not send the browser to evil.example.
                 location = same_origin_path(scope.get("root_path") or "", path, rest)
-                await self._send(send, 303, {"detail": "signed in"},
-                                 [(b"location", location.encode("ascii")),
-                                  self._set_cookie(scope, headers)])
+                await self._send(
+                    send,
+                    303,
+                    {"detail": "signed in"},
+                    [(b"location", location.encode("ascii")), self._set_cookie(scope, headers)],
+                )
                 return
         if scope["type"] == "http" and scope.get("method") in JSON_METHODS and path.startswith(JSON_PREFIXES):
             await self._json_route(scope, receive, send, headers)
@@ -729,10 +813,16 @@ class SecurityMiddleware:
             if not passed and _unknown_gradio_event(exc):
                 # A client naming an event the UI does not have (POST run/predict, a stale fn_index): one
                 # line and a 404, not a 500 with a hundred lines of traceback per request.
-                log.warning("%s %s: no such Gradio event (%s: %s)", scope.get("method", ""), self._path(scope),
-                            type(exc).__name__, str(exc)[:200])
-                await self._send(send, 404, {"detail": "no such event in this UI; see GET /gradio_api/info for "
-                                                       "the API names"})
+                log.warning(
+                    "%s %s: no such Gradio event (%s: %s)",
+                    scope.get("method", ""),
+                    self._path(scope),
+                    type(exc).__name__,
+                    str(exc)[:200],
+                )
+                await self._send(
+                    send, 404, {"detail": "no such event in this UI; see GET /gradio_api/info for the API names"}
+                )
                 return
             for message in held:
                 await send(message)
@@ -747,8 +837,14 @@ class SecurityMiddleware:
     async def _json_route(self, scope: Scope, receive: Receive, send: Send, headers: dict[bytes, bytes]) -> None:
         kind = _media_type(headers.get(b"content-type", b""))
         if kind != "application/json":
-            await self._send(send, 415, {"detail": f"Content-Type must be application/json, not {kind or 'missing'!r}; "
-                                                   "send -H 'Content-Type: application/json'"})
+            await self._send(
+                send,
+                415,
+                {
+                    "detail": f"Content-Type must be application/json, not {kind or 'missing'!r}; "
+                    "send -H 'Content-Type: application/json'"
+                },
+            )
             return
         limit = f"request body over {self.max_body // (1024 * 1024)} MB"
         length = headers.get(b"content-length", b"")

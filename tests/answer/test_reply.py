@@ -11,30 +11,30 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from markdown_it import MarkdownIt
 
+from bot.answer.conversation import Conversation, is_follow_up, is_not_helpful
 from bot.answer.reasons import reason_text
-from bot.records import Reason
-from bot.kb.meta import SectionMeta
-from bot.records import Answer, Hit, Section
 from bot.answer.reply import (
     TEXTS,
     Contact,
-    follow_up_options,
-    format_intent,
     code_block,
     code_span,
     doc_markdown,
+    follow_up_options,
     format_answer,
     format_clarify,
+    format_intent,
     format_no_match,
     kb_scope,
     scope_text,
-    with_scope,
     short_title,
     signature_line,
     source_url,
     truncation_notice,
     user_echo,
+    with_scope,
 )
+from bot.kb.meta import SectionMeta
+from bot.records import Answer, Hit, Reason, Section
 
 BASE = "http://assistant.test/bot"
 LIMIT = 100_000
@@ -47,15 +47,31 @@ FIX_BODY = (
 )
 
 
-def section(n: int = 1, *, text: str = FIX_BODY, heading: str | None = None, fields=None, source: str = "faq.md",
-            title: str = "GPU FAQ") -> Section:
+def section(
+    n: int = 1,
+    *,
+    text: str = FIX_BODY,
+    heading: str | None = None,
+    fields=None,
+    source: str = "faq.md",
+    title: str = "GPU FAQ",
+) -> Section:
     heading = heading or f"问题{n}：显存不足怎么办？"
     if fields is None:
         from bot.kb.parse import parse_fields
 
         fields = parse_fields(text)
-    return Section(source=source, heading=heading, path=(title, heading), start_line=10 * n, end_line=10 * n + 8,
-                   anchor=f"q{n}", text=text, title=title, fields=fields)
+    return Section(
+        source=source,
+        heading=heading,
+        path=(title, heading),
+        start_line=10 * n,
+        end_line=10 * n + 8,
+        anchor=f"q{n}",
+        text=text,
+        title=title,
+        fields=fields,
+    )
 
 
 def hit(s: Section, score: float = 1.0, terms=("显存", "oom")) -> Hit:
@@ -63,8 +79,12 @@ def hit(s: Section, score: float = 1.0, terms=("显存", "oom")) -> Hit:
 
 
 META = {
-    "faq.md#q1": SectionMeta(anchor="q1", heading="问题1：显存不足怎么办？", title_en="Out of GPU memory",
-                             summary_en="Problem: OOM.\nFix: lower `batch_size`."),
+    "faq.md#q1": SectionMeta(
+        anchor="q1",
+        heading="问题1：显存不足怎么办？",
+        title_en="Out of GPU memory",
+        summary_en="Problem: OOM.\nFix: lower `batch_size`.",
+    ),
 }
 
 
@@ -135,10 +155,15 @@ def test_chinese_answer_puts_the_fix_first_and_cites_the_section_once():
 
 
 def test_english_answer_is_title_steps_with_code_blocks_and_commands_said_once():
-    m = {"faq.md#q1": SectionMeta(
-        anchor="q1", heading="问题1：显存不足怎么办？", title_en="Out of GPU memory",
-        summary_en="Problem: OOM during training.\nFix: 1) try a smaller `batch_size`; 2) enable two options: "
-                   "`export FLAGS_a=0` (free early), `export FLAGS_b=1` (fast).\nSee the memory guide.")}
+    m = {
+        "faq.md#q1": SectionMeta(
+            anchor="q1",
+            heading="问题1：显存不足怎么办？",
+            title_en="Out of GPU memory",
+            summary_en="Problem: OOM during training.\nFix: 1) try a smaller `batch_size`; 2) enable two options: "
+            "`export FLAGS_a=0` (free early), `export FLAGS_b=1` (fast).\nSee the memory guide.",
+        )
+    }
     md = format_answer(answer(hit(section(1)), language="en"), m.get, BASE, limit=LIMIT).markdown
     assert md.startswith("### Out of GPU memory\n\n**1.** Try a smaller `batch_size`\n\n**2.** Enable two options:")
     assert "```bash\nexport FLAGS_a=0  # free early\nexport FLAGS_b=1  # fast\n```" in md
@@ -146,7 +171,9 @@ def test_english_answer_is_title_steps_with_code_blocks_and_commands_said_once()
     assert up_front.count("FLAGS_a") == 1  # the command once, in its code block
     assert "See the memory guide." in up_front
     assert md.index("**Source:** [GPU FAQ › Out of GPU memory · lines 10–18](") < md.index("<details>")
-    assert "<details><summary>Problem and background</summary>" in md and "OOM during training" in md.split("<details>")[1]
+    assert (
+        "<details><summary>Problem and background</summary>" in md and "OOM during training" in md.split("<details>")[1]
+    )
     assert md.index("<details><summary>Original section (Chinese): 问题1") < md.index("显存被模型占满")
     for chinese in ("来源", "第 10–18 行", "查看原文", "解决方法："):
         assert chinese not in up_front, chinese
@@ -160,10 +187,15 @@ def test_english_answer_without_metadata_says_so_and_shows_the_original():
 
 
 def test_fix_paragraphs_become_numbered_steps_with_their_code():
-    body = ("+ 解决方法：\n\n报错提示没有找到 libnccl.so，可以全局搜索。\n\n```bash\nfind / -name \"libnccl.so*\"\n```\n\n"
-            "然后将找到的路径添加到 LD_LIBRARY_PATH 中。\n")
+    body = (
+        '+ 解决方法：\n\n报错提示没有找到 libnccl.so，可以全局搜索。\n\n```bash\nfind / -name "libnccl.so*"\n```\n\n'
+        "然后将找到的路径添加到 LD_LIBRARY_PATH 中。\n"
+    )
     md = format_answer(answer(hit(section(1, text=body))), lambda k: None, BASE, limit=LIMIT).markdown
-    assert "**1.** 报错提示没有找到 libnccl.so，可以全局搜索。\n\n```bash\nfind / -name \"libnccl.so*\"\n```\n\n**2.** 然后" in md
+    assert (
+        '**1.** 报错提示没有找到 libnccl.so，可以全局搜索。\n\n```bash\nfind / -name "libnccl.so*"\n```\n\n**2.** 然后'
+        in md
+    )
 
 
 def test_related_sections_are_one_collapsed_block_of_links():
@@ -188,7 +220,11 @@ def test_answer_from_an_old_release_says_so():
 
 def test_source_links_carry_only_the_terms_found_in_that_section():
     s = section(1)
-    url = format_answer(answer(hit(s, terms=("显存", "gi", "00", "nccl", "batch_size"))), meta, BASE, limit=LIMIT).shown[0].url
+    url = (
+        format_answer(answer(hit(s, terms=("显存", "gi", "00", "nccl", "batch_size"))), meta, BASE, limit=LIMIT)
+        .shown[0]
+        .url
+    )
     assert parse_qs(urlsplit(url).query)["terms"] == ["batch_size 显存"]
 
 
@@ -207,9 +243,9 @@ def test_source_url_points_into_the_app_with_key_terms_and_first_line():
 
 
 HOSTILE = (
-    "+ 解决方法：<script>window.__pwned=1</script> 点 <img src=x onerror=\"window.__pwned=2\"> 然后\n"
-    "<a href=\"javascript:alert(1)\">bad</a> [also bad](javascript:alert(2)) ![pic](http://evil.test/t.png)\n"
-    "<iframe src=\"http://evil.test\"></iframe> <svg onload=alert(3)></svg> &lt;ok&gt;\n\n"
+    '+ 解决方法：<script>window.__pwned=1</script> 点 <img src=x onerror="window.__pwned=2"> 然后\n'
+    '<a href="javascript:alert(1)">bad</a> [also bad](javascript:alert(2)) ![pic](http://evil.test/t.png)\n'
+    '<iframe src="http://evil.test"></iframe> <svg onload=alert(3)></svg> &lt;ok&gt;\n\n'
     "```\n<script>kept as code</script>\n```\n"
 )
 
@@ -226,8 +262,10 @@ def test_document_html_is_inert_but_code_is_kept_verbatim():
 
 
 def test_seed_style_raw_links_and_line_breaks_become_markdown():
-    raw = ('- AWS云 <a href="https://aws.amazon.com/x" target="_blank">https://aws.amazon.com/x</a><br>\n'
-           "对于MLP，层与层之间无法并行。<br>\n![GPU](/img/GPU-01.png)\n")
+    raw = (
+        '- AWS云 <a href="https://aws.amazon.com/x" target="_blank">https://aws.amazon.com/x</a><br>\n'
+        "对于MLP，层与层之间无法并行。<br>\n![GPU](/img/GPU-01.png)\n"
+    )
     md, cut = doc_markdown(raw)
     assert not cut
     assert "[https://aws.amazon.com/x](https://aws.amazon.com/x)" in md
@@ -255,8 +293,10 @@ def test_a_typed_two_line_question_is_text_and_a_log_shows_its_end():
     echo = user_echo("多卡训练报错怎么办？\n用的是 <b>8</b> 张 V100", is_log=False)
     assert "```" not in echo and "多卡训练报错怎么办？  \n用的是" in echo  # text with a line break, not code
     assert_inert(echo)
-    log = "\n".join(f"I0221 12:00:{n % 60:02d} trainer.cc:88] step {n} loss=0.1" for n in range(200)) + \
-        "\nResourceExhaustedError: OOM when allocating tensor, cannot allocate 2.25 GB"
+    log = (
+        "\n".join(f"I0221 12:00:{n % 60:02d} trainer.cc:88] step {n} loss=0.1" for n in range(200))
+        + "\nResourceExhaustedError: OOM when allocating tensor, cannot allocate 2.25 GB"
+    )
     shown = user_echo(log, is_log=True)
     assert shown.startswith("```") and "cannot allocate 2.25 GB" in shown  # the error at the end of the paste
     assert "step 0 " in shown and "step 50 " not in shown and "lines" in shown  # the head, then the tail
@@ -264,9 +304,11 @@ def test_a_typed_two_line_question_is_text_and_a_log_shows_its_end():
 
 
 def test_the_detected_error_is_the_logs_own_line_not_a_bare_exception_name():
-    log = ("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\nMemoryError\n"
-           "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor "
-           "cannot allocate 2.25 GB")
+    log = (
+        'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\nMemoryError\n'
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor "
+        "cannot allocate 2.25 GB"
+    )
     a = dataclasses.replace(answer(hit(section(1))), query=log, signature="MemoryError")
     md = format_answer(a, meta, BASE, limit=LIMIT).markdown
     assert "`ResourceExhaustedError: OOM when allocating tensor cannot allocate 2.25 GB`" in md.split("\n\n")[0]
@@ -366,8 +408,14 @@ def test_intents_are_answered_as_such_without_events():
     from bot.engine.intents import classify
 
     contact = Contact("https://help.example.com/gpu", "GPU support")
-    for message, language in (("谢谢！", "zh"), ("thanks a lot", "en"), ("转人工", "zh"), ("I want to talk to a human", "en"),
-                              ("你好", "zh"), ("what can you do?", "en")):
+    for message, language in (
+        ("谢谢！", "zh"),
+        ("thanks a lot", "en"),
+        ("转人工", "zh"),
+        ("I want to talk to a human", "en"),
+        ("你好", "zh"),
+        ("what can you do?", "en"),
+    ):
         label = classify(message)
         assert label is not None, message
         reply = format_intent(label, language, contact)
@@ -386,14 +434,20 @@ def test_follow_up_suggestions_are_the_cited_sections_neighbours():
     cited = next(s for s in sections if s.heading == "2.3 初始化分布式环境")
     options = follow_up_options(cited, sections, lambda k: None, "zh")
     labels = [o["label"] for o in options]
-    assert [label.split(" › ")[-1] for label in labels] == ["2.4 使用数据并行算子封装模型", "2.2 导入依赖", "2.5 验证多机多卡程序运行正确"]
+    assert [label.split(" › ")[-1] for label in labels] == [
+        "2.4 使用数据并行算子封装模型",
+        "2.2 导入依赖",
+        "2.5 验证多机多卡程序运行正确",
+    ]
     assert all(o["value"].startswith(cited.source + "#") for o in options)
     first = next(s for s in sections if s.source == cited.source and s.heading == "1. 简介")
     assert len(follow_up_options(first, sections, lambda k: None, "zh", exclude=[options[0]["value"]])) == 3
     assert follow_up_options(cited, sections, lambda k: None, "zh", limit=1) == options[:1]
 
 
-@pytest.mark.parametrize("module", ["bot.answer.reply", "bot.engine.intents", "bot.answer.source_view", "bot.kb.parse", "bot.web.ui"])
+@pytest.mark.parametrize(
+    "module", ["bot.answer.reply", "bot.engine.intents", "bot.answer.source_view", "bot.kb.parse", "bot.web.ui"]
+)
 def test_doctests(module):
     import doctest
     import importlib
@@ -426,29 +480,61 @@ def test_reply_json_is_serialisable():
 # ---------------------------------------------------------------- conversation rules
 
 
-from bot.answer.conversation import Conversation, is_follow_up, is_not_helpful
-
-
-@pytest.mark.parametrize("message", ["that didn't help", "That did not help.", "still fails", "没用", "还是不行",
-                                     "没有解决", "nope", "doesn't work", "any other ideas?"])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "that didn't help",
+        "That did not help.",
+        "still fails",
+        "没用",
+        "还是不行",
+        "没有解决",
+        "nope",
+        "doesn't work",
+        "any other ideas?",
+    ],
+)
 def test_not_helpful_is_recognised(message):
     assert is_not_helpful(message)
 
 
-@pytest.mark.parametrize("message", ["NCCL doesn't work on two machines with Paddle 2.4", "显存不足怎么办",
-                                     "Loss becomes NaN", "", "多卡训练不行，报错 libnccl.so 找不到，怎么安装 nccl"])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "NCCL doesn't work on two machines with Paddle 2.4",
+        "显存不足怎么办",
+        "Loss becomes NaN",
+        "",
+        "多卡训练不行，报错 libnccl.so 找不到，怎么安装 nccl",
+    ],
+)
 def test_real_questions_are_not_taken_for_not_helpful(message):
     assert not is_not_helpful(message)
 
 
-@pytest.mark.parametrize("message", ["那多机呢？", "what about TensorFlow?", "and on Windows?", "如果用TensorFlow呢",
-                                     "How about multi-machine training?"])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "那多机呢？",
+        "what about TensorFlow?",
+        "and on Windows?",
+        "如果用TensorFlow呢",
+        "How about multi-machine training?",
+    ],
+)
 def test_follow_ups_are_recognised(message):
     assert is_follow_up(message)
 
 
-@pytest.mark.parametrize("message", ["显存不足", "Loss becomes NaN after a few steps", "多卡训练报错怎么办",
-                                     "EnforceNotMet: Failed to find dynamic library: libnccl.so\nat x"])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "显存不足",
+        "Loss becomes NaN after a few steps",
+        "多卡训练报错怎么办",
+        "EnforceNotMet: Failed to find dynamic library: libnccl.so\nat x",
+    ],
+)
 def test_standalone_questions_are_not_follow_ups(message):
     assert not is_follow_up(message)
 
@@ -499,8 +585,8 @@ def test_conversation_empty_input_is_a_friendly_prompt_not_a_turn(hash_engine):
 
 
 def test_conversation_returns_unanswered_questions_as_events_for_the_edge(hash_settings, tmp_path):
-    from bot.store import feedback
     from bot.engine.retrieve import Engine
+    from bot.store import feedback
 
     engine = Engine.open(hash_settings, auto_build=True)  # uncalibrated: "bread" is not a confident answer
     log = tmp_path / "logs" / "feedback.jsonl"
@@ -518,18 +604,27 @@ def test_conversation_returns_unanswered_questions_as_events_for_the_edge(hash_s
 
 # ---------------------------------------------------------------- a reply composed once (issue 24)
 
+
 def test_a_reply_is_composed_once_in_order_and_then_refuses_edits():
     from bot.answer.reply import compose
     from bot.records import Event
 
     contact = Contact("https://help.example.com/gpu", "GPU support")
-    said = format_no_match(dataclasses.replace(answer(hit(section(1), score=0.01), language="en"), tier="none"),
-                           meta, BASE, limit=LIMIT)  # formatted without the contact: compose adds it
+    said = format_no_match(
+        dataclasses.replace(answer(hit(section(1), score=0.01), language="en"), tier="none"), meta, BASE, limit=LIMIT
+    )  # formatted without the contact: compose adds it
     said.events.append(Event("not_helpful", "q", "en"))
     before = said.markdown
     scope = kb_scope([section(1)])
-    done = compose(said, scope=scope, contact=contact, answer_id="a1", truncated_from=150_000, limit=LIMIT,
-                   sign=lambda text: text.replace("/source?", "/source?sig=s&"))
+    done = compose(
+        said,
+        scope=scope,
+        contact=contact,
+        answer_id="a1",
+        truncated_from=150_000,
+        limit=LIMIT,
+        sign=lambda text: text.replace("/source?", "/source?sig=s&"),
+    )
     assert said.markdown == before and not said.finished  # the conversation's reply is left as it was
     md = done.markdown
     assert md.startswith(truncation_notice(150_000, LIMIT, "en"))  # the note first, then the reply
@@ -547,8 +642,9 @@ def test_a_reply_is_composed_once_in_order_and_then_refuses_edits():
 def test_a_failed_hand_off_says_so_and_offers_the_link_without_the_transcript():
     from bot.answer.reply import compose
 
-    contact = Contact("mailto:gpu@example.com", "GPU help", webhook="https://hook.example.com", transcript="Q1: OOM?",
-                      question="OOM?")
+    contact = Contact(
+        "mailto:gpu@example.com", "GPU help", webhook="https://hook.example.com", transcript="Q1: OOM?", question="OOM?"
+    )
     done = compose(format_intent("human", "en", contact), scope=kb_scope([]), contact=contact, handoff_failed=True)
     assert done.markdown.startswith(TEXTS["en"]["handoff_failed"])
     assert "mailto:gpu@example.com)" in done.markdown and "OOM" not in done.markdown

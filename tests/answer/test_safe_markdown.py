@@ -20,7 +20,7 @@ def hrefs(markdown: str) -> list[str]:
 
 HOSTILE = {
     "reference_definition": "[点这里修复][fix]\n\n[fix]: javascript:alert(1)",
-    "reference_shortcut": "see [fix]\n\n[fix]: javascript:alert(1) \"title\"",
+    "reference_shortcut": 'see [fix]\n\n[fix]: javascript:alert(1) "title"',
     "reference_angle": "[a][r]\n\n[r]: <javascript:alert(1)>",
     "reference_elsewhere": "para one [go][x]\n\n```\ncode\n```\n\n[x]:\n  javascript:alert(1)",
     "multi_line_link": "[click](\njavascript:alert(1)\n)",
@@ -43,8 +43,10 @@ def test_only_http_and_mailto_links_survive(name):
 
 
 def test_words_of_dropped_links_stay_and_good_links_work():
-    md, _ = doc_markdown("[点这里修复][fix] and [docs](https://x.org/a) and [ok][o]\n\n"
-                         "[fix]: javascript:alert(1)\n[o]: https://ok.example/o")
+    md, _ = doc_markdown(
+        "[点这里修复][fix] and [docs](https://x.org/a) and [ok][o]\n\n"
+        "[fix]: javascript:alert(1)\n[o]: https://ok.example/o"
+    )
     assert "点这里修复" in md and "[docs](https://x.org/a)" in md
     assert hrefs(md) == ["https://x.org/a", "https://ok.example/o"]
 
@@ -78,8 +80,10 @@ def test_urls_with_parentheses_and_spaces_stay_one_link():
 @pytest.mark.parametrize("language, word", [("zh", "图片"), ("en", "image")])
 def test_a_documents_html_image_is_named_not_shown_as_a_raw_tag(language, word):
     """seeds/003 has `<img src="images/data_parallel.png" …>` on a line of its own: the answer showed the tag as text."""
-    markdown, _ = doc_markdown('见下图：\n\n<img src="images/data_parallel.png" title="" alt="" data-align="center">\n\n然后',
-                               language=language)
+    markdown, _ = doc_markdown(
+        '见下图：\n\n<img src="images/data_parallel.png" title="" alt="" data-align="center">\n\n然后',
+        language=language,
+    )
     assert "&lt;img" not in markdown and "<img" not in markdown
     assert f"({word}: data_parallel.png)" in markdown
     # A web image becomes a link to it (never loaded by the chat); a tag with a script stays inert.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from fixtures.engines import count_calls, hash_engine, repo_seeds_hash_settings
 
 from bot.answer import turn as turn_module
 from bot.answer.conversation import MAX_REPLAY_TURNS
@@ -12,12 +11,23 @@ from bot.engine import case as case_rules
 from bot.engine import retrieve
 from bot.engine.answerer import Answerer
 from bot.kb import signature, tokenize
+from fixtures.engines import count_calls, hash_engine, repo_seeds_hash_settings
 
-LOG = ("Traceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n    exe.run()\n"
-       "RuntimeError: (ResourceExhausted) Out of memory error on GPU 0. Cannot allocate 2.0GB memory")
-CONVERSATION = ["训练时显存不足怎么办", "那多机呢？", "没用", "loss 变成 nan 了", "still nan after lowering the learning rate",
-                "unrelated: how do I choose CUDA_VISIBLE_DEVICES?", "and on Windows?", "多卡训练报错 libnccl.so 找不到",
-                "还是不行"]
+LOG = (
+    'Traceback (most recent call last):\n  File "train.py", line 12, in <module>\n    exe.run()\n'
+    "RuntimeError: (ResourceExhausted) Out of memory error on GPU 0. Cannot allocate 2.0GB memory"
+)
+CONVERSATION = [
+    "训练时显存不足怎么办",
+    "那多机呢？",
+    "没用",
+    "loss 变成 nan 了",
+    "still nan after lowering the learning rate",
+    "unrelated: how do I choose CUDA_VISIBLE_DEVICES?",
+    "and on Windows?",
+    "多卡训练报错 libnccl.so 找不到",
+    "还是不行",
+]
 
 
 @pytest.fixture(scope="module")
@@ -28,10 +38,17 @@ def engine(tmp_path_factory):
 @pytest.fixture
 def counted(monkeypatch):
     """Counting wrappers around every detector a message could be run through, and the ranking."""
-    return {name: count_calls(monkeypatch, func) for name, func in (
-        ("language", tokenize.detect_language), ("not_helpful", case_rules.is_not_helpful),
-        ("follow_up", case_rules.is_follow_up), ("new_topic", case_rules.starts_new_topic),
-        ("log", signature.looks_like_log), ("rank", retrieve.rank))}
+    return {
+        name: count_calls(monkeypatch, func)
+        for name, func in (
+            ("language", tokenize.detect_language),
+            ("not_helpful", case_rules.is_not_helpful),
+            ("follow_up", case_rules.is_follow_up),
+            ("new_topic", case_rules.starts_new_topic),
+            ("log", signature.looks_like_log),
+            ("rank", retrieve.rank),
+        )
+    }
 
 
 def _about(calls: list, message: str) -> list:
@@ -43,13 +60,16 @@ def test_the_engine_is_an_answerer(engine):
     assert isinstance(engine, Answerer)
 
 
-@pytest.mark.parametrize("history, message", [
-    ((), "loss 变成 nan 了"),
-    ((), LOG),
-    (("训练时显存不足怎么办",), "那多机呢？"),
-    (("训练时显存不足怎么办",), "没用"),
-    (("loss 变成 nan 了",), "unrelated: how do I choose CUDA_VISIBLE_DEVICES?"),
-])
+@pytest.mark.parametrize(
+    "history, message",
+    [
+        ((), "loss 变成 nan 了"),
+        ((), LOG),
+        (("训练时显存不足怎么办",), "那多机呢？"),
+        (("训练时显存不足怎么办",), "没用"),
+        (("loss 变成 nan 了",), "unrelated: how do I choose CUDA_VISIBLE_DEVICES?"),
+    ],
+)
 def test_a_message_is_read_once_and_ranked_once(engine, counted, history, message):
     HISTORIES.clear()
     _, talk = take_turn(engine, history[-1], history=history[:-1]) if history else (None, None)

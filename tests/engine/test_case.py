@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fixtures.engines import hash_engine
 
 from bot.answer.conversation import Conversation
 from bot.engine.calibration import Calibration, calibration_path, sources_fingerprint
@@ -17,23 +16,28 @@ from bot.engine.case import asks, is_not_helpful, move_of, says_still, starts_ne
 from bot.engine.retrieve import Engine, judge, rank
 from bot.kb.eras import newer_release, old_releases
 from bot.records import Case, Section
+from fixtures.engines import hash_engine
 
 NCCL_CASE = Case(search="单机多卡 Nccl error 怎么办", problem=frozenset({"NCCL"}), setting=frozenset({"multi-card"}))
 
 
 # ---------------------------------------------------------------- moves (pure)
 
-@pytest.mark.parametrize("message, move", [
-    ("那多机呢？", "follow_up"),
-    ("what about TensorFlow?", "follow_up"),
-    ("没用", "retry"),
-    ("还是不行", "retry"),
-    ("tried that, still failing", "retry"),
-    ("ping 是通的，两边命令也一模一样", "retry"),  # a report of what happens now, not a question
-    ("另外一个问题：怎么指定用哪张 GPU 训练？", "switch"),
-    ("unrelated: how do I pick a GPU?", "switch"),
-    ("训练时 loss 变成 nan 了，学习率已经很小了，该怎么排查呢，有什么常见原因吗？", "switch"),
-])
+
+@pytest.mark.parametrize(
+    "message, move",
+    [
+        ("那多机呢？", "follow_up"),
+        ("what about TensorFlow?", "follow_up"),
+        ("没用", "retry"),
+        ("还是不行", "retry"),
+        ("tried that, still failing", "retry"),
+        ("ping 是通的，两边命令也一模一样", "retry"),  # a report of what happens now, not a question
+        ("另外一个问题：怎么指定用哪张 GPU 训练？", "switch"),
+        ("unrelated: how do I pick a GPU?", "switch"),
+        ("训练时 loss 变成 nan 了，学习率已经很小了，该怎么排查呢，有什么常见原因吗？", "switch"),
+    ],
+)
 def test_how_a_message_moves_an_open_case(message, move):
     from bot.engine.subjects import Lexicon
 
@@ -44,7 +48,7 @@ def test_how_a_message_moves_an_open_case(message, move):
 
 def test_without_a_case_every_message_is_new_and_a_log_of_another_problem_starts_one():
     assert move_of("那多机呢？", Case(), problems=frozenset()) == "new"
-    log = "Traceback (most recent call last):\n  File \"a.py\"\nRuntimeError: out of memory"
+    log = 'Traceback (most recent call last):\n  File "a.py"\nRuntimeError: out of memory'
     assert move_of(log, NCCL_CASE, problems=frozenset({"GPU out of memory"}), is_log=True) == "switch"
     assert move_of(log, NCCL_CASE, problems=frozenset({"NCCL"}), is_log=True) == "retry"
 
@@ -66,6 +70,7 @@ def test_an_old_section_is_not_a_confident_answer_for_a_newer_release():
 
 # ---------------------------------------------------------------- one path: evidence -> rank -> judge
 
+
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory) -> Engine:
     from fixtures.engines import hash_settings_for
@@ -77,14 +82,21 @@ def engine(tmp_path_factory) -> Engine:
         "## 问题：Loss 为 NaN 怎么办？\n\n+ 解决方法：降低学习率，检查数据和标签，做梯度裁剪。\n\n"
         "## 问题：多卡训练报错 Nccl error\n\n+ 解决方法：把 libnccl.so 所在目录加入 `LD_LIBRARY_PATH`。\n\n"
         "## 问题：如何指定 GPU？\n\n+ 解决方法：设置 `CUDA_VISIBLE_DEVICES=1`。\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     return hash_engine(hash_settings_for(root))
 
 
-@pytest.mark.parametrize("message, previous", [
-    ("训练时显存不足怎么办", ""), ("loss 变成 nan", ""), ("那多卡呢？", "显存不足"), ("没用", "loss 变成 nan"),
-    ("Traceback (most recent call last):\nRuntimeError: NCCL error unhandled system error", ""),
-])
+@pytest.mark.parametrize(
+    "message, previous",
+    [
+        ("训练时显存不足怎么办", ""),
+        ("loss 变成 nan", ""),
+        ("那多卡呢？", "显存不足"),
+        ("没用", "loss 变成 nan"),
+        ("Traceback (most recent call last):\nRuntimeError: NCCL error unhandled system error", ""),
+    ],
+)
 def test_ask_is_evidence_then_rank_then_judge(engine, message, previous):
     case = engine.ask(previous).case if previous else Case()
     answer = engine.ask(message, case=case)
@@ -117,8 +129,12 @@ def test_a_retry_never_shows_what_led_the_case_before(engine):
 
 def test_a_calibration_for_other_documents_is_not_used(engine, caplog):
     path = calibration_path(engine.settings.index_dir, engine.embedder.id)
-    fitted = dataclasses.replace(Calibration.default(engine.embedder.id), calibrated=True, answer_threshold=0.5,
-                                 sources_hash=sources_fingerprint({"other.md": "0"}))
+    fitted = dataclasses.replace(
+        Calibration.default(engine.embedder.id),
+        calibrated=True,
+        answer_threshold=0.5,
+        sources_hash=sources_fingerprint({"other.md": "0"}),
+    )
     fitted.save(path)
     try:
         with caplog.at_level(logging.WARNING, logger="bot.engine.calibration"):
@@ -134,12 +150,28 @@ def test_a_calibration_for_other_documents_is_not_used(engine, caplog):
 
 # ---------------------------------------------------------------- bad input in a conversation
 
+
 def test_a_long_conversation_of_odd_messages_always_gets_a_sensible_reply(engine):
     talk = Conversation(engine)
     assert "描述" in talk.respond("没用").markdown  # "didn't help" as the very first message: nothing to retry
-    log = "Traceback (most recent call last):\n  File \"train.py\", line 3\nRuntimeError: NCCL error\n" * 3
-    messages = ["显存不足怎么办", "what about multi-GPU?", log, "没用", "?!", "😀", "…", "", "   ", "\x00\x01",
-                "谢谢", "PaddleOCR 准确率低", "still failing", "那多机呢？", "x" * 200_000]
+    log = 'Traceback (most recent call last):\n  File "train.py", line 3\nRuntimeError: NCCL error\n' * 3
+    messages = [
+        "显存不足怎么办",
+        "what about multi-GPU?",
+        log,
+        "没用",
+        "?!",
+        "😀",
+        "…",
+        "",
+        "   ",
+        "\x00\x01",
+        "谢谢",
+        "PaddleOCR 准确率低",
+        "still failing",
+        "那多机呢？",
+        "x" * 200_000,
+    ]
     for n in range(100):
         message = messages[n % len(messages)]
         reply = talk.respond(message)
@@ -150,12 +182,16 @@ def test_a_long_conversation_of_odd_messages_always_gets_a_sensible_reply(engine
 
 # ---------------------------------------------------------------- the real knowledge base
 
+
 @pytest.mark.model
-@pytest.mark.parametrize("first, follow, wanted, not_wanted", [
-    ("单机多卡 Nccl error 怎么办", "那多机呢？", "003_", "2.6 开发模型推理程序"),
-    ("How do I stop TensorFlow from grabbing all GPU memory?", "what about PaddlePaddle?", "002_", "CPU"),
-    ("训练时显存不足怎么办", "what about TensorFlow?", "004_", ""),
-])
+@pytest.mark.parametrize(
+    "first, follow, wanted, not_wanted",
+    [
+        ("单机多卡 Nccl error 怎么办", "那多机呢？", "003_", "2.6 开发模型推理程序"),
+        ("How do I stop TensorFlow from grabbing all GPU memory?", "what about PaddlePaddle?", "002_", "CPU"),
+        ("训练时显存不足怎么办", "what about TensorFlow?", "004_", ""),
+    ],
+)
 def test_follow_ups_keep_the_problem_and_change_the_setting(seeds_engine, first, follow, wanted, not_wanted):
     talk = Conversation(seeds_engine)
     talk.respond(first)
@@ -179,14 +215,24 @@ def test_after_nan_didnt_help_is_not_the_nan_section_again_and_m1_is_not_confide
 def test_requests_refinements_and_asks_for_another_way_move_the_case_as_people_mean_them():
     memory = Case(search="How can I allocate GPU memory? tensorflow v2", problem=frozenset({"GPU memory settings"}))
     # A request without a question mark asks for something next; it does not report that the answer failed.
-    assert move_of("Thanks. I want to set the limit rate of gpu ram. such as 'per_process_gpu_memory_fraction = 0.3'.",
-                   memory, problems=frozenset({"GPU memory settings"})) == "follow_up"
+    assert (
+        move_of(
+            "Thanks. I want to set the limit rate of gpu ram. such as 'per_process_gpu_memory_fraction = 0.3'.",
+            memory,
+            problems=frozenset({"GPU memory settings"}),
+        )
+        == "follow_up"
+    )
     freeze = Case(search="怎么让某一层的权重不参与训练", problem=frozenset({"freeze layers"}))
     assert move_of("还有别的写法吗", freeze, problems=frozenset()) == "retry"
     # A case that never named its problem ("训练报错") is refined by a report that names one, not left.
     unnamed = Case(search="飞桨2.0rc单机多卡训练 HAPI样例报错", setting=frozenset({"multi-card"}))
-    assert move_of("看了一下，好像没有看到nccl的相关信息，只有 device_context 的日志", unnamed,
-                   problems=frozenset({"NCCL"})) == "retry"
+    assert (
+        move_of(
+            "看了一下，好像没有看到nccl的相关信息，只有 device_context 的日志", unnamed, problems=frozenset({"NCCL"})
+        )
+        == "retry"
+    )
     off_topic = Case(search="how do I bake sourdough bread at home")
     assert move_of("NCCL timeout on 8 GPUs", off_topic, problems=frozenset({"NCCL"})) == "switch"
 
@@ -203,9 +249,11 @@ def test_a_full_follow_up_question_gets_the_same_section_again_only_when_its_own
 
 @pytest.mark.model
 def test_boilerplate_and_links_do_not_set_the_os_or_the_release(seeds_engine):
-    log = ("多卡训练提示找不到libnccl.so\nEnforceNotMet: Failed to find dynamic library: libnccl.so ( libnccl.so: cannot open "
-           "shared object file: No such file or directory )\n Please specify its path correctly using following ways: "
-           "set environment variable LD_LIBRARY_PATH on Linux or DYLD_LIBRARY_PATH on Mac OS.")
+    log = (
+        "多卡训练提示找不到libnccl.so\nEnforceNotMet: Failed to find dynamic library: libnccl.so ( libnccl.so: cannot open "
+        "shared object file: No such file or directory )\n Please specify its path correctly using following ways: "
+        "set environment variable LD_LIBRARY_PATH on Linux or DYLD_LIBRARY_PATH on Mac OS."
+    )
     assert "macOS" not in seeds_engine.ask(log).subjects
     freeze = seeds_engine.ask("在paddle2.1中冻结部分层的参数？请问paddle2.1中有没有固定部分层参数的接口？")
     assert freeze.reason is None or freeze.reason.code != "old_release", freeze.reason

@@ -12,24 +12,25 @@ from pathlib import Path
 
 import pytest
 
-from bot.answer.evaluate_turns import is_conversation_file, read_conversations
-from bot.engine.calibrate import _folds, calibrate, read_labelled
-from bot.engine.calibration import Calibration, calibration_path, load_for
 from bot.answer.conversation import Conversation
+from bot.answer.evaluate_turns import is_conversation_file, read_conversations
 from bot.answer.reasons import reason_text
-from bot.kb.embed import HashEmbedder
+from bot.engine.calibrate import _folds, calibrate
+from bot.engine.calibration import Calibration, calibration_path, load_for
 from bot.engine.evaluate import normalize, read_cases
-from bot.kb.index import build_index
 from bot.engine.retrieve import Engine
 from bot.engine.subjects import Lexicon
-from fixtures.engines import hash_engine
-
+from bot.kb.embed import HashEmbedder
+from bot.kb.index import build_index
 from conftest import DEV_SET, REPO
+from fixtures.engines import hash_engine
 
 EVAL_FILES = sorted((REPO / "eval").glob("*.jsonl"))
 CONVERSATION_FILES = [p for p in EVAL_FILES if is_conversation_file(p)]
 CASE_FILES = [p for p in EVAL_FILES if p not in CONVERSATION_FILES]
-HOLDOUT_FILES = sorted((REPO / "eval").glob("holdout*/*.jsonl"))  # holdout4: never fitted on (earlier holdouts, once looked at, are training files now)
+HOLDOUT_FILES = sorted(
+    (REPO / "eval").glob("holdout*/*.jsonl")
+)  # holdout4: never fitted on (earlier holdouts, once looked at, are training files now)
 
 
 def all_queries(paths) -> list[str]:
@@ -45,9 +46,13 @@ def all_queries(paths) -> list[str]:
 
 # ---------------------------------------------------------------- subjects
 
+
 def test_lexicon_names_frameworks_products_devices_and_ignores_lookalikes():
     lex = Lexicon.load()
-    assert lex.find("RuntimeError: CUDA error: device-side assert triggered (torch 2.1)") >= {"PyTorch", "device-side assert"}
+    assert lex.find("RuntimeError: CUDA error: device-side assert triggered (torch 2.1)") >= {
+        "PyTorch",
+        "device-side assert",
+    }
     assert lex.find("Jetson Xavier 上 paddle inference 报错") >= {"Jetson", "Paddle Inference", "PaddlePaddle"}
     assert "Keras" in lex.find("upgraded to Keras 3 and multi-GPU broke")
     assert "Windows" in lex.find("ImportError: DLL load failed while importing core_avx")
@@ -75,19 +80,34 @@ def test_lexicon_knows_what_other_ecosystems_and_keras_run_on():
 def test_passing_mentions_of_another_framework_do_not_make_a_paddle_question_foreign(hash_settings):
     engine = hash_engine(hash_settings)
     # The tiny knowledge base covers TensorFlow only.
-    assert engine._main_subjects(engine.subjects_of("之前用torch时没问题，换成 TensorFlow 训练就报错")) == {"TensorFlow"}
+    assert engine._main_subjects(engine.subjects_of("之前用torch时没问题，换成 TensorFlow 训练就报错")) == {
+        "TensorFlow"
+    }
     assert "PyTorch" in engine._main_subjects(engine.subjects_of("torch.cuda.is_available() returns False"))
 
 
 # ---------------------------------------------------------------- calibration
 
+
 def _labelled(path: Path) -> Path:
     rows = []
     for n in range(6):
-        rows.append({"query": f"训练时显存不足 out of memory 第{n}次", "kind": "zh", "url": f"https://t/{n}",
-                     "expect": [{"source": "gpu.md", "section": "显存不足"}]})
-        rows.append({"query": f"多卡训练报错 libnccl.so 找不到 {n}", "kind": "zh", "url": f"https://t/{n}",
-                     "expect": [{"source": "gpu.md", "section": "libnccl"}]})
+        rows.append(
+            {
+                "query": f"训练时显存不足 out of memory 第{n}次",
+                "kind": "zh",
+                "url": f"https://t/{n}",
+                "expect": [{"source": "gpu.md", "section": "显存不足"}],
+            }
+        )
+        rows.append(
+            {
+                "query": f"多卡训练报错 libnccl.so 找不到 {n}",
+                "kind": "zh",
+                "url": f"https://t/{n}",
+                "expect": [{"source": "gpu.md", "section": "libnccl"}],
+            }
+        )
         rows.append({"query": f"how do I bake bread number {n}", "kind": "en", "url": f"https://u/{n}", "expect": []})
         rows.append({"query": f"PyTorch DDP hangs on Jetson {n}", "kind": "en", "url": f"https://u/{n}", "expect": []})
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
@@ -149,6 +169,7 @@ def test_calibrate_refuses_one_sided_data(hash_settings, tmp_path):
 
 # ---------------------------------------------------------------- bad input
 
+
 @pytest.mark.parametrize("noise", ["", "   \n\t ", "!!!???", "\x00\x01\x02", "……。。", "😀😀😀"])
 def test_empty_and_noise_get_tier_none_with_a_hint(hash_settings, noise):
     build_index(hash_settings, HashEmbedder())
@@ -158,12 +179,14 @@ def test_empty_and_noise_get_tier_none_with_a_hint(hash_settings, noise):
 
 # ---------------------------------------------------------------- the real knowledge base
 
+
 @pytest.mark.model
 def test_other_frameworks_and_devices_are_named_and_not_answered(seeds_engine):
     pytorch = seeds_engine.ask(
-        "Traceback (most recent call last):\n  File \"train.py\", line 40, in <module>\n"
-        "  File \"/usr/lib/python3/site-packages/torch/nn/modules/module.py\", line 1501, in _call_impl\n"
-        "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 4.00 GiB total capacity)")
+        'Traceback (most recent call last):\n  File "train.py", line 40, in <module>\n'
+        '  File "/usr/lib/python3/site-packages/torch/nn/modules/module.py", line 1501, in _call_impl\n'
+        "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 4.00 GiB total capacity)"
+    )
     assert pytorch.tier != "answer" and "PyTorch" in pytorch.reason.subjects and pytorch.hits
     assert "PyTorch" in reason_text(pytorch, seeds_engine.meta, "en")
     jetson = seeds_engine.ask("Jetson Nano 上 pip 安装 paddlepaddle-gpu 报错")
@@ -188,7 +211,11 @@ def test_follow_ups_stay_on_the_conversation(seeds_engine):
     assert follow.shown and follow.shown[0].hit.section.source == "003_ba74d700c0e52ec2.txt"
 
     tf = Conversation(seeds_engine)
-    assert tf.respond("How do I stop TensorFlow from grabbing all GPU memory?").shown[0].hit.section.source.startswith("004")
+    assert (
+        tf.respond("How do I stop TensorFlow from grabbing all GPU memory?")
+        .shown[0]
+        .hit.section.source.startswith("004")
+    )
     for _ in range(3):  # each "didn't help" moves on, and never to a Paddle-only section
         reply = tf.respond("that didn't help")
         for shown in reply.shown:
@@ -223,16 +250,34 @@ def test_shipped_calibration_meets_the_cross_validated_targets():
 @pytest.mark.model
 def test_cli_eval_reports_tier_answered_and_reason_per_case(seeds_engine, tmp_path):
     settings = seeds_engine.settings
-    env = {**os.environ, "PYTHONPATH": str(REPO), "BOT_SEEDS_DIR": str(settings.seeds_dir),
-           "BOT_INDEX_DIR": str(settings.index_dir)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "BOT_SEEDS_DIR": str(settings.seeds_dir),
+        "BOT_INDEX_DIR": str(settings.index_dir),
+    }
     cases = tmp_path / "cases.jsonl"
     cases.write_text(
-        json.dumps({"query": "Loss is NaN", "kind": "en",
-                    "expect": [{"source": "002_5c885a5c94776257.txt", "section": "Loss为NaN"}]}) + "\n"
-        + json.dumps({"query": "PyTorch DDP training hangs with NCCL timeout", "kind": "en", "expect": []}) + "\n",
-        encoding="utf-8")
-    out = subprocess.run([sys.executable, "-m", "bot", "eval", str(cases), "--json"],
-                         env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        json.dumps(
+            {
+                "query": "Loss is NaN",
+                "kind": "en",
+                "expect": [{"source": "002_5c885a5c94776257.txt", "section": "Loss为NaN"}],
+            }
+        )
+        + "\n"
+        + json.dumps({"query": "PyTorch DDP training hangs with NCCL timeout", "kind": "en", "expect": []})
+        + "\n",
+        encoding="utf-8",
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "bot", "eval", str(cases), "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     first, second = report["cases"]
@@ -243,6 +288,7 @@ def test_cli_eval_reports_tier_answered_and_reason_per_case(seeds_engine, tmp_pa
 
 
 # ---------------------------------------------------------------- evaluation you can trust
+
 
 def _near(a: str, b: str) -> bool:
     a, b = normalize(a)[:300], normalize(b)[:300]
@@ -313,7 +359,9 @@ def test_thanks_and_requests_for_a_person_are_answered_as_such_and_not_logged(ha
     from bot.answer.reply import Contact
 
     build_index(hash_settings, HashEmbedder())
-    talk = Conversation(Engine.open(hash_settings, HashEmbedder()), contact=Contact("https://help.example.com", "GPU 支持群"))
+    talk = Conversation(
+        Engine.open(hash_settings, HashEmbedder()), contact=Contact("https://help.example.com", "GPU 支持群")
+    )
     for message in ("谢谢！", "转人工", "thank you"):
         reply = talk.respond(message)
         assert reply.events == [] and not reply.shown, message

@@ -8,18 +8,17 @@ import logging
 
 import numpy as np
 import pytest
-from fixtures.engines import hash_engine
 
 from bot.engine.calibrate import Row, calibrate, precedents_of, voted
 from bot.engine.calibration import Calibration, Weights, calibration_path, load_for, precedents_path
 from bot.engine.precedents import Precedents
 from bot.engine.retrieve import Engine, rank
 from bot.kb.embed import HashEmbedder
-from bot.records import Case
+from fixtures.engines import hash_engine
 
 SEEDS = {
     "gpu.md": "# GPU\n\n## 显存不足怎么办\n\n减小 batch_size，out of memory 时先看显存占用。\n\n"
-              "## 训练很慢 GPU 利用率低\n\n增大 num_workers，用 DataLoader 预取数据。\n",
+    "## 训练很慢 GPU 利用率低\n\n增大 num_workers，用 DataLoader 预取数据。\n",
 }
 
 
@@ -54,7 +53,9 @@ def test_a_question_like_a_labelled_one_leans_to_the_section_that_answered_it(en
     # The engine's features carry the vote to the confidence model.
     top = with_vote[0]
     features = engine.features(voted_evidence, voted_evidence.own, top)
-    assert features["precedent_lean"] == pytest.approx(2.0, abs=1e-2) and features["precedent_top"] == pytest.approx(1.0)
+    assert features["precedent_lean"] == pytest.approx(2.0, abs=1e-2) and features["precedent_top"] == pytest.approx(
+        1.0
+    )
 
 
 def test_a_follow_up_gets_no_precedent_vote(engine):
@@ -67,9 +68,14 @@ def test_a_follow_up_gets_no_precedent_vote(engine):
 def test_calibration_never_lets_a_question_vote_for_itself(engine):
     """The same question in two threads: each one's vote comes only from the other thread."""
     slow = _key(engine, "利用率")
-    rows = [Row(expect=({"source": "gpu.md", "section": "利用率"},), group="https://t/1",
-                evidence=engine.evidence("训练很慢怎么办")),
-            Row(expect=(), group="https://t/2", evidence=engine.evidence("训练很慢怎么办"))]
+    rows = [
+        Row(
+            expect=({"source": "gpu.md", "section": "利用率"},),
+            group="https://t/1",
+            evidence=engine.evidence("训练很慢怎么办"),
+        ),
+        Row(expect=(), group="https://t/2", evidence=engine.evidence("训练很慢怎么办")),
+    ]
     precedents = precedents_of(engine, rows)
     assert precedents.answers == ((slow,), ())
     first, second = voted(engine, rows, precedents)
@@ -89,11 +95,14 @@ def test_calibration_takes_no_vote_from_the_questions_own_gathering_batch(engine
     slow = _key(engine, "利用率")
     expect = [{"source": "gpu.md", "section": "利用率"}]
     for name, url in (("real_more4_a", "https://t/1"), ("real_more4_b", "https://t/3")):
-        (tmp_path / f"{name}.jsonl").write_text(json.dumps(
-            {"query": "训练很慢怎么办", "kind": "zh", "url": url, "expect": expect}) + "\n", encoding="utf-8")
-    (tmp_path / "conversations_real4_a.jsonl").write_text(json.dumps(
-        {"turns": [{"query": "训练很慢怎么办", "expect": expect}], "kind": "followup", "url": "https://t/2"}) + "\n",
-        encoding="utf-8")
+        (tmp_path / f"{name}.jsonl").write_text(
+            json.dumps({"query": "训练很慢怎么办", "kind": "zh", "url": url, "expect": expect}) + "\n", encoding="utf-8"
+        )
+    (tmp_path / "conversations_real4_a.jsonl").write_text(
+        json.dumps({"turns": [{"query": "训练很慢怎么办", "expect": expect}], "kind": "followup", "url": "https://t/2"})
+        + "\n",
+        encoding="utf-8",
+    )
     cases, groups, conversations, _ = read_labelled(sorted(tmp_path.glob("*.jsonl")))
     assert [c["batch"] for c in conversations] == ["4_a"] and batch_of(tmp_path / "real_more4_b.jsonl") == "4_b"
     rows = collect(engine, cases, groups)
@@ -111,8 +120,14 @@ def test_calibration_takes_no_vote_from_the_questions_own_gathering_batch(engine
 def _labelled(path, n_threads: int = 12):
     rows = []
     for n in range(n_threads):
-        rows.append({"query": f"显存不足 out of memory 第{n}次", "kind": "zh", "url": f"https://t/{n}",
-                     "expect": [{"source": "gpu.md", "section": "显存不足"}]})
+        rows.append(
+            {
+                "query": f"显存不足 out of memory 第{n}次",
+                "kind": "zh",
+                "url": f"https://t/{n}",
+                "expect": [{"source": "gpu.md", "section": "显存不足"}],
+            }
+        )
         rows.append({"query": f"how do I bake bread number {n}", "kind": "oos", "url": f"https://t/{n}", "expect": []})
     path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
     return path

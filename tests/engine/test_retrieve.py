@@ -8,11 +8,10 @@ import numpy as np
 import pytest
 
 from bot.engine.evaluate import evaluate, hit_matches, read_cases
-from bot.kb.index import build_index
 from bot.engine.retrieve import Engine, fuse, sanitize
-from fixtures.engines import hash_engine
-
+from bot.kb.index import build_index
 from conftest import DEV_SET, REPO, copy_calibration
+from fixtures.engines import hash_engine
 
 CALIBRATION = Path(__file__).parent / "data" / "calibration.jsonl"
 
@@ -75,7 +74,12 @@ def test_chinese_english_and_trace_questions_find_their_section(seeds_engine):
 
 @pytest.mark.model
 def test_pasted_log_returns_its_signature_and_language(seeds_engine):
-    log = (SEEDS_LOG := (REPO / "seeds" / "000_786bff9181b08d52.txt").read_text(encoding="utf-8").split("```\n", 1)[1].split("```")[0])
+    log = (
+        SEEDS_LOG := (REPO / "seeds" / "000_786bff9181b08d52.txt")
+        .read_text(encoding="utf-8")
+        .split("```\n", 1)[1]
+        .split("```")[0]
+    )
     answer = seeds_engine.ask(log)
     assert answer.signature.startswith("EnforceNotMet: Failed to find dynamic library: libnccl.so")
     assert answer.language == "en"
@@ -86,7 +90,11 @@ def test_pasted_log_returns_its_signature_and_language(seeds_engine):
 
 @pytest.mark.model
 def test_out_of_scope_questions_abstain(seeds_engine):
-    for question in ("What is the tallest mountain in Africa?", "周末去哪里爬山比较好", "React useState not updating immediately"):
+    for question in (
+        "What is the tallest mountain in Africa?",
+        "周末去哪里爬山比较好",
+        "React useState not updating immediately",
+    ):
         answer = seeds_engine.ask(question)
         assert not answer.answered, (question, answer.confidence)
         assert answer.hits, "nearest sections are still offered as suggestions"
@@ -127,20 +135,45 @@ def test_hit_matching_rule():
 @pytest.mark.model
 def test_cli_ask_and_eval_json(seeds_engine, tmp_path):
     settings = seeds_engine.settings
-    env = {**os.environ, "PYTHONPATH": str(REPO), "BOT_SEEDS_DIR": str(settings.seeds_dir),
-           "BOT_INDEX_DIR": str(settings.index_dir)}
-    out = subprocess.run([sys.executable, "-m", "bot", "ask", "显存不足怎么办", "-k", "3", "--json"],
-                         env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "BOT_SEEDS_DIR": str(settings.seeds_dir),
+        "BOT_INDEX_DIR": str(settings.index_dir),
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "bot", "ask", "显存不足怎么办", "-k", "3", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["answered"] is True and data["language"] == "zh" and data["signature"] is None
     assert len(data["hits"]) == 3
     assert {"source", "section", "heading_path", "lines", "score"} <= set(data["hits"][0])
     cases = tmp_path / "cases.jsonl"
-    cases.write_text(json.dumps({"query": "Loss is NaN", "kind": "en", "expect": [
-        {"source": "002_5c885a5c94776257.txt", "section": "Loss为NaN"}]}) + "\n", encoding="utf-8")
-    out = subprocess.run([sys.executable, "-m", "bot", "eval", str(cases), "--json"],
-                         env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    cases.write_text(
+        json.dumps(
+            {
+                "query": "Loss is NaN",
+                "kind": "en",
+                "expect": [{"source": "002_5c885a5c94776257.txt", "section": "Loss为NaN"}],
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "bot", "eval", str(cases), "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["metrics"]["hit@1"] == 1.0 and report["metrics"]["by_kind"]["en"]["n"] == 1
@@ -187,8 +220,11 @@ def test_english_questions_on_chinese_documents_without_metadata(tmp_path):
     answered = {
         q: engine.ask(q)
         # Each of these abstained when the contrast ignored the language of the match.
-        for q in ("measure per-operator latency at inference time", "delay an op until others finished in tensorflow graph",
-                  "multi-node job just hangs with no error")
+        for q in (
+            "measure per-operator latency at inference time",
+            "delay an op until others finished in tensorflow graph",
+            "multi-node job just hangs with no error",
+        )
     }
     assert all(a.tier != "none" and a.hits for a in answered.values()), {q: a.tier for q, a in answered.items()}
     for question in ("How do I make pizza dough?", "明天上海天气怎么样"):

@@ -1,6 +1,5 @@
 from bot.kb.chunk import chunk_sections
 from bot.kb.parse import parse_folder
-
 from conftest import SEEDS
 
 

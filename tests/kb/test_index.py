@@ -6,11 +6,17 @@ from pathlib import Path
 
 import pytest
 
+from bot.engine.retrieve import Engine
 from bot.kb.embed import HashEmbedder
 from bot.kb.index import (
-    IndexCorrupt, IndexMismatch, IndexMissing, IndexStale, build_index, load_index, read_manifest,
+    IndexCorrupt,
+    IndexMismatch,
+    IndexMissing,
+    IndexStale,
+    build_index,
+    load_index,
+    read_manifest,
 )
-from bot.engine.retrieve import Engine
 from bot.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -166,7 +172,9 @@ def test_auto_build_rebuilds_a_broken_index(hash_settings: Settings):
 
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "bot", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_cli_reports_problems_with_the_fix_and_fails(hash_settings: Settings, tmp_path: Path):
@@ -175,8 +183,17 @@ def test_cli_reports_problems_with_the_fix_and_fails(hash_settings: Settings, tm
     assert missing.returncode == 2
     assert "No index in" in missing.stderr and "Run: python -m bot" in missing.stderr and "build" in missing.stderr
     assert run_cli("build", *common, cwd=tmp_path).returncode == 0
-    other = run_cli("ask", "显存不足", "--embedder", "hash:64", "--seeds", str(hash_settings.seeds_dir),
-                    "--index", str(hash_settings.index_dir), cwd=tmp_path)
+    other = run_cli(
+        "ask",
+        "显存不足",
+        "--embedder",
+        "hash:64",
+        "--seeds",
+        str(hash_settings.seeds_dir),
+        "--index",
+        str(hash_settings.index_dir),
+        cwd=tmp_path,
+    )
     assert other.returncode == 2 and "built for embedder 'hash:256'" in other.stderr
     (hash_settings.seeds_dir / "gpu.md").write_text("# changed\n\nbody\n", encoding="utf-8")
     stale = run_cli("ask", "显存不足", *common, cwd=tmp_path)

@@ -6,7 +6,6 @@ from pathlib import Path
 
 from bot.kb.meta import load_meta, meta_path
 from bot.kb.parse import parse_folder
-
 from conftest import REPO, SEEDS
 
 
@@ -30,7 +29,9 @@ def test_metadata_is_substantive():
 
 
 def write_doc(seeds: Path) -> None:
-    (seeds / "ops.md").write_text("# Ops\n\n## 显存不足\n\n减小 batch_size\n\n## 驱动版本\n\n升级驱动\n", encoding="utf-8")
+    (seeds / "ops.md").write_text(
+        "# Ops\n\n## 显存不足\n\n减小 batch_size\n\n## 驱动版本\n\n升级驱动\n", encoding="utf-8"
+    )
 
 
 def test_missing_entry_and_orphan_anchor_are_named(tmp_path: Path):
@@ -62,8 +63,13 @@ def test_changed_heading_is_reported(tmp_path: Path):
 
 
 def run_meta_check(seeds: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "bot", "--seeds", str(seeds), "meta", "check"],
-                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "bot", "--seeds", str(seeds), "meta", "check"],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_meta_check_command_on_company_documents(tmp_path: Path):

@@ -4,7 +4,6 @@ from pathlib import Path
 import pytest
 
 from bot.kb.parse import ParseError, parse_fields, parse_file, parse_folder, parse_text, plain_heading
-
 from conftest import SEEDS
 
 
@@ -62,7 +61,10 @@ def test_seed_headings_carry_no_review_markers_or_doubled_numbers():
     assert not [h for h in headings if "已审核" in h or "`" in h]
     assert not [h for h in headings if re.match(r"^(\d+(?:\.\d+)*)[.、．]?\s+\1\b", h)]
     by_anchor = {s.anchor: s.heading for s in sections if s.source.startswith("000_")}
-    assert by_anchor["已审核2-问题-使用fluid训练模型时-使用多卡训练报错"] == "2.问题：使用Fluid训练模型时，使用多卡训练报错"
+    assert (
+        by_anchor["已审核2-问题-使用fluid训练模型时-使用多卡训练报错"]
+        == "2.问题：使用Fluid训练模型时，使用多卡训练报错"
+    )
 
 
 def test_line_ranges_round_trip_to_the_source_file(tmp_path: Path):
@@ -136,8 +138,9 @@ def test_a_seed_with_too_many_headings_is_cut_with_a_warning(tmp_path):
     from bot.kb.parse import MAX_SEED_SECTIONS
 
     n = MAX_SEED_SECTIONS + 1_000
-    (tmp_path / "many.md").write_text("# Many\n\n" + "".join(f"## heading {i}\n\nbody {i}\n\n" for i in range(n)),
-                                      encoding="utf-8")
+    (tmp_path / "many.md").write_text(
+        "# Many\n\n" + "".join(f"## heading {i}\n\nbody {i}\n\n" for i in range(n)), encoding="utf-8"
+    )
     sections, errors = parse_folder(tmp_path)
     assert len(sections) == MAX_SEED_SECTIONS - 1  # the H1 (no body of its own) counts as one of the 5,000 headings
     assert sections[-1].heading == f"heading {MAX_SEED_SECTIONS - 2}"

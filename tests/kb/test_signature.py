@@ -1,5 +1,4 @@
 from bot.kb.signature import clean_line, extract_signature, looks_like_log
-
 from conftest import SEEDS
 
 
@@ -25,7 +24,10 @@ def test_python_traceback_keeps_the_final_exception():
         "tensorflow.python.framework.errors.InvalidArgumentError: Cannot assign a device to node 'Variable'\n"
     )
     sig = extract_signature(log)
-    assert sig.headline == "tensorflow.python.framework.errors.InvalidArgumentError: Cannot assign a device to node 'Variable'"
+    assert (
+        sig.headline
+        == "tensorflow.python.framework.errors.InvalidArgumentError: Cannot assign a device to node 'Variable'"
+    )
 
 
 def test_noise_is_removed_from_lines():
@@ -106,6 +108,8 @@ def test_library_scan_grows_linearly_with_the_line():
 
 
 def test_library_names_as_before():
-    sig = extract_signature("OSError: x-libnccl.so.2: cannot open shared object file\n"
-                            "could not load cudnn64_7.dll or c++libcudart.so.10.0 or -libcuda.dylib")
+    sig = extract_signature(
+        "OSError: x-libnccl.so.2: cannot open shared object file\n"
+        "could not load cudnn64_7.dll or c++libcudart.so.10.0 or -libcuda.dylib"
+    )
     assert sig.libraries == ("libnccl.so.2", "cudnn64_7.dll", "libcudart.so.10.0", "libcuda.dylib")

@@ -2,9 +2,16 @@ from bot.kb.tokenize import detect_language, tokenize
 
 
 def test_code_identifiers_stay_whole_and_index_their_parts():
-    tokens = tokenize("libnccl.so CUDA_VISIBLE_DEVICES FLAGS_fraction_of_gpu_memory_to_use ncclSystemError CUDA_ERROR_OUT_OF_MEMORY")
-    for whole in ("libnccl.so", "cuda_visible_devices", "flags_fraction_of_gpu_memory_to_use",
-                  "ncclsystemerror", "cuda_error_out_of_memory"):
+    tokens = tokenize(
+        "libnccl.so CUDA_VISIBLE_DEVICES FLAGS_fraction_of_gpu_memory_to_use ncclSystemError CUDA_ERROR_OUT_OF_MEMORY"
+    )
+    for whole in (
+        "libnccl.so",
+        "cuda_visible_devices",
+        "flags_fraction_of_gpu_memory_to_use",
+        "ncclsystemerror",
+        "cuda_error_out_of_memory",
+    ):
         assert whole in tokens
     for part in ("libnccl", "visible", "fraction", "nccl", "system", "memory"):
         assert part in tokens

@@ -7,27 +7,57 @@ import re
 from pathlib import Path
 
 import pytest
-from fixtures import REPO
 
 from bot.kb import vocabulary
 from bot.kb.vocabulary import VocabularyError, use_vocabulary, words
+from fixtures import REPO
 
 # The regular expressions the lists replaced (intents.py, reply.py, retrieve.py before issue 24), kept as the reference.
 BEFORE = {
     "problem": re.compile(
         r"gpu|cuda|nccl|cudnn|显存|内存|报错|错误|失败|error|fail|crash|oom|memory|paddle|tensorflow|tf\.|训练|"
         r"多卡|单卡|卡住|hang|nan|loss|batch|device|设备|driver|驱动|安装|install|版本|version|still|还是|"
-        r"\.so\b|traceback|exception|import", re.IGNORECASE),
+        r"\.so\b|traceback|exception|import",
+        re.IGNORECASE,
+    ),
     "gpu": re.compile(r"\bgpu|\bcuda|cudnn|nvidia|nccl|显存|显卡|多卡", re.IGNORECASE),
     "linux": re.compile(r"(?<![A-Za-z])linux(?![A-Za-z])", re.IGNORECASE),
     "linux_named": re.compile(r"linux|ubuntu|centos|debian", re.IGNORECASE),  # subjects.py
-    "linux_only_fix": re.compile(r"LD_LIBRARY_PATH|ldconfig|apt-get|(?<![A-Za-z0-9_])yum(?![A-Za-z0-9_])|"
-                                 r"\.so(?:\.\d{1,3}){0,3}(?![A-Za-z0-9_])|/usr/(?:local/)?lib"),
+    "linux_only_fix": re.compile(
+        r"LD_LIBRARY_PATH|ldconfig|apt-get|(?<![A-Za-z0-9_])yum(?![A-Za-z0-9_])|"
+        r"\.so(?:\.\d{1,3}){0,3}(?![A-Za-z0-9_])|/usr/(?:local/)?lib"
+    ),
 }
-EDGES = ["multi-gpu", "GPUs", "agpu", "_cuda", "libcudart.so", "libcudart.so.11.0", "libnccl.so.2.18.1x",
-         ".so显存", "x.soy", "Linux", "linux_x86", "Linuxes", "xlinux", "yum", "yummy", "/yum ", "ld_library_path",
-         "/usr/local/lib64", "/usr/lib", "APT-GET", "Ubuntu 20.04", "CentOS7", "debian-slim", "Tf.keras", "tf_",
-         "ıd", "Kelvin K", ""]
+EDGES = [
+    "multi-gpu",
+    "GPUs",
+    "agpu",
+    "_cuda",
+    "libcudart.so",
+    "libcudart.so.11.0",
+    "libnccl.so.2.18.1x",
+    ".so显存",
+    "x.soy",
+    "Linux",
+    "linux_x86",
+    "Linuxes",
+    "xlinux",
+    "yum",
+    "yummy",
+    "/yum ",
+    "ld_library_path",
+    "/usr/local/lib64",
+    "/usr/lib",
+    "APT-GET",
+    "Ubuntu 20.04",
+    "CentOS7",
+    "debian-slim",
+    "Tf.keras",
+    "tf_",
+    "ıd",
+    "Kelvin K",
+    "",
+]
 
 
 def texts() -> list[str]:
@@ -74,11 +104,14 @@ def test_a_knowledge_base_brings_its_own_lists(tmp_path: Path) -> None:
     assert words("problem").search("NCCL fails")
 
 
-@pytest.mark.parametrize("content,message", [
-    ('[[problem]]\nwords = []\n', "needs words"),
-    ('[[problem]]\nwords = ["x"]\nbefore = "space"\n', "before = 'space'"),
-    ("problem = [", "cannot read the vocabulary"),
-])
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        ("[[problem]]\nwords = []\n", "needs words"),
+        ('[[problem]]\nwords = ["x"]\nbefore = "space"\n', "before = 'space'"),
+        ("problem = [", "cannot read the vocabulary"),
+    ],
+)
 def test_a_bad_vocabulary_file_is_named_when_chosen(tmp_path: Path, content: str, message: str) -> None:
     own = tmp_path / "vocabulary.toml"
     own.write_text(content, encoding="utf-8")

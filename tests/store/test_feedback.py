@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.store import feedback
 from bot.cli import main as cli_main
+from bot.store import feedback
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
@@ -22,8 +22,15 @@ def write(path, *lines):
 
 def test_record_has_the_required_fields_and_cuts_huge_questions():
     line = feedback.record("vote", "显存不足", language="zh", answered=True, cited=["a.md#x"], vote="down", now=T0)
-    assert line == {"time": "2026-11-01T12:00:00+00:00", "event": "vote", "question": "显存不足", "language": "zh",
-                    "answered": True, "cited": ["a.md#x"], "vote": "down"}
+    assert line == {
+        "time": "2026-11-01T12:00:00+00:00",
+        "event": "vote",
+        "question": "显存不足",
+        "language": "zh",
+        "answered": True,
+        "cited": ["a.md#x"],
+        "vote": "down",
+    }
     big = feedback.record("unanswered", "x" * 50_000, language="en", answered=False)
     assert len(big["question"]) == feedback.MAX_QUESTION_CHARS and big["question_chars"] == 50_000
     with pytest.raises(ValueError):
@@ -47,8 +54,9 @@ def test_concurrent_appends_keep_every_line_whole(tmp_path):
 
     def worker(n: int) -> None:
         for i in range(50):
-            feedback.log_event(path, "vote", f"question {n}-{i} " + "长" * 300, language="zh", answered=True,
-                               vote="down")
+            feedback.log_event(
+                path, "vote", f"question {n}-{i} " + "长" * 300, language="zh", answered=True, vote="down"
+            )
 
     threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
     for t in threads:

@@ -14,8 +14,17 @@ import sqlalchemy as sa
 
 from bot.kb.embed import HashEmbedder
 from bot.records import Event
-from bot.store.database import (SCHEMA_VERSION, SPOOL_DIR, Store, _now, _to_json, events_table, make_engine,
-                                meta_table, resolve_url)
+from bot.store.database import (
+    SCHEMA_VERSION,
+    SPOOL_DIR,
+    Store,
+    _now,
+    _to_json,
+    events_table,
+    make_engine,
+    meta_table,
+    resolve_url,
+)
 from bot.web.admin.report import build_report
 
 OOM = "gpu.md#oom"
@@ -24,10 +33,12 @@ OOM = "gpu.md#oom"
 def _v2_schema() -> tuple[sa.MetaData, sa.Table]:
     """The tables exactly as schema version 2 created them (frozen here: the app's own definition moved on)."""
     old = sa.MetaData()
-    sa.Table("bot_meta", old, sa.Column("key", sa.String(200), primary_key=True),
-             sa.Column("value", sa.Text, nullable=False))
+    sa.Table(
+        "bot_meta", old, sa.Column("key", sa.String(200), primary_key=True), sa.Column("value", sa.Text, nullable=False)
+    )
     table = sa.Table(
-        "bot_events", old,
+        "bot_events",
+        old,
         sa.Column("id", sa.BigInteger().with_variant(sa.Integer, "sqlite"), primary_key=True, autoincrement=True),
         sa.Column("at", sa.DateTime, nullable=False, index=True),
         sa.Column("kind", sa.String(16), nullable=False, index=True),
@@ -49,18 +60,49 @@ def _v2_schema() -> tuple[sa.MetaData, sa.Table]:
     return old, table
 
 
-def _row(n: int, kind: str, question: str, *, session: str = "s1", tier: str = "none", vote=None, reason=None,
-         answer_id=None, minutes: int = 0) -> dict:
-    return {"at": _now() - timedelta(hours=1) + timedelta(minutes=minutes), "kind": kind, "session": session,
-            "question": question, "language": "zh", "tier": tier, "confidence": 0.3 if kind == "question" else None,
-            "cited": [OOM], "signature": None, "vote": vote, "reason": reason, "answer_id": answer_id,
-            "latency_ms": 12.0 if kind == "question" else None, "origin": "ui", "event_id": f"old-{n}"}
+def _row(
+    n: int,
+    kind: str,
+    question: str,
+    *,
+    session: str = "s1",
+    tier: str = "none",
+    vote=None,
+    reason=None,
+    answer_id=None,
+    minutes: int = 0,
+) -> dict:
+    return {
+        "at": _now() - timedelta(hours=1) + timedelta(minutes=minutes),
+        "kind": kind,
+        "session": session,
+        "question": question,
+        "language": "zh",
+        "tier": tier,
+        "confidence": 0.3 if kind == "question" else None,
+        "cited": [OOM],
+        "signature": None,
+        "vote": vote,
+        "reason": reason,
+        "answer_id": answer_id,
+        "latency_ms": 12.0 if kind == "question" else None,
+        "origin": "ui",
+        "event_id": f"old-{n}",
+    }
 
 
 V2_ROWS = [
     _row(1, "question", "Jetson 上训练显存不足", tier="tentative"),
-    _row(2, "vote", "Jetson 上训练显存不足", tier="tentative", vote="down", reason="not_my_framework",
-         answer_id="old-answer-1", minutes=1),
+    _row(
+        2,
+        "vote",
+        "Jetson 上训练显存不足",
+        tier="tentative",
+        vote="down",
+        reason="not_my_framework",
+        answer_id="old-answer-1",
+        minutes=1,
+    ),
     _row(3, "question", "显存不足怎么办", tier="answer", session="s2", minutes=2),
     _row(4, "vote", "显存不足怎么办", tier="answer", vote="up", answer_id="old-answer-2", session="s2", minutes=3),
 ]
@@ -72,8 +114,10 @@ def _make_v2(settings) -> None:
     try:
         with engine.begin() as conn:
             old.create_all(conn)
-            conn.execute(old.tables["bot_meta"].insert(), [{"key": "session_salt", "value": "ab" * 16},
-                                                          {"key": "schema_version", "value": "2"}])
+            conn.execute(
+                old.tables["bot_meta"].insert(),
+                [{"key": "session_salt", "value": "ab" * 16}, {"key": "schema_version", "value": "2"}],
+            )
             conn.execute(table.insert(), V2_ROWS)
     finally:
         engine.dispose()
@@ -90,10 +134,14 @@ def test_a_version_2_database_is_upgraded_with_every_row_kept(store_settings):
     try:
         assert _version(store) == SCHEMA_VERSION == 3
         rows = store.rows()
-        kept = [{c: r[c] for c in ("id", "kind", "question", "tier", "vote", "reason", "answer_id", "event_id")}
-                for r in rows]
-        assert kept == [{"id": n, **{c: old[c] for c in ("kind", "question", "tier", "vote", "reason", "answer_id",
-                                                          "event_id")}} for n, old in enumerate(V2_ROWS, 1)]
+        kept = [
+            {c: r[c] for c in ("id", "kind", "question", "tier", "vote", "reason", "answer_id", "event_id")}
+            for r in rows
+        ]
+        assert kept == [
+            {"id": n, **{c: old[c] for c in ("kind", "question", "tier", "vote", "reason", "answer_id", "event_id")}}
+            for n, old in enumerate(V2_ROWS, 1)
+        ]
         # New rows after the upgrade: a question and the votes on its reply share the answer id.
         store.record(Event("question", "多机训练 NCCL 超时", "zh", tier="none", cited=(OOM,), answer_id="new-1"))
         store.record(Event("vote", "多机训练 NCCL 超时", "zh", vote="up", answer_id="new-1"))
@@ -130,12 +178,15 @@ def test_rows_spooled_while_the_database_was_down_keep_their_answer_id(store_set
     try:
         with outage:
             store.record(Event("question", "Ascend 上训练报错", "zh", tier="none", answer_id="during-outage"))
-            store.record(Event("vote", "Ascend 上训练报错", "zh", vote="down", reason="wrong_section",
-                               answer_id="during-outage"))
+            store.record(
+                Event("vote", "Ascend 上训练报错", "zh", vote="down", reason="wrong_section", answer_id="during-outage")
+            )
             assert not store.flush(1)
         assert store.flush(30)
-        assert [(r["kind"], r["answer_id"]) for r in store.rows()] == [("question", "during-outage"),
-                                                                      ("vote", "during-outage")]
+        assert [(r["kind"], r["answer_id"]) for r in store.rows()] == [
+            ("question", "during-outage"),
+            ("vote", "during-outage"),
+        ]
     finally:
         store.close()
 
@@ -145,8 +196,10 @@ def test_a_spool_left_by_a_version_2_app_is_written_after_the_upgrade(store_sett
     _make_v2(store_settings)
     spool = Path(store_settings.data_dir) / SPOOL_DIR
     spool.mkdir(parents=True)
-    left = [{**_row(10, "question", "昇腾 NPU 上训练报错", minutes=5), "answer_id": None},
-            _row(11, "vote", "昇腾 NPU 上训练报错", vote="down", reason="wrong_section", answer_id="a-11", minutes=6)]
+    left = [
+        {**_row(10, "question", "昇腾 NPU 上训练报错", minutes=5), "answer_id": None},
+        _row(11, "vote", "昇腾 NPU 上训练报错", vote="down", reason="wrong_section", answer_id="a-11", minutes=6),
+    ]
     for row in left:
         row.pop("event_id")
         row["event_id"] = f"spooled-{row['kind']}"
@@ -197,8 +250,9 @@ def test_an_upgrade_that_fails_half_way_leaves_version_2_whole(store_settings, m
             assert [c["column_names"] for c in inspector.get_unique_constraints("bot_events")] == [["answer_id"]]
             version = conn.execute(sa.select(meta_table.c.value).where(meta_table.c.key == "schema_version")).scalar()
             assert version == "2"
-            assert [r.event_id for r in conn.execute(sa.text("SELECT event_id FROM bot_events ORDER BY id"))] == \
-                [r["event_id"] for r in V2_ROWS]
+            assert [r.event_id for r in conn.execute(sa.text("SELECT event_id FROM bot_events ORDER BY id"))] == [
+                r["event_id"] for r in V2_ROWS
+            ]
     finally:
         engine.dispose()
     monkeypatch.undo()

@@ -61,8 +61,14 @@ def _poll(condition, seconds: float = 30.0) -> bool:
 def test_no_acknowledged_event_is_lost_across_a_kill_during_an_outage(store_settings, outage, sig, tmp_path):
     script = tmp_path / "recorder.py"
     script.write_text(SCRIPT.format(repo=str(REPO)))
-    proc = subprocess.Popen([sys.executable, str(script), store_settings.model_dump_json()], cwd=REPO, text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), store_settings.model_dump_json()],
+        cwd=REPO,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
         with outage:
@@ -84,7 +90,9 @@ def test_no_acknowledged_event_is_lost_across_a_kill_during_an_outage(store_sett
         assert len(rows) == 100 and store.replayed == 100
         assert sorted(r["question"] for r in rows) == sorted(f"question {n}" for n in range(100))
         assert {r["origin"] for r in rows if r["kind"] == "question"} == {"api"}
-        assert [p.name for p in (Path(store_settings.data_dir) / SPOOL_DIR).glob("*.jsonl")] == [store.spool.current.name]
+        assert [p.name for p in (Path(store_settings.data_dir) / SPOOL_DIR).glob("*.jsonl")] == [
+            store.spool.current.name
+        ]
     finally:
         store.close()
     again = Store.open(store_settings)  # nothing is replayed twice

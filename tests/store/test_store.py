@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from bot.store import feedback
 from bot.records import Event
+from bot.store import feedback
 from bot.store.database import SCHEMA_VERSION, Store, StoreError, StoreSettings, meta_table, open_store
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,8 +35,18 @@ def test_records_questions_votes_and_not_helpful(store):
     store.record(q("how to bake bread"), session="browser-1", latency_ms=12.5)
     store.record(Event("not_helpful", "nccl", "en", tier="answer", cited=("b.md#1",)), session="browser-1")
     store.record(Event("vote", "显存不足", "zh", tier="answer", cited=("c.md#1",), vote="up", answer_id="ans-1"))
-    store.record(Event("vote", "显存不足", "zh", tier="answer", cited=("c.md#1",), vote="down",
-                       reason="outdated", answer_id="ans-1"))  # the user changed their mind: the last vote counts
+    store.record(
+        Event(
+            "vote",
+            "显存不足",
+            "zh",
+            tier="answer",
+            cited=("c.md#1",),
+            vote="down",
+            reason="outdated",
+            answer_id="ans-1",
+        )
+    )  # the user changed their mind: the last vote counts
     assert store.flush(10)
     rows = store.rows()
     assert [r["kind"] for r in rows] == ["question", "not_helpful", "vote"]
@@ -72,8 +82,12 @@ def test_retention_deletes_old_rows(store_settings):
     store = Store.open(store_settings.model_copy(update={"retention_days": 30}))
     try:
         now = datetime.now(UTC).replace(tzinfo=None)
-        store._write([store._row(q("old"), "", None, at=now - timedelta(days=31)),
-                      store._row(q("recent"), "", None, at=now - timedelta(days=29))])
+        store._write(
+            [
+                store._row(q("old"), "", None, at=now - timedelta(days=31)),
+                store._row(q("recent"), "", None, at=now - timedelta(days=29)),
+            ]
+        )
         assert store.purge() == 1
         assert [r["question"] for r in store.rows()] == ["recent"]
     finally:
@@ -103,7 +117,10 @@ def test_old_jsonl_log_is_imported_once(store_settings, tmp_path):
     try:
         rows = store.rows()
         assert [(r["kind"], r["question"], r["origin"]) for r in rows] == [
-            ("question", "how to bake bread", "import"), ("vote", "显存不足", "import"), ("not_helpful", "nccl", "import")]
+            ("question", "how to bake bread", "import"),
+            ("vote", "显存不足", "import"),
+            ("not_helpful", "nccl", "import"),
+        ]
         assert rows[0]["tier"] == "none" and rows[1]["vote"] == "down" and rows[1]["cited"] == ["b#1"]
         assert store.import_jsonl(log) == 0  # the same file again (a restart, another replica): nothing
         assert len(store.rows()) == 3
@@ -154,11 +171,14 @@ def test_a_full_queue_drops_rows_instead_of_waiting(store_settings, outage):
 # ---------------------------------------------------------------- start-up errors
 
 
-@pytest.mark.parametrize("url,expected", [
-    ("not a url at all", "BOT_DATABASE_URL='not a url at all' is not a database URL"),
-    ("mongodb://db.example/bot", "BOT_DATABASE_URL='mongodb://db.example/bot' names the database kind 'mongodb'"),
-    ("mysql+mysqldb://bot:pw@db.example/bot", "needs the Python driver MySQLdb, which is not installed"),
-])
+@pytest.mark.parametrize(
+    "url,expected",
+    [
+        ("not a url at all", "BOT_DATABASE_URL='not a url at all' is not a database URL"),
+        ("mongodb://db.example/bot", "BOT_DATABASE_URL='mongodb://db.example/bot' names the database kind 'mongodb'"),
+        ("mysql+mysqldb://bot:pw@db.example/bot", "needs the Python driver MySQLdb, which is not installed"),
+    ],
+)
 def test_malformed_database_url_is_named(url, expected, tmp_path):
     with pytest.raises(StoreError) as caught:
         Store.open(StoreSettings(database_url=url, data_dir=tmp_path))
@@ -208,20 +228,38 @@ def test_read_only_data_directory_is_named_at_start_up(tmp_path, tiny_seeds):
     data = Path(tmp_path) / "readonly"
     data.mkdir()
     data.chmod(0o555)
-    env = {**os.environ, "BOT_DATA_DIR": str(data), "BOT_EMBEDDER": "hash", "BOT_SEEDS_DIR": str(tiny_seeds),
-           "BOT_INDEX_DIR": str(tmp_path / "index"), "BOT_DATABASE_URL": ""}
-    done = subprocess.run([*_unprivileged(), sys.executable, str(REPO / "app.py"), "--port", "1"], env=env,
-                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    env = {
+        **os.environ,
+        "BOT_DATA_DIR": str(data),
+        "BOT_EMBEDDER": "hash",
+        "BOT_SEEDS_DIR": str(tiny_seeds),
+        "BOT_INDEX_DIR": str(tmp_path / "index"),
+        "BOT_DATABASE_URL": "",
+    }
+    done = subprocess.run(
+        [*_unprivileged(), sys.executable, str(REPO / "app.py"), "--port", "1"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
     assert done.returncode == 2, done.stderr
     assert f"BOT_DATA_DIR='{data}' is not writable" in done.stderr and "Permission denied" in done.stderr
     assert not (tmp_path / "index").exists()  # refused before any work
 
 
-@pytest.mark.parametrize("env,expected", [
-    ({"BOT_DATABASE_URL": "postgres//oops"}, "BOT_DATABASE_URL='postgres//oops' is not a database URL"),
-    ({"BOT_DATABASE_URL": "postgresql+psycopg://bot:pw@127.0.0.1:9/bot"}, "cannot use the database BOT_DATABASE_URL="),
-    ({"BOT_RETENTION_DAYS": "-3"}, "BOT_RETENTION_DAYS='-3' is not allowed: it must be a whole number of days"),
-])
+@pytest.mark.parametrize(
+    "env,expected",
+    [
+        ({"BOT_DATABASE_URL": "postgres//oops"}, "BOT_DATABASE_URL='postgres//oops' is not a database URL"),
+        (
+            {"BOT_DATABASE_URL": "postgresql+psycopg://bot:pw@127.0.0.1:9/bot"},
+            "cannot use the database BOT_DATABASE_URL=",
+        ),
+        ({"BOT_RETENTION_DAYS": "-3"}, "BOT_RETENTION_DAYS='-3' is not allowed: it must be a whole number of days"),
+    ],
+)
 def test_app_refuses_to_start_with_a_clear_message(env, expected, monkeypatch, capsys, tmp_path):
     import app as app_module
 
@@ -236,13 +274,17 @@ def test_app_refuses_to_start_with_a_clear_message(env, expected, monkeypatch, c
 
 def test_the_app_answers_while_the_store_is_down(store_settings, outage, hash_settings):
     import httpx
-    from fixtures.server import ThreadServer
 
     from app import build_app
     from bot.engine.retrieve import Engine
+    from fixtures.server import ThreadServer
 
-    store = Store.open(store_settings.model_copy(update={"admin_token": "operator-1"}), busy_timeout=0.2, retry_seconds=0.2,
-                       max_retry_seconds=0.5)
+    store = Store.open(
+        store_settings.model_copy(update={"admin_token": "operator-1"}),
+        busy_timeout=0.2,
+        retry_seconds=0.2,
+        max_retry_seconds=0.5,
+    )
     app = build_app(hash_settings, engine=Engine.open(hash_settings, auto_build=True), progress=False, store=store)
     try:
         with ThreadServer(app) as server, outage:
@@ -251,10 +293,15 @@ def test_the_app_answers_while_the_store_is_down(store_settings, outage, hash_se
                 answer = httpx.post(server.url + "/api/ask", json={"question": "显存不足怎么办"}, timeout=30)
                 assert answer.status_code == 200 and answer.json()["hits"], answer.text
                 assert time.perf_counter() - started < 5
-            vote = httpx.post(server.url + "/api/feedback", timeout=30, json={"question": "显存不足怎么办", "vote": "up"})
+            vote = httpx.post(
+                server.url + "/api/feedback", timeout=30, json={"question": "显存不足怎么办", "vote": "up"}
+            )
             assert vote.status_code == 200
-            chat = httpx.post(server.url + "/v1/chat/completions", timeout=30,
-                              json={"messages": [{"role": "user", "content": "libnccl.so 报错"}]})
+            chat = httpx.post(
+                server.url + "/v1/chat/completions",
+                timeout=30,
+                json={"messages": [{"role": "user", "content": "libnccl.so 报错"}]},
+            )
             assert chat.status_code == 200 and chat.json()["citations"]
             admin = httpx.get(server.url + "/admin", headers={"Authorization": "Bearer operator-1"}, timeout=60)
             assert admin.status_code in (200, 503), admin.text  # SQLite still reads; PostgreSQL says it cannot, no 500

@@ -19,7 +19,10 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parents[1])]  # repo and tests/ as a script
+sys.path[:0] = [
+    str(Path(__file__).resolve().parents[2]),
+    str(Path(__file__).resolve().parents[1]),
+]  # repo and tests/ as a script
 
 from bot.kb.embed import make_embedder  # noqa: E402
 from bot.kb.index import IndexProblem, build_index, load_index  # noqa: E402
@@ -34,7 +37,9 @@ class Tally:
         self.rows: dict[str, Counter] = {}
         self.crashes: list[str] = []
 
-    def add(self, kind: str, *, clear: bool = False, handled: bool = False, crash: str = "", lost: bool = False) -> None:
+    def add(
+        self, kind: str, *, clear: bool = False, handled: bool = False, crash: str = "", lost: bool = False
+    ) -> None:
         row = self.rows.setdefault(kind, Counter())
         row["tried"] += 1
         row["clear error"] += clear and not crash
@@ -56,8 +61,7 @@ def _kb(root: Path) -> Settings:
     seeds = root / "seeds"
     seeds.mkdir(parents=True)
     (seeds / "gpu.md").write_text("# GPU\n\n## 显存不足怎么办\n\n+ 解决方法：减小 `batch_size`。\n", encoding="utf-8")
-    return Settings(seeds_dir=seeds, index_dir=root / "index", embedder="hash",
-                    feedback_log=root / "feedback.jsonl")
+    return Settings(seeds_dir=seeds, index_dir=root / "index", embedder="hash", feedback_log=root / "feedback.jsonl")
 
 
 def api_bodies(tally: Tally, root: Path) -> None:
@@ -70,37 +74,60 @@ def api_bodies(tally: Tally, root: Path) -> None:
     client = TestClient(build_app(settings, engine, WebSettings(), progress=False), raise_server_exceptions=False)
     json_type = {"Content-Type": "application/json"}
     bodies = [
-        (b"", json_type), (b"not json", json_type), (b"[]", json_type), (b"null", json_type), (b"\xff\xfe{", json_type),
-        (b"[" * 200_000, json_type), (b'{"question": ' + b"[" * 5000 + b"]" * 5000 + b"}", json_type),
-        (b'{"question": 5}', json_type), (b'{"question": "q", "history": "x"}', json_type),
+        (b"", json_type),
+        (b"not json", json_type),
+        (b"[]", json_type),
+        (b"null", json_type),
+        (b"\xff\xfe{", json_type),
+        (b"[" * 200_000, json_type),
+        (b'{"question": ' + b"[" * 5000 + b"]" * 5000 + b"}", json_type),
+        (b'{"question": 5}', json_type),
+        (b'{"question": "q", "history": "x"}', json_type),
         (b'{"question": "q", "history": [' + b"1," * 200 + b"1]}", json_type),
         (b'{"question": "q", "history": [{"role": "user"}]}', json_type),
         (b'{"question": "' + b"a" * 9_000_000 + b'"}', json_type),
-        (b'{"question": "q"}', {"Content-Type": "text/plain"}), (b'{"question": "q"}', {}),
+        (b'{"question": "q"}', {"Content-Type": "text/plain"}),
+        (b'{"question": "q"}', {}),
         (b'{"question": "q"}', {"Content-Type": "application/x-www-form-urlencoded"}),
-        (b'{"question": "\\ud800"}', json_type), (b'{"question": 1e999}', json_type),
+        (b'{"question": "\\ud800"}', json_type),
+        (b'{"question": 1e999}', json_type),
     ]
     for body, headers in bodies:
         response = client.post("/api/ask", content=body, headers=headers)
-        detail = response.headers.get("content-type", "").startswith("application/json") and response.json().get(
-            "detail") if response.status_code != 200 else ""
-        tally.add("api /api/ask", clear=400 <= response.status_code < 500 and bool(detail),
-                  handled=response.status_code == 200 and bool(response.json().get("reply")),
-                  crash=f"{response.status_code} for {body[:40]!r}" if response.status_code >= 500 else "")
+        detail = (
+            response.headers.get("content-type", "").startswith("application/json") and response.json().get("detail")
+            if response.status_code != 200
+            else ""
+        )
+        tally.add(
+            "api /api/ask",
+            clear=400 <= response.status_code < 500 and bool(detail),
+            handled=response.status_code == 200 and bool(response.json().get("reply")),
+            crash=f"{response.status_code} for {body[:40]!r}" if response.status_code >= 500 else "",
+        )
     # Feedback: bad votes interleaved with good ones; every good one must reach the log, no bad one.
-    bad = [{"question": "q", "vote": "meh"}, {"question": "q", "vote": "up", "cited": ["k"] * 11},
-           {"question": "q", "vote": "up", "cited": ["k" * 301]}, {"question": "", "vote": "up"},
-           {"question": 5, "vote": "up"}, {"question": "q", "vote": "up", "cited": "abc"},
-           {"question": "q", "vote": "up", "answered": "maybe"}]
+    bad = [
+        {"question": "q", "vote": "meh"},
+        {"question": "q", "vote": "up", "cited": ["k"] * 11},
+        {"question": "q", "vote": "up", "cited": ["k" * 301]},
+        {"question": "", "vote": "up"},
+        {"question": 5, "vote": "up"},
+        {"question": "q", "vote": "up", "cited": "abc"},
+        {"question": "q", "vote": "up", "answered": "maybe"},
+    ]
     for n, body in enumerate(bad):
         response = client.post("/api/feedback", json=body)
         good = client.post("/api/feedback", json={"question": f"good {n}", "vote": "down", "cited": ["gpu.md#x"]})
         lines = [json.loads(x) for x in settings.feedback_log.read_text(encoding="utf-8").splitlines()]
         lines = [x for x in lines if x["event"] == "vote"]  # the /api/ask cases above log their questions too
-        tally.add("api /api/feedback", clear=response.status_code == 422 and bool(response.json().get("detail")),
-                  crash=f"{response.status_code} for {body}" if response.status_code >= 500 or
-                  good.status_code >= 500 else "",
-                  lost=good.status_code != 200 or [x["question"] for x in lines] != [f"good {i}" for i in range(n + 1)])
+        tally.add(
+            "api /api/feedback",
+            clear=response.status_code == 422 and bool(response.json().get("detail")),
+            crash=f"{response.status_code} for {body}"
+            if response.status_code >= 500 or good.status_code >= 500
+            else "",
+            lost=good.status_code != 200 or [x["question"] for x in lines] != [f"good {i}" for i in range(n + 1)],
+        )
 
 
 def gradio_routes(tally: Tally, root: Path) -> None:
@@ -110,19 +137,32 @@ def gradio_routes(tally: Tally, root: Path) -> None:
 
     settings = _kb(root / "door")
     engine = hash_engine(settings)
-    client = TestClient(build_app(settings, engine, WebSettings(api_token=TOKEN), progress=False),
-                        raise_server_exceptions=False)
+    client = TestClient(
+        build_app(settings, engine, WebSettings(api_token=TOKEN), progress=False), raise_server_exceptions=False
+    )
     for prefix in ("", "/widget"):
-        for method, path in [("POST", "/gradio_api/queue/join"), ("GET", "/gradio_api/queue/data?session_hash=x"),
-                             ("POST", "/gradio_api/run/add_user"), ("POST", "/gradio_api/call/add_user"),
-                             ("GET", "/config"), ("GET", "/"), ("POST", "/gradio_api/upload"),
-                             ("GET", "/gradio_api/file=/etc/passwd"), ("GET", "/source?key=gpu.md"),
-                             ("GET", "/?token=wrong")]:
-            response = client.request(method, prefix + path, json={} if method == "POST" else None,
-                                      follow_redirects=False)
-            tally.add("door (locked app)", clear=response.status_code in (401, 403) and "detail" in response.text
-                      or (response.status_code == 401 and "credentials" in response.text),
-                      crash=f"{response.status_code} for {path}" if response.status_code >= 500 else "")
+        for method, path in [
+            ("POST", "/gradio_api/queue/join"),
+            ("GET", "/gradio_api/queue/data?session_hash=x"),
+            ("POST", "/gradio_api/run/add_user"),
+            ("POST", "/gradio_api/call/add_user"),
+            ("GET", "/config"),
+            ("GET", "/"),
+            ("POST", "/gradio_api/upload"),
+            ("GET", "/gradio_api/file=/etc/passwd"),
+            ("GET", "/source?key=gpu.md"),
+            ("GET", "/?token=wrong"),
+        ]:
+            response = client.request(
+                method, prefix + path, json={} if method == "POST" else None, follow_redirects=False
+            )
+            tally.add(
+                "door (locked app)",
+                clear=response.status_code in (401, 403)
+                and "detail" in response.text
+                or (response.status_code == 401 and "credentials" in response.text),
+                crash=f"{response.status_code} for {path}" if response.status_code >= 500 else "",
+            )
 
 
 def settings_env(tally: Tally) -> None:
@@ -130,8 +170,12 @@ def settings_env(tally: Tally) -> None:
 
     cases = [({"BOT_MAX_INPUT_CHARS": v}, "BOT_MAX_INPUT_CHARS") for v in ("-1", "0", "abc", "1e9", "99999999")]
     cases += [({"BOT_HNSW_EF_SEARCH": v}, "BOT_HNSW_EF_SEARCH") for v in ("nan", "inf", "-1", "0", "x")]
-    cases += [({"BOT_CHUNK_SIZE": "10"}, "BOT_CHUNK_SIZE"), ({"BOT_USE_META": "maybe"}, "BOT_USE_META"),
-              ({"BOT_HNSW_THRESHOLD": "-5"}, "BOT_HNSW_THRESHOLD"), ({"BOT_CHUNK_OVERLAP": "900"}, "chunk_overlap")]
+    cases += [
+        ({"BOT_CHUNK_SIZE": "10"}, "BOT_CHUNK_SIZE"),
+        ({"BOT_USE_META": "maybe"}, "BOT_USE_META"),
+        ({"BOT_HNSW_THRESHOLD": "-5"}, "BOT_HNSW_THRESHOLD"),
+        ({"BOT_CHUNK_OVERLAP": "900"}, "chunk_overlap"),
+    ]
     for env, name in cases:
         try:
             Settings.from_env(env)
@@ -141,9 +185,14 @@ def settings_env(tally: Tally) -> None:
         except Exception as exc:  # noqa: BLE001 - the point is to count these
             tally.add("settings (BOT_*)", crash=f"{env}: {type(exc).__name__}: {exc}")
     web_cases = [({"BOT_PORT": v}, "BOT_PORT") for v in ("0", "70000", "eighty", "-1")]
-    web_cases += [({"BOT_CORS_ORIGINS": "*"}, "BOT_CORS_ORIGINS"), ({"BOT_TRUSTED_PROXIES": "nope"}, "BOT_TRUSTED_PROXIES"),
-                  ({"BOT_API_TOKEN": "short"}, "BOT_API_TOKEN"), ({"BOT_PUBLIC_URL": "data:x"}, "BOT_PUBLIC_URL"),
-                  ({"BOT_TRUSTED_HEADER": "a b"}, "BOT_TRUSTED_HEADER"), ({"BOT_ROOT_PATH": "/a b"}, "BOT_ROOT_PATH")]
+    web_cases += [
+        ({"BOT_CORS_ORIGINS": "*"}, "BOT_CORS_ORIGINS"),
+        ({"BOT_TRUSTED_PROXIES": "nope"}, "BOT_TRUSTED_PROXIES"),
+        ({"BOT_API_TOKEN": "short"}, "BOT_API_TOKEN"),
+        ({"BOT_PUBLIC_URL": "data:x"}, "BOT_PUBLIC_URL"),
+        ({"BOT_TRUSTED_HEADER": "a b"}, "BOT_TRUSTED_HEADER"),
+        ({"BOT_ROOT_PATH": "/a b"}, "BOT_ROOT_PATH"),
+    ]
     for env, name in web_cases:
         try:
             WebSettings.from_env(env)
@@ -166,7 +215,9 @@ def seeds(tally: Tally, root: Path) -> None:
         "empty.md": lambda p: p.write_bytes(b""),
         "nul.md": lambda p: p.write_bytes(b"# a\x00b\n\nbody\x00\n"),
         "long_line.md": lambda p: p.write_text("# L\n\n" + "x" * 2_000_000 + "\n", encoding="utf-8"),
-        "deep.md": lambda p: p.write_text("\n".join("#" * (n % 6 + 1) + f" h{n}" for n in range(3000)), encoding="utf-8"),
+        "deep.md": lambda p: p.write_text(
+            "\n".join("#" * (n % 6 + 1) + f" h{n}" for n in range(3000)), encoding="utf-8"
+        ),
     }
     for name, make in makers.items():
         make(settings.seeds_dir / name)
@@ -181,25 +232,40 @@ def seeds(tally: Tally, root: Path) -> None:
     texts = " ".join(s.text for s in index.sections)
     for name in makers:
         named = [e for e in report.parse_errors if e.startswith(name)]
-        tally.add("seeds (build)", clear=bool(named), handled=name in ("empty.md", "nul.md", "long_line.md", "deep.md"),
-                  crash=f"{name} leaked into the index" if name in ("link.md", "fifo.md") and name in sources else "",
-                  lost="gpu.md" not in sources or "batch_size" not in texts or "SECRET" in texts)
+        tally.add(
+            "seeds (build)",
+            clear=bool(named),
+            handled=name in ("empty.md", "nul.md", "long_line.md", "deep.md"),
+            crash=f"{name} leaked into the index" if name in ("link.md", "fifo.md") and name in sources else "",
+            lost="gpu.md" not in sources or "batch_size" not in texts or "SECRET" in texts,
+        )
 
 
 def feedback_log(tally: Tally, root: Path) -> None:
     from bot.store import feedback
+
     log = root / "fb.jsonl"
     good = feedback.record("unanswered", "good question", language="en", answered=False)
-    bad = ["{not json", "[1, 2]", '"text"', json.dumps({"event": "unanswered", "question": 5}),
-           json.dumps({"event": "vote", "question": "q", "cited": "abc", "vote": "down"}),
-           json.dumps({"event": "vote", "question": "q", "vote": "sideways"}), "[" * 10_000, "\xff\xfe".encode(
-               "latin-1").decode("latin-1"), json.dumps({"event": "unanswered", "question": "q", "time": []})]
+    bad = [
+        "{not json",
+        "[1, 2]",
+        '"text"',
+        json.dumps({"event": "unanswered", "question": 5}),
+        json.dumps({"event": "vote", "question": "q", "cited": "abc", "vote": "down"}),
+        json.dumps({"event": "vote", "question": "q", "vote": "sideways"}),
+        "[" * 10_000,
+        "\xff\xfe".encode("latin-1").decode("latin-1"),
+        json.dumps({"event": "unanswered", "question": "q", "time": []}),
+    ]
     for n, line in enumerate(bad):
         log.write_text(json.dumps(good) + "\n" + line + "\n" + json.dumps(good) + "\n", encoding="utf-8")
         try:
             summary = feedback.summarize(log)
-            tally.add("feedback log (report)", clear=summary.bad_lines == 1,
-                      lost=summary.events != 2 or summary.unanswered[0].count != 2)
+            tally.add(
+                "feedback log (report)",
+                clear=summary.bad_lines == 1,
+                lost=summary.events != 2 or summary.unanswered[0].count != 2,
+            )
         except Exception as exc:  # noqa: BLE001
             tally.add("feedback log (report)", crash=f"line {n}: {type(exc).__name__}: {exc}")
     try:
@@ -211,8 +277,16 @@ def feedback_log(tally: Tally, root: Path) -> None:
 
 def index_manifest(tally: Tally, root: Path) -> None:
     settings = _kb(root / "manifest-kb")
-    for field, value in [("sources", []), ("artifacts", {"x": 1}), ("sources", {"a": None}), ("parse_errors", 5),
-                         ("format", "2"), ("embedder", None), ("dim", "256"), ("chunk_size", [])]:
+    for field, value in [
+        ("sources", []),
+        ("artifacts", {"x": 1}),
+        ("sources", {"a": None}),
+        ("parse_errors", 5),
+        ("format", "2"),
+        ("embedder", None),
+        ("dim", "256"),
+        ("chunk_size", []),
+    ]:
         gen = build_index(settings, make_embedder("hash")).path
         manifest = json.loads((gen / "manifest.json").read_text(encoding="utf-8"))
         manifest[field] = value

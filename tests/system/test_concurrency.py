@@ -30,16 +30,25 @@ PER_CLIENT = 5
 @pytest.fixture
 def app_server(tmp_path: Path):
     shutil.copytree(REPO / "seeds", tmp_path / "seeds")
-    settings = Settings(seeds_dir=tmp_path / "seeds", index_dir=tmp_path / "index", embedder="hash",
-                        feedback_log=tmp_path / "feedback.jsonl")
+    settings = Settings(
+        seeds_dir=tmp_path / "seeds",
+        index_dir=tmp_path / "index",
+        embedder="hash",
+        feedback_log=tmp_path / "feedback.jsonl",
+    )
     build_index(settings, make_embedder("hash"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}
-    env.update({"BOT_SEEDS_DIR": str(settings.seeds_dir), "BOT_INDEX_DIR": str(settings.index_dir),
-                "BOT_EMBEDDER": "hash", "BOT_FEEDBACK_LOG": str(settings.feedback_log),
-                "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])})
+    env.update(
+        {
+            "BOT_SEEDS_DIR": str(settings.seeds_dir),
+            "BOT_INDEX_DIR": str(settings.index_dir),
+            "BOT_EMBEDDER": "hash",
+            "BOT_FEEDBACK_LOG": str(settings.feedback_log),
+            "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
+        }
+    )
     port = free_port()
-    server = start_server(app_command(REPO, port), port, env=env, cwd=REPO, log=tmp_path / "app.log",
-                          timeout_s=180)
+    server = start_server(app_command(REPO, port), port, env=env, cwd=REPO, log=tmp_path / "app.log", timeout_s=180)
     try:
         yield server, settings
     finally:
@@ -50,8 +59,15 @@ def test_concurrent_clients_each_get_their_own_answer(app_server) -> None:
     server, settings = app_server
     questions = [q.text for q in QUERIES[::5]][:CLIENTS]
     assert len(set(questions)) == CLIENTS
-    result = run_load(server.url, questions, clients=CLIENTS, duration_s=120, max_requests=CLIENTS * PER_CLIENT,
-                      per_client=PER_CLIENT, timeout_s=60)
+    result = run_load(
+        server.url,
+        questions,
+        clients=CLIENTS,
+        duration_s=120,
+        max_requests=CLIENTS * PER_CLIENT,
+        per_client=PER_CLIENT,
+        timeout_s=60,
+    )
     summary = json.dumps({k: v for k, v in result.items() if k != "latency"}, ensure_ascii=False)
     assert result["sent"] == CLIENTS * PER_CLIENT, summary
     assert result["completed"] == CLIENTS * PER_CLIENT, summary
@@ -85,8 +101,15 @@ def test_the_check_catches_a_server_that_mixes_up_users() -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             shared["question"] = body["question"]  # the bug: per-request data in a global
             time.sleep(0.005)
-            data = json.dumps({"answered": True, "language": "zh", "reply": f"about {shared['question']}",
-                               "signature": None, "hits": []}).encode()
+            data = json.dumps(
+                {
+                    "answered": True,
+                    "language": "zh",
+                    "reply": f"about {shared['question']}",
+                    "signature": None,
+                    "hits": [],
+                }
+            ).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -99,8 +122,14 @@ def test_the_check_catches_a_server_that_mixes_up_users() -> None:
     thread.start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}"
-        result = run_load(url, [q.text for q in QUERIES[:CLIENTS]], clients=CLIENTS, duration_s=20,
-                          max_requests=CLIENTS * PER_CLIENT, per_client=PER_CLIENT)
+        result = run_load(
+            url,
+            [q.text for q in QUERIES[:CLIENTS]],
+            clients=CLIENTS,
+            duration_s=20,
+            max_requests=CLIENTS * PER_CLIENT,
+            per_client=PER_CLIENT,
+        )
     finally:
         server.shutdown()
         server.server_close()

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main as cli_main
+from bot.engine.retrieve import Engine
 from bot.kb.embed import make_embedder
 from bot.kb.index import CURRENT, IndexProblem, build_index, load_index, source_hashes
-from bot.engine.retrieve import Engine
 from bot.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,13 +56,27 @@ def _write_kb(seeds: Path, documents: int = 12) -> None:
 
 
 def _settings(tmp_path: Path) -> Settings:
-    return Settings(seeds_dir=tmp_path / "seeds", index_dir=tmp_path / "index", embedder="hash",
-                    feedback_log=tmp_path / "feedback.jsonl")
+    return Settings(
+        seeds_dir=tmp_path / "seeds",
+        index_dir=tmp_path / "index",
+        embedder="hash",
+        feedback_log=tmp_path / "feedback.jsonl",
+    )
 
 
 def _cli_build(settings: Settings) -> list[str]:
-    return [sys.executable, "-m", "bot", "--embedder", settings.embedder, "--seeds", str(settings.seeds_dir),
-            "--index", str(settings.index_dir), "build"]
+    return [
+        sys.executable,
+        "-m",
+        "bot",
+        "--embedder",
+        settings.embedder,
+        "--seeds",
+        str(settings.seeds_dir),
+        "--index",
+        str(settings.index_dir),
+        "build",
+    ]
 
 
 def _sources(settings: Settings) -> dict:
@@ -107,8 +121,13 @@ def test_build_killed_at_every_named_step_keeps_previous_index(tmp_path: Path) -
         before = _sources(settings)
         with open(settings.seeds_dir / "gpu.md", "a", encoding="utf-8") as handle:
             handle.write(f"\n补充 {n}：更新说明。\n")
-        proc = subprocess.run([sys.executable, "-c", script, str(settings.seeds_dir), str(settings.index_dir), step],
-                              cwd=REPO, env=_env(), capture_output=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-c", script, str(settings.seeds_dir), str(settings.index_dir), step],
+            cwd=REPO,
+            env=_env(),
+            capture_output=True,
+            timeout=120,
+        )
         assert proc.returncode == -signal.SIGKILL, (step, proc.stderr.decode()[-2000:])
         after = _sources(settings)
         if step == "switched":
@@ -146,8 +165,9 @@ def test_build_killed_at_random_moments(tmp_path: Path) -> None:
     for n in range(BUILDS := 12):
         before = _documents(_sources(settings))
         edit(n)
-        proc = subprocess.Popen(_cli_build(settings), cwd=REPO, env=_env(),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            _cli_build(settings), cwd=REPO, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         time.sleep(rng.uniform(0.3, 1.05) * lifetime)
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
@@ -195,15 +215,27 @@ def _empty(path: Path) -> None:
 
 
 DAMAGES = {"truncated": _truncate, "scrambled": _scramble, "emptied": _empty}
-FILES = ["dense.faiss", "sections.json", "keys.json", "meta.json", "background.npy", "manifest.json", CURRENT,
-         "bm25/params.index.json", "bm25/vocab.index.json", "bm25/data.csc.index.npy",
-         "bm25/indices.csc.index.npy", "bm25/indptr.csc.index.npy"]
+FILES = [
+    "dense.faiss",
+    "sections.json",
+    "keys.json",
+    "meta.json",
+    "background.npy",
+    "manifest.json",
+    CURRENT,
+    "bm25/params.index.json",
+    "bm25/vocab.index.json",
+    "bm25/data.csc.index.npy",
+    "bm25/indices.csc.index.npy",
+    "bm25/indptr.csc.index.npy",
+]
 
 
 @pytest.fixture
 def built(tiny_seeds: Path, tmp_path: Path) -> Settings:
-    settings = Settings(seeds_dir=tiny_seeds, index_dir=tmp_path / "index", embedder="hash",
-                        feedback_log=tmp_path / "feedback.jsonl")
+    settings = Settings(
+        seeds_dir=tiny_seeds, index_dir=tmp_path / "index", embedder="hash", feedback_log=tmp_path / "feedback.jsonl"
+    )
     build_index(settings, make_embedder("hash"))
     return settings
 
@@ -216,16 +248,27 @@ def _target(settings: Settings, name: str) -> Path:
 
 
 def _cli_ask(settings: Settings, capsys: pytest.CaptureFixture) -> tuple[int, str]:
-    code = cli_main(["--embedder", settings.embedder, "--seeds", str(settings.seeds_dir),
-                     "--index", str(settings.index_dir), "ask", QUESTION])
+    code = cli_main(
+        [
+            "--embedder",
+            settings.embedder,
+            "--seeds",
+            str(settings.seeds_dir),
+            "--index",
+            str(settings.index_dir),
+            "ask",
+            QUESTION,
+        ]
+    )
     return code, capsys.readouterr().err
 
 
 @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # scrambled floats
 @pytest.mark.parametrize("damage", sorted(DAMAGES))
 @pytest.mark.parametrize("name", FILES)
-def test_damaged_file_is_named_and_auto_build_repairs(built: Settings, name: str, damage: str,
-                                                       capsys: pytest.CaptureFixture) -> None:
+def test_damaged_file_is_named_and_auto_build_repairs(
+    built: Settings, name: str, damage: str, capsys: pytest.CaptureFixture
+) -> None:
     path = _target(built, name)
     assert path.is_file(), f"index layout changed: {path} is gone; update FILES"
     DAMAGES[damage](path)
@@ -246,8 +289,25 @@ def test_damaged_file_is_named_and_auto_build_repairs(built: Settings, name: str
 def test_damaged_index_through_real_cli_process(built: Settings) -> None:
     _scramble(_target(built, "dense.faiss"))
     proc = subprocess.run(
-        [sys.executable, "-m", "bot", "--embedder", "hash", "--seeds", str(built.seeds_dir), "--index",
-         str(built.index_dir), "ask", QUESTION], cwd=REPO, env=_env(), capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "bot",
+            "--embedder",
+            "hash",
+            "--seeds",
+            str(built.seeds_dir),
+            "--index",
+            str(built.index_dir),
+            "ask",
+            QUESTION,
+        ],
+        cwd=REPO,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode != 0
     assert "dense.faiss" in proc.stderr and FIX.search(proc.stderr)
     assert "Traceback" not in proc.stderr
@@ -281,8 +341,7 @@ def test_manifest_edited_to_another_embedder(built: Settings, capsys: pytest.Cap
     assert Engine.open(built, make_embedder("hash"), auto_build=True).ask(QUESTION).hits
 
 
-def test_changed_seeds_are_named_and_auto_build_picks_them_up(built: Settings,
-                                                               capsys: pytest.CaptureFixture) -> None:
+def test_changed_seeds_are_named_and_auto_build_picks_them_up(built: Settings, capsys: pytest.CaptureFixture) -> None:
     with open(built.seeds_dir / "tf.md", "a", encoding="utf-8") as handle:
         handle.write("\n# 梯度累积\n\n使用 gradient accumulation 可以在显存有限时模拟大 batch。\n")
     code, err = _cli_ask(built, capsys)
@@ -337,7 +396,7 @@ def test_damaged_reuse_cache_does_not_break_the_next_build(built: Settings, name
         assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3), f"{array} inherited damaged vectors"
 
 
-@pytest.mark.parametrize("content", ["[1, 2, 3]", '{"a": 1}', "[[0, \"chunk\"]]", "null"])
+@pytest.mark.parametrize("content", ["[1, 2, 3]", '{"a": 1}', '[[0, "chunk"]]', "null"])
 def test_wrong_shaped_keys_json_does_not_break_the_next_build(built: Settings, content: str) -> None:
     _target(built, "keys.json").write_text(content, encoding="utf-8")
     build_index(built, make_embedder("hash"))

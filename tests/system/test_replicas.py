@@ -7,16 +7,18 @@ import logging
 import time
 
 import httpx
-from fixtures.server import free_port, start_app, stop, wait_ready
 
-from bot.kb.embed import HashEmbedder
-from bot.kb.index import build_index
 from bot.engine.live import LiveEngine, watch_index
 from bot.engine.retrieve import Engine
+from bot.kb.embed import HashEmbedder
+from bot.kb.index import build_index
+from fixtures.server import free_port, start_app, stop, wait_ready
 
 ADMIN = "ops-token"
-AMP = ("# 混合精度\n\n## 问题：混合精度训练时 loss scale 溢出\n\n+ 问题描述：开启 AMP 后日志里反复出现 loss scale overflow。\n\n"
-       "+ 解决方法：调小 `init_loss_scaling`，或者打开 `use_dynamic_loss_scaling`。\n")
+AMP = (
+    "# 混合精度\n\n## 问题：混合精度训练时 loss scale 溢出\n\n+ 问题描述：开启 AMP 后日志里反复出现 loss scale overflow。\n\n"
+    "+ 解决方法：调小 `init_loss_scaling`，或者打开 `use_dynamic_loss_scaling`。\n"
+)
 AMP_QUESTION = "AMP 混合精度 loss scale overflow 溢出怎么办"
 
 
@@ -55,9 +57,15 @@ def test_two_app_processes_share_one_postgresql_and_follow_the_index(postgres, h
     Engine.open(hash_settings, auto_build=True)  # the index is built once and shared (shipped) to both
     url = postgres.url(postgres.new_database())
     ports = [free_port(), free_port()]
-    env = {"BOT_EMBEDDER": "hash", "BOT_SEEDS_DIR": str(hash_settings.seeds_dir),
-           "BOT_INDEX_DIR": str(hash_settings.index_dir), "BOT_DATABASE_URL": url,
-           "BOT_ADMIN_TOKEN": ADMIN, "BOT_INDEX_POLL_SECONDS": "0.5", "BOT_FEEDBACK_LOG": str(tmp_path / "none.jsonl")}
+    env = {
+        "BOT_EMBEDDER": "hash",
+        "BOT_SEEDS_DIR": str(hash_settings.seeds_dir),
+        "BOT_INDEX_DIR": str(hash_settings.index_dir),
+        "BOT_DATABASE_URL": url,
+        "BOT_ADMIN_TOKEN": ADMIN,
+        "BOT_INDEX_POLL_SECONDS": "0.5",
+        "BOT_FEEDBACK_LOG": str(tmp_path / "none.jsonl"),
+    }
     processes = [start_app(port, env) for port in ports]
     try:
         for port, process in zip(ports, processes):
@@ -70,9 +78,18 @@ def test_two_app_processes_share_one_postgresql_and_follow_the_index(postgres, h
         # a question and a vote in one replica ...
         answer = httpx.post(one + "/api/ask", json={"question": "显存不足怎么办", "session": "u1"}, timeout=60).json()
         key = answer["hits"][0]["key"]
-        vote = httpx.post(one + "/api/feedback", timeout=30, json={
-            "question": "显存不足怎么办", "vote": "down", "reason": "outdated", "cited": [key],
-            "answer_id": answer["answer_id"], "language": "zh"})
+        vote = httpx.post(
+            one + "/api/feedback",
+            timeout=30,
+            json={
+                "question": "显存不足怎么办",
+                "vote": "down",
+                "reason": "outdated",
+                "cited": [key],
+                "answer_id": answer["answer_id"],
+                "language": "zh",
+            },
+        )
         assert vote.status_code == 200
 
         # ... show in the other's /admin data
@@ -87,12 +104,26 @@ def test_two_app_processes_share_one_postgresql_and_follow_the_index(postgres, h
         assert any(e[0] == "显存不足怎么办" for g in data["groups"] for e in g["examples"])  # down-voted -> a gap
 
         # a changed vote on the same answer, sent to the other replica, replaces the first
-        httpx.post(two + "/api/feedback", timeout=30, json={
-            "question": "显存不足怎么办", "vote": "up", "cited": [key], "answer_id": answer["answer_id"]})
-        poll(lambda: next(s for s in httpx.get(one + "/admin/data.json", headers=admin, timeout=60).json()["sections"]
-                          if s["key"] == key)["up"] == 1)
-        final = next(s for s in httpx.get(one + "/admin/data.json", headers=admin, timeout=60).json()["sections"]
-                     if s["key"] == key)
+        httpx.post(
+            two + "/api/feedback",
+            timeout=30,
+            json={"question": "显存不足怎么办", "vote": "up", "cited": [key], "answer_id": answer["answer_id"]},
+        )
+        poll(
+            lambda: (
+                next(
+                    s
+                    for s in httpx.get(one + "/admin/data.json", headers=admin, timeout=60).json()["sections"]
+                    if s["key"] == key
+                )["up"]
+                == 1
+            )
+        )
+        final = next(
+            s
+            for s in httpx.get(one + "/admin/data.json", headers=admin, timeout=60).json()["sections"]
+            if s["key"] == key
+        )
         assert (final["up"], final["down"]) == (1, 0)
 
         # a new index generation, built elsewhere, reaches both replicas without a restart
@@ -100,7 +131,7 @@ def test_two_app_processes_share_one_postgresql_and_follow_the_index(postgres, h
         (hash_settings.seeds_dir / "amp.md").write_text(AMP, encoding="utf-8")
         build_index(hash_settings, HashEmbedder())
         for base in (one, two):
-            poll(lambda: httpx.get(base + "/healthz", timeout=10).json()["sections"] > sections)
+            poll(lambda base=base: httpx.get(base + "/healthz", timeout=10).json()["sections"] > sections)
             hit = httpx.post(base + "/api/ask", json={"question": AMP_QUESTION}, timeout=60).json()["hits"][0]
             assert hit["source"] == "amp.md", hit
     finally:

@@ -14,15 +14,15 @@ from pathlib import Path
 
 import httpx
 import pytest
-from fixtures.browser import CHROMIUM, chromium_missing_reason, launch
-from fixtures.server import ThreadServer
 
 from app import WebSettings, build_app
-from bot.web.admin import build_report, cluster, report_text
+from bot.engine.retrieve import Engine
 from bot.kb.embed import HashEmbedder
 from bot.records import Event
-from bot.engine.retrieve import Engine
 from bot.store.database import Store
+from bot.web.admin import build_report, cluster, report_text
+from fixtures.browser import CHROMIUM, chromium_missing_reason, launch
+from fixtures.server import ThreadServer
 
 ADMIN = "operator-secret"
 API = "api-secret"
@@ -30,8 +30,11 @@ OOM = "gpu.md#问题-显存不足怎么办"
 NCCL = "gpu.md#问题-多卡训练报错-libnccl-so"
 
 # Three gaps the documents do not cover, in several wordings, plus one-offs.
-CUDA = ["how to install CUDA 12 on Ubuntu 22.04", "install CUDA 12 on Ubuntu 22.04 fails",
-        "CUDA 12 install on Ubuntu 22.04 errors"]
+CUDA = [
+    "how to install CUDA 12 on Ubuntu 22.04",
+    "install CUDA 12 on Ubuntu 22.04 fails",
+    "CUDA 12 install on Ubuntu 22.04 errors",
+]
 NPU = ["昇腾 NPU 上训练报错怎么办", "昇腾 NPU 训练报错", "在昇腾 NPU 上训练模型报错"]
 HOROVOD = ["horovod allreduce hangs forever", "Horovod allreduce hangs with 8 GPUs"]
 
@@ -48,23 +51,64 @@ def seed(store: Store, *, days: int = 30) -> None:
         # A minute in the past, not an hour: at 00:30 an hour back is yesterday, and the weekly counts move.
         at = t - timedelta(days=day, minutes=1)
         for n in range(3 + day % 4):
-            rows.append(store._row(Event("question", "显存不足怎么办", "zh", tier="answer", confidence=0.9, cited=(OOM,)),
-                                   f"s{day}-{n}", 80.0 + n, at=at))
+            rows.append(
+                store._row(
+                    Event("question", "显存不足怎么办", "zh", tier="answer", confidence=0.9, cited=(OOM,)),
+                    f"s{day}-{n}",
+                    80.0 + n,
+                    at=at,
+                )
+            )
         if day % 2 == 0:
-            rows.append(store._row(Event("question", CUDA[day % 3], "en", tier="none", confidence=0.1, cited=(NCCL,)),
-                                   "", 90.0, at=at))
+            rows.append(
+                store._row(
+                    Event("question", CUDA[day % 3], "en", tier="none", confidence=0.1, cited=(NCCL,)), "", 90.0, at=at
+                )
+            )
         if day < 10:  # a new gap: growing this week
-            rows.append(store._row(Event("question", NPU[day % 3], "zh", tier="tentative", confidence=0.4, cited=(OOM,)),
-                                   "", 95.0, at=at))
+            rows.append(
+                store._row(
+                    Event("question", NPU[day % 3], "zh", tier="tentative", confidence=0.4, cited=(OOM,)),
+                    "",
+                    95.0,
+                    at=at,
+                )
+            )
         if day % 5 == 0:
-            rows.append(store._row(Event("not_helpful", HOROVOD[day % 2], "en", tier="answer", cited=(NCCL, OOM)),
-                                   "", None, at=at))
+            rows.append(
+                store._row(
+                    Event("not_helpful", HOROVOD[day % 2], "en", tier="answer", cited=(NCCL, OOM)), "", None, at=at
+                )
+            )
         if day % 3 == 0:
-            rows.append(store._row(Event("vote", "显存不足怎么办", "zh", tier="answer", cited=(OOM,), vote="up",
-                                         answer_id=f"up-{day}"), "", None, at=at))
+            rows.append(
+                store._row(
+                    Event(
+                        "vote", "显存不足怎么办", "zh", tier="answer", cited=(OOM,), vote="up", answer_id=f"up-{day}"
+                    ),
+                    "",
+                    None,
+                    at=at,
+                )
+            )
         if day % 4 == 0:
-            rows.append(store._row(Event("vote", HOROVOD[0], "en", tier="answer", cited=(NCCL,), vote="down",
-                                         reason="wrong_section", answer_id=f"down-{day}"), "", None, at=at))
+            rows.append(
+                store._row(
+                    Event(
+                        "vote",
+                        HOROVOD[0],
+                        "en",
+                        tier="answer",
+                        cited=(NCCL,),
+                        vote="down",
+                        reason="wrong_section",
+                        answer_id=f"down-{day}",
+                    ),
+                    "",
+                    None,
+                    at=at,
+                )
+            )
     store._write(rows)
 
 
@@ -76,7 +120,9 @@ def test_gaps_are_grouped_by_meaning_largest_first(store_settings):
     try:
         seed(store)
         embedder = HashEmbedder()
-        report = build_report(store.rows(now() - timedelta(days=30)), lambda t: embedder.embed(t, role="query"), days=30)
+        report = build_report(
+            store.rows(now() - timedelta(days=30)), lambda t: embedder.embed(t, role="query"), days=30
+        )
     finally:
         store.close()
     groups = report.groups
@@ -91,7 +137,9 @@ def test_gaps_are_grouped_by_meaning_largest_first(store_settings):
     assert sum(npu.daily) == 10 and len(npu.daily) == 30
     sections = {s.key: s for s in report.sections}
     assert sections[OOM].cited == sum(3 + d % 4 for d in range(30)) + 10 and sections[OOM].up == 10
-    assert sections[NCCL].down == 8 and sections[NCCL].reasons == {"wrong_section": 8} and sections[NCCL].not_helpful == 6
+    assert (
+        sections[NCCL].down == 8 and sections[NCCL].reasons == {"wrong_section": 8} and sections[NCCL].not_helpful == 6
+    )
     assert report.sections[0].key == NCCL  # the most complained-about section first
     assert report.totals["questions"] == sum(report.series["questions"]) and report.totals["unanswered"] == 15
 
@@ -152,11 +200,15 @@ def test_admin_refuses_without_the_operator_credential(admin_site):
     server, _ = admin_site
     for path in ("/admin", "/admin/data.json", "/admin/export.csv"):
         assert httpx.get(server.url + path, timeout=30).status_code == 401, path
-        assert httpx.get(server.url + path, headers={"Authorization": "Bearer guess"}, timeout=30).status_code == 401, path
+        assert httpx.get(server.url + path, headers={"Authorization": "Bearer guess"}, timeout=30).status_code == 401, (
+            path
+        )
     page = httpx.get(server.url + "/admin", timeout=30)
     assert "Operator credential" in page.text and "horovod" not in page.text.lower()
     wrong = httpx.post(server.url + "/admin/login", data={"token": "guess"}, timeout=30)
-    assert wrong.status_code == 401 and "not the operator credential" in wrong.text and "set-cookie" not in wrong.headers
+    assert (
+        wrong.status_code == 401 and "not the operator credential" in wrong.text and "set-cookie" not in wrong.headers
+    )
     with httpx.Client(base_url=server.url, timeout=30) as browser:
         signed = browser.post("/admin/login", data={"token": ADMIN}, follow_redirects=True)
         assert signed.status_code == 200 and "Coverage gaps" in signed.text
@@ -189,22 +241,51 @@ def test_admin_page_data_and_csv(admin_site):
     assert page.status_code == 200 and "default-src 'none'" in page.headers["content-security-policy"]
     html = page.text
     assert "<script" not in html and "cdn" not in html.lower()
-    assert html.count('<tr class="group">') >= 3 and html.count("<svg") >= 7  # two charts (and their phone twins) + one sparkline per group
+    assert (
+        html.count('<tr class="group">') >= 3 and html.count("<svg") >= 7
+    )  # two charts (and their phone twins) + one sparkline per group
     assert CUDA[0] in html or CUDA[1] in html or CUDA[2] in html
     data = httpx.get(server.url + "/admin/data.json", headers=auth, timeout=60).json()
     assert data["totals"]["unanswered"] == 15 and data["groups"][0]["size"] >= data["groups"][-1]["size"]
-    groups = list(csv.DictReader(io.StringIO(httpx.get(server.url + "/admin/export.csv?table=groups", headers=auth,
-                                                        timeout=60).text.lstrip("\ufeff"))))
+    groups = list(
+        csv.DictReader(
+            io.StringIO(
+                httpx.get(server.url + "/admin/export.csv?table=groups", headers=auth, timeout=60).text.lstrip("\ufeff")
+            )
+        )
+    )
     assert [int(g["size"]) for g in groups] == [g["size"] for g in data["groups"]]
     sections = httpx.get(server.url + "/admin/export.csv?table=sections", headers=auth, timeout=60)
-    assert sections.headers["content-type"].startswith("text/csv") and "attachment" in sections.headers["content-disposition"]
+    assert (
+        sections.headers["content-type"].startswith("text/csv")
+        and "attachment" in sections.headers["content-disposition"]
+    )
     assert f'"{NCCL}",' in sections.text and "wrong_section 8" in sections.text  # every field quoted (OWASP)
-    events = list(csv.DictReader(io.StringIO(httpx.get(server.url + "/admin/export.csv?table=events&days=7",
-                                                        headers=auth, timeout=60).text.lstrip("\ufeff"))))
+    events = list(
+        csv.DictReader(
+            io.StringIO(
+                httpx.get(server.url + "/admin/export.csv?table=events&days=7", headers=auth, timeout=60).text.lstrip(
+                    "\ufeff"
+                )
+            )
+        )
+    )
     assert events and all(e["at"] >= (now() - timedelta(days=8)).isoformat() for e in events)
     # a vote through the API shows up in the data
-    assert httpx.post(server.url + "/api/feedback", timeout=30, json={
-        "question": "显存不足怎么办", "vote": "down", "reason": "outdated", "cited": [OOM], "answer_id": "a-1"}).status_code == 200
+    assert (
+        httpx.post(
+            server.url + "/api/feedback",
+            timeout=30,
+            json={
+                "question": "显存不足怎么办",
+                "vote": "down",
+                "reason": "outdated",
+                "cited": [OOM],
+                "answer_id": "a-1",
+            },
+        ).status_code
+        == 200
+    )
     assert store.flush(10)
     after = httpx.get(server.url + "/admin/data.json", headers=auth, timeout=60).json()
     row = next(s for s in after["sections"] if s["key"] == OOM)
@@ -277,7 +358,9 @@ def test_admin_in_chromium(admin_site, tmp_path):
             page.wait_for_selector("#groups")
             assert page.locator("tr.group").count() >= 3
             first = page.locator("tr.group").first
-            assert int(first.locator("td").nth(1).inner_text()) >= int(page.locator("tr.group").last.locator("td").nth(1).inner_text())
+            assert int(first.locator("td").nth(1).inner_text()) >= int(
+                page.locator("tr.group").last.locator("td").nth(1).inner_text()
+            )
             chart = page.locator("svg.chart").first
             assert chart.is_visible() and chart.bounding_box()["width"] > 300
             shown = ".charts.wide svg.chart"  # the desktop's pair (the phone's twins are hidden at 1280 px)
@@ -292,8 +375,11 @@ def test_admin_in_chromium(admin_site, tmp_path):
             browser.close()
 
 
-PROXY = ["pip install times out behind the company proxy", "pip install behind company proxy times out",
-         "company proxy makes pip install time out"]
+PROXY = [
+    "pip install times out behind the company proxy",
+    "pip install behind company proxy times out",
+    "company proxy makes pip install time out",
+]
 ACCURACY = ["model accuracy drops after converting weights", "accuracy drops after weight conversion"]
 
 
@@ -307,8 +393,18 @@ def test_rare_wordings_join_the_nearest_group(monkeypatch):
     for texts, repeats in ((CUDA, 3), (PROXY, 2), (ACCURACY, 1)):
         for text in texts:
             for _ in range(repeats):
-                rows.append({"at": t, "kind": "question", "tier": "none", "question": text, "signature": None,
-                             "cited": [], "vote": None, "latency_ms": None})
+                rows.append(
+                    {
+                        "at": t,
+                        "kind": "question",
+                        "tier": "none",
+                        "question": text,
+                        "signature": None,
+                        "cited": [],
+                        "vote": None,
+                        "latency_ms": None,
+                    }
+                )
     embedder = HashEmbedder()
     report = build_report(rows, lambda texts: embedder.embed(texts, role="query"), days=7)
     found = sorted(sorted(e.question for e in g.examples) for g in report.groups)
@@ -326,18 +422,27 @@ def test_csv_export_runs_no_formula(store_settings, hash_settings):
     """A question typed by anyone must not become a live formula in the operator's spreadsheet (OWASP CSV injection)."""
     store = Store.open(store_settings.model_copy(update={"admin_token": ADMIN}))
     t = now()
-    rows = [store._row(Event("question", text, "en", tier="none", cited=(OOM,), signature=""), "", 50.0, at=t)
-            for text in FORMULAS for _ in range(2)]
-    rows.append(store._row(Event("vote", FORMULA, "en", vote="down", reason="other", cited=(OOM,), answer_id="f"),
-                           "", None, at=t))
+    rows = [
+        store._row(Event("question", text, "en", tier="none", cited=(OOM,), signature=""), "", 50.0, at=t)
+        for text in FORMULAS
+        for _ in range(2)
+    ]
+    rows.append(
+        store._row(
+            Event("vote", FORMULA, "en", vote="down", reason="other", cited=(OOM,), answer_id="f"), "", None, at=t
+        )
+    )
     store._write(rows)
     app = build_app(hash_settings, engine=Engine.open(hash_settings, auto_build=True), progress=False, store=store)
     try:
         with ThreadServer(app) as server:
             cells = {}
             for table in ("events", "groups", "gaps", "sections", "days"):
-                response = httpx.get(f"{server.url}/admin/export.csv?table={table}",
-                                     headers={"Authorization": f"Bearer {ADMIN}"}, timeout=60)
+                response = httpx.get(
+                    f"{server.url}/admin/export.csv?table={table}",
+                    headers={"Authorization": f"Bearer {ADMIN}"},
+                    timeout=60,
+                )
                 assert response.status_code == 200
                 cells[table] = [c for row in csv.reader(io.StringIO(response.text.lstrip("\ufeff"))) for c in row]
     finally:
@@ -348,7 +453,10 @@ def test_csv_export_runs_no_formula(store_settings, hash_settings):
     assert "'" + FORMULA in cells["events"]  # kept readable, just inert
     # group labels (a representative question) and the questions with context too
     for table in ("groups", "gaps"):
-        assert any(c[:1] == "'" and any(c[1:].startswith(f.strip()[:8]) for f in FORMULAS) for c in cells[table]), (table, cells[table])
+        assert any(c[:1] == "'" and any(c[1:].startswith(f.strip()[:8]) for f in FORMULAS) for c in cells[table]), (
+            table,
+            cells[table],
+        )
 
 
 def test_a_weak_admin_token_is_refused_at_start_up(monkeypatch, capsys, tmp_path, store_settings, hash_settings):
@@ -431,8 +539,19 @@ def test_a_large_backlog_is_embedded_a_bounded_number_per_view():
         embedder = Counting()
 
     t = now()
-    rows = [{"at": t, "kind": "question", "tier": "none", "question": f"distinct question number {n}", "signature": None,
-             "cited": [], "vote": None, "latency_ms": None} for n in range(1_140)]
+    rows = [
+        {
+            "at": t,
+            "kind": "question",
+            "tier": "none",
+            "question": f"distinct question number {n}",
+            "signature": None,
+            "cited": [],
+            "vote": None,
+            "latency_ms": None,
+        }
+        for n in range(1_140)
+    ]
     embeddings = Embeddings(FakeEngine())
     first = build_report(rows, embeddings, days=7, max_new_embeddings=EMBED_PER_VIEW)
     assert sum(calls) == EMBED_PER_VIEW and first.ungrouped == 1_140 - EMBED_PER_VIEW
@@ -451,8 +570,10 @@ def test_cli_report_deletes_nothing(store_settings, hash_settings, monkeypatch, 
 
     store = Store.open(store_settings)
     seed(store, days=30)
-    old = [store._row(Event("question", f"old {n}", "en", tier="none"), "", None, at=now() - timedelta(days=200 + n))
-           for n in range(5)]
+    old = [
+        store._row(Event("question", f"old {n}", "en", tier="none"), "", None, at=now() - timedelta(days=200 + n))
+        for n in range(5)
+    ]
     store._write(old)
     before = len(store.rows())
     store.close()

@@ -16,13 +16,13 @@ from datetime import date, timedelta
 
 import httpx
 import pytest
-from fixtures.admin_rows import NCCL, TITLE_PROMPT, traffic
-from fixtures.server import ThreadServer
 
 from app import WebSettings, build_app
 from bot.engine.retrieve import Engine
 from bot.engine.subjects import Lexicon
 from bot.store.database import Store
+from fixtures.admin_rows import NCCL, TITLE_PROMPT, traffic
+from fixtures.server import ThreadServer
 
 ADMIN = "operator-secret"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -89,7 +89,7 @@ def test_a_follow_up_is_shown_with_its_context_answer_section_and_reasons(week):
     rounds = sum(2 if day % 7 else 4 for day in range(7))
     nccl_title = engine.section(NCCL).breadcrumb
     html = httpx.get(server.url + "/admin?days=7", headers=AUTH, timeout=60).text
-    item = re.search(r'<li[^>]*>(?:(?!</li>).)*那多机呢？(?:(?!</li>).)*</li>', html, re.S)
+    item = re.search(r"<li[^>]*>(?:(?!</li>).)*那多机呢？(?:(?!</li>).)*</li>", html, re.S)
     item = item.group(0) if item else html  # where the follow-up is listed
     assert "after: 多卡训练报错 libnccl.so" in item and "unanswered" in item and "wrong section" in item
     assert nccl_title.split(" › ")[-1] in item
@@ -102,8 +102,15 @@ def test_a_follow_up_is_shown_with_its_context_answer_section_and_reasons(week):
     assert not any(e["question"] == "那多机呢？" and e["tier"] == "answer" for g in groups for e in g["in_context"])
     first = next(e for g in groups for e in g["in_context"] if e["question"] == "昇腾 NPU 上训练报错怎么办")
     assert first["context"] == []  # a long first question stands alone
-    rows = list(csv.DictReader(io.StringIO(httpx.get(server.url + "/admin/export.csv?table=gaps&days=7", headers=AUTH,
-                                                      timeout=60).text.lstrip("\ufeff"))))
+    rows = list(
+        csv.DictReader(
+            io.StringIO(
+                httpx.get(server.url + "/admin/export.csv?table=gaps&days=7", headers=AUTH, timeout=60).text.lstrip(
+                    "\ufeff"
+                )
+            )
+        )
+    )
     row = next(r for r in rows if r["question"] == "那多机呢？")
     assert row["earlier_in_session"] == "多卡训练报错 libnccl.so" and row["tier"] == "none"
     assert row["section_cited"] == nccl_title and row["down_reasons"] == f"wrong_section {rounds}"
@@ -134,7 +141,11 @@ def test_every_subject_of_the_lexicon_has_a_chinese_name():
     lexicon = Lexicon.load()
     assert set(SUBJECT_NAMES_ZH) == set(lexicon.subjects)  # a subject added to subjects.toml needs its name here
     assert all(name.strip() for name in SUBJECT_NAMES_ZH.values())
-    assert [subject_name(s, "zh") for s in ("multi-machine", "multi-card", "GPU out of memory")] == ["多机", "多卡", "显存不足"]
+    assert [subject_name(s, "zh") for s in ("multi-machine", "multi-card", "GPU out of memory")] == [
+        "多机",
+        "多卡",
+        "显存不足",
+    ]
 
 
 @pytest.mark.parametrize("store_settings", ["sqlite"], indirect=True)
@@ -166,13 +177,19 @@ def test_one_day_of_data_in_a_month_is_labelled_bars_not_a_spike(store_settings,
     rounds = 4  # day 0 is the busy day
     # a round of fixtures.admin_rows.sessions(): 15 messages, of which 4 are thanks, greetings or a title prompt;
     # of the 11 questions 2 are answered, 3 tentative, 6 unanswered
-    assert [t.text for t in questions.iter(f"{SVG}text") if t.get("class") == "value"] == \
-        [str(rounds * 11), str(rounds * 2), str(rounds * 3), str(rounds * 6)]
+    assert [t.text for t in questions.iter(f"{SVG}text") if t.get("class") == "value"] == [
+        str(rounds * 11),
+        str(rounds * 2),
+        str(rounds * 3),
+        str(rounds * 6),
+    ]
 
 
 def _svgs(html: str) -> list[ET.Element]:
-    return [ET.fromstring(m) for m in re.findall(r'<svg xmlns="http://www.w3.org/2000/svg"[^>]*class="chart".*?</svg>',
-                                                  html, re.S)]
+    return [
+        ET.fromstring(m)
+        for m in re.findall(r'<svg xmlns="http://www.w3.org/2000/svg"[^>]*class="chart".*?</svg>', html, re.S)
+    ]
 
 
 # ---------------------------------------------------------------- the chart function, 1 / 7 / 365 days
@@ -183,9 +200,15 @@ def _chart(days: int, **options) -> tuple[ET.Element, dict[str, list[int]]]:
 
     until = date(2026, 11, 24)
     span = [until - timedelta(days=days - 1 - n) for n in range(days)]
-    series = {"questions": [3 + n % 5 for n in range(days)], "answered": [2 + n % 3 for n in range(days)],
-              "up": [n % 2 for n in range(days)], "down": [1 + n % 3 for n in range(days)]}
-    markup = str(chart(span, series, options.pop("names", ["questions", "answered", "up", "down"]), "Questions", **options))
+    series = {
+        "questions": [3 + n % 5 for n in range(days)],
+        "answered": [2 + n % 3 for n in range(days)],
+        "up": [n % 2 for n in range(days)],
+        "down": [1 + n % 3 for n in range(days)],
+    }
+    markup = str(
+        chart(span, series, options.pop("names", ["questions", "answered", "up", "down"]), "Questions", **options)
+    )
     return ET.fromstring(re.search(r"<svg.*?</svg>", markup, re.S).group(0)), series
 
 
@@ -231,28 +254,42 @@ def test_feedback_bars_stack_and_a_year_of_them_is_monthly():
 def test_no_data_says_so():
     from bot.web.admin.charts import chart
 
-    markup = str(chart([date(2026, 11, 24)], {"questions": [0]}, ["questions"], "Questions", words={"no_data": "没有数据"}))
+    markup = str(
+        chart([date(2026, 11, 24)], {"questions": [0]}, ["questions"], "Questions", words={"no_data": "没有数据"})
+    )
     svg = ET.fromstring(re.search(r"<svg.*?</svg>", markup, re.S).group(0))
     assert [t.text for t in svg.iter(f"{SVG}text") if t.get("class") == "empty"] == ["没有数据"]
     assert not [b for b in svg.findall(f".//{SVG}rect") if float(b.get("height")) > 0]
 
 
 def test_bot_report_prints_a_year_per_month():
-    from datetime import UTC, datetime
+    from datetime import datetime
 
     from bot.web.admin import build_report, report_text
 
     now = datetime(2026, 11, 24, 12)
-    rows = [{"at": now - timedelta(days=n), "kind": "question", "tier": "answer", "question": "显存不足怎么办",
-             "cited": [], "vote": None, "latency_ms": None} for n in range(365)]
+    rows = [
+        {
+            "at": now - timedelta(days=n),
+            "kind": "question",
+            "tier": "answer",
+            "question": "显存不足怎么办",
+            "cited": [],
+            "vote": None,
+            "latency_ms": None,
+        }
+        for n in range(365)
+    ]
     text = report_text(build_report(rows, None, days=365, now=now))
     assert "per month (one character a month) from 2025-11-25:" in text
     line = next(x for x in text.splitlines() if x.strip().startswith("questions"))
-    assert line.split("|")[1] == "▂██▇████████▆" and line.endswith("| 365")  # 13 months: Nov 25-30 … February … Nov 1-24
+    assert line.split("|")[1] == "▂██▇████████▆" and line.endswith(
+        "| 365"
+    )  # 13 months: Nov 25-30 … February … Nov 1-24
 
 
 def test_a_group_of_follow_ups_is_named_with_what_they_follow():
-    from datetime import UTC, datetime
+    from datetime import datetime
 
     from bot.kb.embed import HashEmbedder
     from bot.web.admin import build_report
@@ -260,10 +297,21 @@ def test_a_group_of_follow_ups_is_named_with_what_they_follow():
     now = datetime(2026, 11, 24, 12)
     rows = []
     for n in range(3):
-        for k, (question, tier) in enumerate((("how to install CUDA 12 on Ubuntu 22.04", "answer"),
-                                              ("what about 24.04?", "none"))):
-            rows.append({"at": now - timedelta(hours=n, minutes=-k), "kind": "question", "tier": tier,
-                         "question": question, "session": f"s{n}", "cited": [], "vote": None, "latency_ms": None})
+        for k, (question, tier) in enumerate(
+            (("how to install CUDA 12 on Ubuntu 22.04", "answer"), ("what about 24.04?", "none"))
+        ):
+            rows.append(
+                {
+                    "at": now - timedelta(hours=n, minutes=-k),
+                    "kind": "question",
+                    "tier": tier,
+                    "question": question,
+                    "session": f"s{n}",
+                    "cited": [],
+                    "vote": None,
+                    "latency_ms": None,
+                }
+            )
     embedder = HashEmbedder()
     report = build_report(rows, lambda texts: embedder.embed(texts, role="query"), days=7, now=now)
     assert [g.label for g in report.groups] == ["how to install CUDA 12 on Ubuntu 22.04 → what about 24.04?"]
@@ -282,17 +330,29 @@ def test_api_and_v1_votes_without_a_session_are_shown_with_their_question(store_
     try:
         with ThreadServer(app) as server:
             api = httpx.post(server.url + "/api/ask", json={"question": asked["api"]}, timeout=60).json()
-            v1 = httpx.post(server.url + "/v1/chat/completions", timeout=60, json={
-                "model": "gpu-troubleshooter", "messages": [{"role": "user", "content": asked["v1"]}]}).json()
-            replies = {"api": (api["answer_id"], api["tier"], _key(api["hits"])),
-                       "v1": (v1["answer_id"], v1["bot"]["tier"], _key(v1["citations"]))}
+            v1 = httpx.post(
+                server.url + "/v1/chat/completions",
+                timeout=60,
+                json={"model": "gpu-troubleshooter", "messages": [{"role": "user", "content": asked["v1"]}]},
+            ).json()
+            replies = {
+                "api": (api["answer_id"], api["tier"], _key(api["hits"])),
+                "v1": (v1["answer_id"], v1["bot"]["tier"], _key(v1["citations"])),
+            }
             for origin, reason in (("api", "wrong_section"), ("v1", "outdated")):
                 vote = {"question": asked[origin], "vote": "down", "reason": reason, "answer_id": replies[origin][0]}
                 assert httpx.post(server.url + "/api/feedback", json=vote, timeout=60).status_code == 200
             assert store.flush(10)
             shown = {e["question"]: e for g in data(server, days=7)["groups"] for e in g["in_context"]}
-            gaps = list(csv.DictReader(io.StringIO(httpx.get(server.url + "/admin/export.csv?table=gaps&days=7",
-                                                             headers=AUTH, timeout=60).text.lstrip("\ufeff"))))
+            gaps = list(
+                csv.DictReader(
+                    io.StringIO(
+                        httpx.get(
+                            server.url + "/admin/export.csv?table=gaps&days=7", headers=AUTH, timeout=60
+                        ).text.lstrip("\ufeff")
+                    )
+                )
+            )
     finally:
         store.close()
     for origin, reason in (("api", "wrong_section"), ("v1", "outdated")):
@@ -321,18 +381,50 @@ def test_a_confident_answer_voted_down_is_shown_as_it_was_answered():
 
     at = datetime.now(UTC).replace(tzinfo=None, microsecond=0) - timedelta(minutes=10)
     oom = "gpu.md#问题-显存不足怎么办"
-    base = {"session": "", "language": "zh", "confidence": None, "signature": None, "vote": None, "reason": None,
-            "latency_ms": None, "origin": "api"}
-    rows = [{**base, "at": at, "kind": "question", "question": "训练时显存不足怎么办", "tier": "answer", "cited": [oom],
-             "answer_id": "a1", "confidence": 0.9},
-            {**base, "at": at + timedelta(seconds=30), "kind": "vote", "question": "显存", "tier": "answer", "cited": [],
-             "vote": "down", "reason": "outdated", "answer_id": "a1"}]
+    base = {
+        "session": "",
+        "language": "zh",
+        "confidence": None,
+        "signature": None,
+        "vote": None,
+        "reason": None,
+        "latency_ms": None,
+        "origin": "api",
+    }
+    rows = [
+        {
+            **base,
+            "at": at,
+            "kind": "question",
+            "question": "训练时显存不足怎么办",
+            "tier": "answer",
+            "cited": [oom],
+            "answer_id": "a1",
+            "confidence": 0.9,
+        },
+        {
+            **base,
+            "at": at + timedelta(seconds=30),
+            "kind": "vote",
+            "question": "显存",
+            "tier": "answer",
+            "cited": [],
+            "vote": "down",
+            "reason": "outdated",
+            "answer_id": "a1",
+        },
+    ]
     embedder = HashEmbedder()
-    report = build_report(rows, lambda texts: embedder.embed(texts, role="query"), lambda key: f"title of {key}",
-                          days=7)
+    report = build_report(
+        rows, lambda texts: embedder.embed(texts, role="query"), lambda key: f"title of {key}", days=7
+    )
     (example,) = [e for g in report.groups for e in g.examples]
     assert (example.question, example.tier, example.section, example.reasons) == (
-        "训练时显存不足怎么办", "answer", f"title of {oom}", (("outdated", 1),))
+        "训练时显存不足怎么办",
+        "answer",
+        f"title of {oom}",
+        (("outdated", 1),),
+    )
     (section,) = report.sections
     assert (section.key, section.cited, section.down, section.reasons) == (oom, 1, 1, {"outdated": 1})
 

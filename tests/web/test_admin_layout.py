@@ -8,14 +8,14 @@ Screenshots go to ``$BOT_SCREENSHOT_DIR`` or ``screenshots/``: look at them.
 from __future__ import annotations
 
 import pytest
-from fixtures.admin_rows import traffic
-from fixtures.browser import browser, chromium_missing_reason, overlaps, shots  # noqa: F401 (fixtures)
-from fixtures.engines import repo_seeds_hash_settings
-from fixtures.server import ThreadServer
 
 from app import WebSettings, build_app
 from bot.engine.retrieve import Engine
 from bot.store.database import Store, StoreSettings
+from fixtures.admin_rows import traffic
+from fixtures.browser import browser, chromium_missing_reason, overlaps, shots  # noqa: F401 (fixtures)
+from fixtures.engines import repo_seeds_hash_settings
+from fixtures.server import ThreadServer
 
 _missing = chromium_missing_reason()
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(_missing is not None, reason=_missing or "")]
@@ -25,8 +25,10 @@ SIZES = [(1280, 900), (390, 844)]
 
 # Every box a reader tells apart: headings, links, totals, chart texts and legends, group labels, the
 # questions with their context, table cells.
-SELECTOR = ("h1, h2, header .meta, nav a, header button, .totals > div, svg.chart text, .legend span, .group-label, "
-            ".kinds span, li.example .context, li.example .question, li.example .what, td, th, svg.spark, p.meta")
+SELECTOR = (
+    "h1, h2, header .meta, nav a, header button, .totals > div, svg.chart text, .legend span, .group-label, "
+    ".kinds span, li.example .context, li.example .question, li.example .what, td, th, svg.spark, p.meta"
+)
 WIDEST = """() => { const w = document.documentElement.clientWidth;
   return [...document.querySelectorAll('body *')].map(e => [e.getBoundingClientRect().right, e.tagName, e.className.baseVal ?? e.className])
     .filter(([right]) => right > w + 1).slice(0, 5); }"""
@@ -55,10 +57,14 @@ def admin_site(request, tmp_path_factory):
 @pytest.mark.parametrize("width,height", SIZES)
 def test_admin_reads_well_at_any_size_language_and_span(admin_site, browser, shots, lang, width, height):  # noqa: F811
     server, days = admin_site
-    context = browser.new_context(viewport={"width": width, "height": height},
-                                  locale="zh-CN" if lang == "zh" else "en-US",
-                                  extra_http_headers={"Authorization": f"Bearer {ADMIN}",
-                                                      "Accept-Language": "zh-CN,zh;q=0.9" if lang == "zh" else "en-US"})
+    context = browser.new_context(
+        viewport={"width": width, "height": height},
+        locale="zh-CN" if lang == "zh" else "en-US",
+        extra_http_headers={
+            "Authorization": f"Bearer {ADMIN}",
+            "Accept-Language": "zh-CN,zh;q=0.9" if lang == "zh" else "en-US",
+        },
+    )
     page = context.new_page()
     try:
         response = page.goto(f"{server.url}/admin?days={days}", wait_until="load")
@@ -70,7 +76,9 @@ def test_admin_reads_well_at_any_size_language_and_span(admin_site, browser, sho
         ascend = "昇腾 NPU" if lang == "zh" else "Ascend NPU"  # subjects by their Chinese names on the Chinese page
         assert "Jetson" in labels[:4] and ascend in labels and "PaddleOCR" in labels, labels
         # small talk, thanks and the chat front-end's title prompt are counted apart, not listed as gaps
-        assert page.locator("#left-out").is_visible() and "谢谢" not in " ".join(page.locator(".question").all_inner_texts())
+        assert page.locator("#left-out").is_visible() and "谢谢" not in " ".join(
+            page.locator(".question").all_inner_texts()
+        )
         follow = page.locator("li.example", has_text="那多机呢？")
         assert "多卡训练报错 libnccl.so" in follow.locator(".context").inner_text()
         questions = page.locator("svg.chart").first
@@ -99,8 +107,9 @@ MIN_AXIS_TEXT_PX = 10.5  # the desktop page draws it at 11 px (10.98 at 1280 px)
 @pytest.mark.parametrize("width,height", SIZES)
 def test_chart_axis_text_is_readable_on_a_phone(admin_site, browser, width, height):  # noqa: F811
     server, days = admin_site
-    page = browser.new_page(viewport={"width": width, "height": height},
-                            extra_http_headers={"Authorization": f"Bearer {ADMIN}"})
+    page = browser.new_page(
+        viewport={"width": width, "height": height}, extra_http_headers={"Authorization": f"Bearer {ADMIN}"}
+    )
     try:
         assert page.goto(f"{server.url}/admin?days={days}&lang=zh", wait_until="load").status == 200
         page.wait_for_selector("svg.chart text.tick >> visible=true")
@@ -116,8 +125,11 @@ def test_the_layout_checks_see_an_overlap_and_a_sideways_scroll(browser):  # noq
     """The two checks above can fail: two labels on top of each other, and a table wider than the phone."""
     page = browser.new_page(viewport={"width": 390, "height": 844})
     try:
-        page.set_content('<h1 style="position:absolute;top:0">one</h1><h2 style="position:absolute;top:4px">two</h2>'
-                         '<table style="width:900px;margin-top:200px"><tr><td>wide</td></tr></table>', wait_until="load")
+        page.set_content(
+            '<h1 style="position:absolute;top:0">one</h1><h2 style="position:absolute;top:4px">two</h2>'
+            '<table style="width:900px;margin-top:200px"><tr><td>wide</td></tr></table>',
+            wait_until="load",
+        )
         assert [(a["text"], b["text"]) for a, b in overlaps(page, SELECTOR)] == [("one", "two")]
         assert page.evaluate("document.documentElement.scrollWidth") > 390 and page.evaluate(WIDEST)
     finally:

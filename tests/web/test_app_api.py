@@ -13,10 +13,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from fixtures.server import ThreadServer, free_port, start_app, stop, wait_ready
 
 import app as app_module
 from app import WebSettings, build_app
+from fixtures.server import ThreadServer, free_port, start_app, stop, wait_ready
 
 PORTAL = "https://portal.example.com"
 OTHER = "https://evil.example.net"
@@ -24,8 +24,6 @@ TOKEN = "s3cret-token"
 LOG_TEXT = app_module.SAMPLE_LOG
 
 pytestmark = pytest.mark.model
-
-
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +162,7 @@ def test_source_view_escapes_document_html(open_server, seeds_engine):
     key = next(s.key for s in seeds_engine.sections if "<a href" in s.text)  # seed 004 has raw <a>/<br> HTML
     page = httpx.get(open_server.url + "/source", params={"key": key, "terms": "<script>alert(1)</script>"}, timeout=30)
     assert page.status_code == 200
-    assert "&lt;a href=" in page.text and "<a href=\"https://aws" not in page.text
+    assert "&lt;a href=" in page.text and '<a href="https://aws' not in page.text
     assert "<script" not in page.text.lower()
 
 
@@ -179,8 +177,12 @@ def test_over_long_input_is_cut_with_a_notice(open_server):
 
 
 def test_huge_body_is_refused_and_the_server_lives_on(open_server):
-    response = httpx.post(open_server.url + "/api/ask", content=b'{"question": "' + b"x" * (9 * 1024 * 1024) + b'"}',
-                          headers={"content-type": "application/json"}, timeout=60)
+    response = httpx.post(
+        open_server.url + "/api/ask",
+        content=b'{"question": "' + b"x" * (9 * 1024 * 1024) + b'"}',
+        headers={"content-type": "application/json"},
+        timeout=60,
+    )
     assert response.status_code == 413
     assert ok(open_server, "显存不足")["answered"] is True
 
@@ -192,10 +194,16 @@ def test_empty_input_gets_a_friendly_message(open_server, question):
     assert "Type a question" in data["reply"] or "请输入" in data["reply"]
 
 
-@pytest.mark.parametrize("body,status", [
-    ({}, 422), ({"question": 3}, 422), ({"question": "q", "history": "nope"}, 422),
-    ({"question": "q", "history": [{"role": "user"}]}, 422), ([1, 2], 422),
-])
+@pytest.mark.parametrize(
+    "body,status",
+    [
+        ({}, 422),
+        ({"question": 3}, 422),
+        ({"question": "q", "history": "nope"}, 422),
+        ({"question": "q", "history": [{"role": "user"}]}, 422),
+        ([1, 2], 422),
+    ],
+)
 def test_malformed_requests_are_rejected_clearly(open_server, body, status):
     response = httpx.post(open_server.url + "/api/ask", json=body, timeout=30)
     assert response.status_code == status and response.json()["detail"]
@@ -204,8 +212,9 @@ def test_malformed_requests_are_rejected_clearly(open_server, body, status):
 def test_non_json_body(open_server):
     response = httpx.post(open_server.url + "/api/ask", content=b"question=hi", timeout=30)
     assert response.status_code == 415  # no Content-Type: application/json (issue 11)
-    response = httpx.post(open_server.url + "/api/ask", content=b"question=hi",
-                          headers={"Content-Type": "application/json"}, timeout=30)
+    response = httpx.post(
+        open_server.url + "/api/ask", content=b"question=hi", headers={"Content-Type": "application/json"}, timeout=30
+    )
     assert response.status_code == 400
 
 
@@ -217,13 +226,29 @@ def test_hostile_question_comes_back_inert(open_server):
 # ---------------------------------------------------------------- headers, CORS, auth
 
 
-@pytest.mark.parametrize("method,path", [
-    ("GET", "/"), ("GET", "/widget/"), ("GET", "/widget"), ("GET", "/healthz"), ("GET", "/source?key=x"),
-    ("GET", "/does-not-exist"), ("POST", "/api/ask"), ("GET", "/api/ask"), ("GET", "/gradio.js"), ("GET", "/config"),
-])
+@pytest.mark.parametrize(
+    "method,path",
+    [
+        ("GET", "/"),
+        ("GET", "/widget/"),
+        ("GET", "/widget"),
+        ("GET", "/healthz"),
+        ("GET", "/source?key=x"),
+        ("GET", "/does-not-exist"),
+        ("POST", "/api/ask"),
+        ("GET", "/api/ask"),
+        ("GET", "/gradio.js"),
+        ("GET", "/config"),
+    ],
+)
 def test_every_response_carries_frame_ancestors(open_server, method, path):
-    response = httpx.request(method, open_server.url + path, json={"question": "显存不足"} if method == "POST" else None,
-                             timeout=60, follow_redirects=False)
+    response = httpx.request(
+        method,
+        open_server.url + path,
+        json={"question": "显存不足"} if method == "POST" else None,
+        timeout=60,
+        follow_redirects=False,
+    )
     policy = response.headers.get("content-security-policy", "")
     assert f"frame-ancestors 'self' {PORTAL}" in policy, (path, response.status_code, policy)
     assert response.headers.get("x-content-type-options") == "nosniff"
@@ -231,11 +256,23 @@ def test_every_response_carries_frame_ancestors(open_server, method, path):
 
 def test_cors_is_granted_only_to_configured_origins(open_server):
     for path in ("/api/ask", "/config"):
-        allowed = httpx.options(open_server.url + path, headers={
-            "Origin": PORTAL, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"})
+        allowed = httpx.options(
+            open_server.url + path,
+            headers={
+                "Origin": PORTAL,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "content-type",
+            },
+        )
         assert allowed.headers.get("access-control-allow-origin") == PORTAL, path
-        denied = httpx.options(open_server.url + path, headers={
-            "Origin": OTHER, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"})
+        denied = httpx.options(
+            open_server.url + path,
+            headers={
+                "Origin": OTHER,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "content-type",
+            },
+        )
         assert "access-control-allow-origin" not in denied.headers, path
     simple = httpx.post(open_server.url + "/api/ask", json={"question": "nccl"}, headers={"Origin": OTHER}, timeout=60)
     assert simple.status_code == 200 and "access-control-allow-origin" not in simple.headers
@@ -258,20 +295,38 @@ def test_token_is_required_when_set(locked_server):
 
 
 def test_feedback_endpoint_appends_a_vote(open_server, settings):
-    response = httpx.post(open_server.url + "/api/feedback", json={
-        "question": "Loss becomes NaN", "vote": "down", "cited": ["002_5c885a5c94776257.txt#问题-loss为nan-如何处理"],
-        "language": "en"}, timeout=30)
+    response = httpx.post(
+        open_server.url + "/api/feedback",
+        json={
+            "question": "Loss becomes NaN",
+            "vote": "down",
+            "cited": ["002_5c885a5c94776257.txt#问题-loss为nan-如何处理"],
+            "language": "en",
+        },
+        timeout=30,
+    )
     assert response.status_code == 200
     last = json.loads(Path(settings.feedback_log).read_text(encoding="utf-8").splitlines()[-1])
-    assert (last["event"], last["vote"], last["question"], last["language"]) == ("vote", "down", "Loss becomes NaN", "en")
+    assert (last["event"], last["vote"], last["question"], last["language"]) == (
+        "vote",
+        "down",
+        "Loss becomes NaN",
+        "en",
+    )
     bad = httpx.post(open_server.url + "/api/feedback", json={"question": "q", "vote": "meh"}, timeout=30)
     assert bad.status_code == 422
 
 
 def test_web_settings_from_env_and_flags():
-    web = WebSettings.from_env({"BOT_FRAME_ANCESTORS": "'self' https://a.example, https://b.example",
-                                "BOT_CORS_ORIGINS": "https://a.example", "BOT_PORT": "9000",
-                                "BOT_ROOT_PATH": "assistant/"}, port=9100)
+    web = WebSettings.from_env(
+        {
+            "BOT_FRAME_ANCESTORS": "'self' https://a.example, https://b.example",
+            "BOT_CORS_ORIGINS": "https://a.example",
+            "BOT_PORT": "9000",
+            "BOT_ROOT_PATH": "assistant/",
+        },
+        port=9100,
+    )
     assert web.frame_ancestors == ("'self'", "https://a.example", "https://b.example")
     assert web.cors_origins == ("https://a.example",) and web.port == 9100 and web.root_path == "/assistant"
     with pytest.raises(ValueError):
@@ -281,9 +336,11 @@ def test_web_settings_from_env_and_flags():
 
 
 def test_links_follow_the_public_address_behind_a_proxy(open_server):
-    response = ask(open_server, "显存不足", headers={"X-Forwarded-Proto": "https", "X-Forwarded-Host": "help.example.com"})
+    response = ask(
+        open_server, "显存不足", headers={"X-Forwarded-Proto": "https", "X-Forwarded-Host": "help.example.com"}
+    )
     assert response.json()["hits"][0]["url"].startswith("https://help.example.com/source?")
-    evil = ask(open_server, "显存不足", headers={"X-Forwarded-Host": "x.com/\"><script>"})
+    evil = ask(open_server, "显存不足", headers={"X-Forwarded-Host": 'x.com/"><script>'})
     assert "<script>" not in evil.json()["hits"][0]["url"]
 
 
@@ -293,9 +350,16 @@ def test_links_follow_the_public_address_behind_a_proxy(open_server):
 def test_python_app_py_builds_a_missing_index_and_serves_ui_and_api(tiny_seeds, tmp_path):
     port = free_port()
     index = tmp_path / "fresh-index"
-    process = start_app(port, {"BOT_EMBEDDER": "hash", "BOT_SEEDS_DIR": str(tiny_seeds), "BOT_INDEX_DIR": str(index),
-                               "BOT_FEEDBACK_LOG": str(tmp_path / "fb.jsonl"),
-                               "BOT_FRAME_ANCESTORS": "'self' https://intranet.example"})
+    process = start_app(
+        port,
+        {
+            "BOT_EMBEDDER": "hash",
+            "BOT_SEEDS_DIR": str(tiny_seeds),
+            "BOT_INDEX_DIR": str(index),
+            "BOT_FEEDBACK_LOG": str(tmp_path / "fb.jsonl"),
+            "BOT_FRAME_ANCESTORS": "'self' https://intranet.example",
+        },
+    )
     try:
         wait_ready(f"http://127.0.0.1:{port}/healthz", process, timeout=120)
         base = f"http://127.0.0.1:{port}"
@@ -323,9 +387,12 @@ def test_vote_reasons_tiers_and_origins_are_written_once():
     assert records.VOTE_REASONS == ("wrong_section", "outdated", "not_my_framework", "other")
     assert records.TIERS == get_args(records.Tier) == ("answer", "tentative", "none")
     assert database.VOTE_REASONS is records.VOTE_REASONS and database.KINDS is records.EVENT_KINDS
-    assert database.ORIGINS[:len(records.ORIGINS)] == records.ORIGINS == ("ui", "widget", "api", "v1")
+    assert database.ORIGINS[: len(records.ORIGINS)] == records.ORIGINS == ("ui", "widget", "api", "v1")
     for reason in records.VOTE_REASONS:  # the API takes exactly these (and "" for no reason)
-        assert FeedbackRequest.parse({"question": "q", "vote": "down", "reason": reason}, max_input_chars=100).reason == reason
+        assert (
+            FeedbackRequest.parse({"question": "q", "vote": "down", "reason": reason}, max_input_chars=100).reason
+            == reason
+        )
     with pytest.raises(Exception) as refused:
         FeedbackRequest.parse({"question": "q", "vote": "down", "reason": "too_long"}, max_input_chars=100)
     assert refused.value.status_code == 422 and "wrong_section" in refused.value.detail

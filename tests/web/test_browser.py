@@ -17,11 +17,11 @@ import time
 from pathlib import Path
 
 import pytest
+
+from bot.web.ui import SAMPLE_LOG
 from fixtures import REPO
 from fixtures.browser import CHROMIUM, browser, chromium_missing_reason, shots  # noqa: F401 (browser and shots are fixtures)
 from fixtures.server import free_port, start_app, stop, wait_ready
-
-from bot.web.ui import SAMPLE_LOG
 
 _missing = chromium_missing_reason()
 pytestmark = [
@@ -33,8 +33,10 @@ CONTACT = "https://help.example.com/gpu-support"
 TRACE = "多卡训练的时候报下面的错，怎么解决？\n" + SAMPLE_LOG
 XSS = '<img src=x onerror="window.__pwned=1;alert(1)"> <script>window.__pwned=2</script> 显存不足'
 SIZES = {"desktop": (1280, 900, "/"), "widget": (400, 640, "/widget/"), "phone": (390, 844, "/")}
-LONG_SIGNATURE = ("EnforceNotMet: Failed_to_find_dynamic_library_libnccl.so_cannot_open_shared_object_file_"
-                  "No_such_file_or_directory_please_set_LD_LIBRARY_PATH_to_the_folder_that_holds_libnccl.so.2.4.8")
+LONG_SIGNATURE = (
+    "EnforceNotMet: Failed_to_find_dynamic_library_libnccl.so_cannot_open_shared_object_file_"
+    "No_such_file_or_directory_please_set_LD_LIBRARY_PATH_to_the_folder_that_holds_libnccl.so.2.4.8"
+)
 
 
 # ---------------------------------------------------------------- fixtures
@@ -88,20 +90,32 @@ def site(hash_index, tmp_path_factory):
     portal_port, other_port, app_port = free_port(), free_port(), free_port()
     log = root / "feedback.jsonl"
     data = root / "data"  # the store: SQLite in here
-    process = start_app(app_port, {
-        "BOT_INDEX_DIR": str(hash_index.index_dir), "BOT_SEEDS_DIR": str(hash_index.seeds_dir),
-        "BOT_EMBEDDER": "hash", "BOT_FEEDBACK_LOG": str(log), "BOT_DATA_DIR": str(data),
-        "BOT_FRAME_ANCESTORS": f"'self' http://127.0.0.1:{portal_port}",
-        "BOT_CORS_ORIGINS": f"http://127.0.0.1:{portal_port}",
-        "BOT_CONTACT_URL": CONTACT, "BOT_CONTACT_LABEL": "GPU support channel",
-    })
+    process = start_app(
+        app_port,
+        {
+            "BOT_INDEX_DIR": str(hash_index.index_dir),
+            "BOT_SEEDS_DIR": str(hash_index.seeds_dir),
+            "BOT_EMBEDDER": "hash",
+            "BOT_FEEDBACK_LOG": str(log),
+            "BOT_DATA_DIR": str(data),
+            "BOT_FRAME_ANCESTORS": f"'self' http://127.0.0.1:{portal_port}",
+            "BOT_CORS_ORIGINS": f"http://127.0.0.1:{portal_port}",
+            "BOT_CONTACT_URL": CONTACT,
+            "BOT_CONTACT_LABEL": "GPU support channel",
+        },
+    )
     app_url = f"http://127.0.0.1:{app_port}"
     portals = []
     try:
         wait_ready(app_url + "/healthz", process, timeout=120)
         portals = [serve_portal(portal_port, app_url), serve_portal(other_port, app_url)]
-        yield {"app": app_url, "portal": f"http://127.0.0.1:{portal_port}/",
-               "other_portal": f"http://127.0.0.1:{other_port}/", "log": log, "db": data / "bot.sqlite3"}
+        yield {
+            "app": app_url,
+            "portal": f"http://127.0.0.1:{portal_port}/",
+            "other_portal": f"http://127.0.0.1:{other_port}/",
+            "log": log,
+            "db": data / "bot.sqlite3",
+        }
     finally:
         for portal in portals:
             portal.shutdown()
@@ -194,15 +208,18 @@ def ask(target, text: str, expect: str = "", timeout: float = 60_000) -> str:
     target.wait_for_function(
         "([n, expect]) => { const m = document.querySelectorAll('[data-testid=bot]');"
         " return m.length > n && m[m.length - 1].innerText.includes(expect); }",
-        arg=[before, expect], timeout=timeout,
+        arg=[before, expect],
+        timeout=timeout,
     )
     wait_scrolled(target)  # the chat scrolls to the start of the answer
     return last_text(target)
 
 
 def last_text(target) -> str:
-    return target.evaluate("() => { const m = document.querySelectorAll('[data-testid=bot]');"
-                           " return m.length ? m[m.length - 1].innerText : ''; }")
+    return target.evaluate(
+        "() => { const m = document.querySelectorAll('[data-testid=bot]');"
+        " return m.length ? m[m.length - 1].innerText : ''; }"
+    )
 
 
 def snap(page, path: Path, full_page: bool = False) -> None:
@@ -215,16 +232,25 @@ def last_bot(target):
 
 
 def rect(target, selector: str) -> dict | None:
-    return target.evaluate("(s) => { const e = document.querySelector(s); if (!e) return null;"
-                           " const r = e.getBoundingClientRect(); return {x: r.x, y: r.y, w: r.width, h: r.height,"
-                           " right: r.right, bottom: r.bottom}; }", selector)
+    return target.evaluate(
+        "(s) => { const e = document.querySelector(s); if (!e) return null;"
+        " const r = e.getBoundingClientRect(); return {x: r.x, y: r.y, w: r.width, h: r.height,"
+        " right: r.right, bottom: r.bottom}; }",
+        selector,
+    )
 
 
 def in_viewport(page, selector: str) -> bool:
     box = rect(page, selector)
     size = page.viewport_size
-    return bool(box and box["w"] > 0 and box["y"] >= 0 and box["bottom"] <= size["height"] + 1
-                and box["x"] >= 0 and box["right"] <= size["width"] + 1)
+    return bool(
+        box
+        and box["w"] > 0
+        and box["y"] >= 0
+        and box["bottom"] <= size["height"] + 1
+        and box["x"] >= 0
+        and box["right"] <= size["width"] + 1
+    )
 
 
 def send_button(page) -> str:
@@ -252,8 +278,9 @@ def wait_for_rows(site, predicate, timeout: float = 20) -> list[dict]:
 
 
 def toast_texts(page) -> list[str]:
-    return page.evaluate("[...document.querySelectorAll('[data-testid=toast-body], .toast-body')]"
-                         ".map(t => t.innerText)")
+    return page.evaluate(
+        "[...document.querySelectorAll('[data-testid=toast-body], .toast-body')].map(t => t.innerText)"
+    )
 
 
 def eventually(probe, timeout: float = 20):
@@ -268,14 +295,19 @@ def eventually(probe, timeout: float = 20):
 
 def saved_snapshot(page) -> str:
     """What the tab keeps for a reload (sessionStorage, written by SAVE_JS after each event)."""
-    return page.evaluate("() => Object.keys(sessionStorage).filter(k => k.startsWith('gpu-bot:'))"
-                         ".map(k => sessionStorage.getItem(k) || '').join('')")
+    return page.evaluate(
+        "() => Object.keys(sessionStorage).filter(k => k.startsWith('gpu-bot:'))"
+        ".map(k => sessionStorage.getItem(k) || '').join('')"
+    )
 
 
 def wait_for_toast(page, text: str, timeout: float = 15_000) -> None:
     page.wait_for_function(
         "(t) => [...document.querySelectorAll('[data-testid=toast-body], .toast-body')]"
-        ".some(e => e.innerText.includes(t))", arg=text, timeout=timeout)
+        ".some(e => e.innerText.includes(t))",
+        arg=text,
+        timeout=timeout,
+    )
 
 
 # ---------------------------------------------------------------- layout at the three sizes
@@ -351,15 +383,22 @@ def test_english_browser_gets_an_english_ui_and_lang(site, browser, shots):
 def test_long_paste_keeps_send_in_view_and_the_error_line_in_the_search(sized, shots, site):
     name, page = sized
     _, height, _ = SIZES[name]
-    noise = "".join(f"I0221 18:48:{n % 60:02d}.436648 29562 trainer.cc:{n}] step {n} loss=0.{n % 97:02d}\n"
-                    for n in range(3_000))
+    noise = "".join(
+        f"I0221 18:48:{n % 60:02d}.436648 29562 trainer.cc:{n}] step {n} loss=0.{n % 97:02d}\n" for n in range(3_000)
+    )
     paste = "多卡训练的时候报下面的错，怎么解决？\n" + noise + SAMPLE_LOG
     assert len(paste.splitlines()) > 3_000 and len(paste) > 100_000  # over the input cap
-    page.evaluate("""(text) => { const box = document.querySelector('#question textarea');
-        box.value = text; box.dispatchEvent(new Event('input', {bubbles: true})); }""", paste)
+    page.evaluate(
+        """(text) => { const box = document.querySelector('#question textarea');
+        box.value = text; box.dispatchEvent(new Event('input', {bubbles: true})); }""",
+        paste,
+    )
     # the textbox has taken the paste and scrolls inside itself
-    page.wait_for_function("() => { const b = document.querySelector('#question textarea');"
-                           " return b.value.length > 100000 && b.scrollHeight > b.clientHeight; }", timeout=10_000)
+    page.wait_for_function(
+        "() => { const b = document.querySelector('#question textarea');"
+        " return b.value.length > 100000 && b.scrollHeight > b.clientHeight; }",
+        timeout=10_000,
+    )
     rendered(page)
     snap(page, shots / f"{name}_long_paste.png")
     box = rect(page, "#question textarea")
@@ -367,8 +406,11 @@ def test_long_paste_keeps_send_in_view_and_the_error_line_in_the_search(sized, s
     assert in_viewport(page, send_button(page))
     assert page.evaluate("window.scrollY") == 0
     page.click(send_button(page))
-    page.wait_for_function("() => { const m = document.querySelectorAll('[data-testid=bot]');"
-                           " return m.length === 1 && m[0].innerText.includes('输入过长'); }", timeout=90_000)
+    page.wait_for_function(
+        "() => { const m = document.querySelectorAll('[data-testid=bot]');"
+        " return m.length === 1 && m[0].innerText.includes('输入过长'); }",
+        timeout=90_000,
+    )
     wait_scrolled(page)
     answer = last_text(page)
     assert f"{len(paste):,}" in answer and "末尾" in answer  # says what was kept and what was cut
@@ -380,7 +422,7 @@ def test_long_paste_keeps_send_in_view_and_the_error_line_in_the_search(sized, s
 
 def test_a_long_signature_wraps_inside_its_bubble(sized, shots):
     name, page = sized
-    log = "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n" + LONG_SIGNATURE
+    log = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n' + LONG_SIGNATURE
     ask(page, log, "")
     wide = page.evaluate("""() => { const m = [...document.querySelectorAll('[data-testid=bot]')].pop();
         const box = m.closest('.message').getBoundingClientRect();
@@ -485,9 +527,13 @@ def test_reload_keeps_the_conversation_copy_transcript_and_new_chat_clears(site,
         # a follow-up after the reload still knows the conversation
         ask(page, "那显存呢？", "")
         # copy the transcript
-        page.locator("#chat button[aria-label='Copy conversation'], #chat button[title='Copy conversation']").first.click()
-        copied = eventually(lambda: (text := page.evaluate("navigator.clipboard.readText()")) and "Loss becomes NaN" in text
-                            and text, timeout=10)
+        page.locator(
+            "#chat button[aria-label='Copy conversation'], #chat button[title='Copy conversation']"
+        ).first.click()
+        copied = eventually(
+            lambda: (text := page.evaluate("navigator.clipboard.readText()")) and "Loss becomes NaN" in text and text,
+            timeout=10,
+        )
         assert copied and "训练时报错显存不足怎么办？" in copied
         # New chat clears the chat and what the tab keeps
         page.click("#new-chat")
@@ -516,9 +562,12 @@ def test_suggested_follow_ups_from_the_cited_sections_neighbours(site, page, sho
     label = options.first.inner_text().strip()
     before = bubbles(page)
     options.first.click()
-    page.wait_for_function("(n) => { const m = document.querySelectorAll('[data-testid=bot]');"
-                           " return m.length > n && m[m.length - 1].innerText.includes('这是你选的这一节'); }",
-                           arg=before, timeout=60_000)
+    page.wait_for_function(
+        "(n) => { const m = document.querySelectorAll('[data-testid=bot]');"
+        " return m.length > n && m[m.length - 1].innerText.includes('这是你选的这一节'); }",
+        arg=before,
+        timeout=60_000,
+    )
     assert label[:8] in page.locator("[data-testid=user]").last.inner_text()
 
 
@@ -602,8 +651,10 @@ def test_typed_html_does_not_run(site, page, shots):
     assert '<img src=x onerror="window.__pwned=1;alert(1)">' in user  # shown as text, not as an element
     # A control: the same broken image, added outside the chat, does fire its onerror; once it has, one in the chat
     # would have too.
-    page.evaluate("() => { const i = document.createElement('img'); i.onerror = () => { window.__control = 1; };"
-                  " i.src = 'no-such-control-image'; i.style.display = 'none'; document.body.appendChild(i); }")
+    page.evaluate(
+        "() => { const i = document.createElement('img'); i.onerror = () => { window.__control = 1; };"
+        " i.src = 'no-such-control-image'; i.style.display = 'none'; document.body.appendChild(i); }"
+    )
     page.wait_for_function("window.__control === 1", timeout=10_000)
     assert page.evaluate("window.__pwned") is None
     assert page.dialogs == []  # type: ignore[attr-defined]
@@ -620,8 +671,10 @@ def test_document_html_and_images_are_inert(site, page):
     # A control image in an opened details of the page: once the browser has requested it, it would have requested
     # an image in the chat's opened details too.
     with page.expect_request("**/img/control.png", timeout=10_000):
-        page.evaluate("() => { const d = document.createElement('details'); d.open = true;"
-                      " d.innerHTML = '<img src=\"/img/control.png\">'; document.body.appendChild(d); }")
+        page.evaluate(
+            "() => { const d = document.createElement('details'); d.open = true;"
+            " d.innerHTML = '<img src=\"/img/control.png\">'; document.body.appendChild(d); }"
+        )
     assert page.locator("#chat img").count() == 0  # the seed's ![GPU](/img/GPU-01.png) is not loaded
     assert not [u for u in requests if "/img/GPU" in u]
     hrefs = page.eval_on_selector_all("#chat a", "as => as.map(a => a.getAttribute('href') || '')")

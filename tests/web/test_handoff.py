@@ -12,11 +12,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
-from fixtures.server import free_port
 
 from bot.answer.reply import HANDOFF_CHARS, TEXTS, Contact
 from bot.web.http import WebSettings, contact_from_env
 from bot.web.ui import ChatState, Deps, ask_person, reason_prompt, respond, submit, vote
+from fixtures.server import free_port
 
 BASE = "http://assistant.test"
 MAILTO = "mailto:gpu-help@example.com"
@@ -94,6 +94,7 @@ def person_links(markdown: str) -> list[str]:
 
 # ---------------------------------------------------------------- without a contact: no empty promise
 
+
 def test_without_a_contact_asking_for_a_person_says_what_to_collect_not_an_empty_channel(engine, hash_settings):
     deps = make_deps(engine, hash_settings, Contact())
     for message, language in (("转人工", "zh"), ("I want to talk to a human", "en")):
@@ -118,6 +119,7 @@ def test_without_a_contact_no_reply_offers_a_person(engine, hash_settings):
 
 
 # ---------------------------------------------------------------- with a contact: everywhere a person may help
+
 
 def test_a_contact_is_offered_after_didnt_help_and_after_a_thumbs_down(engine, hash_settings):
     deps = make_deps(engine, hash_settings, Contact(MAILTO, "GPU 支持"))
@@ -177,6 +179,7 @@ def test_a_tentative_reply_offers_the_configured_person():
 
 # ---------------------------------------------------------------- webhook
 
+
 def test_asking_for_a_person_posts_the_transcript_to_the_webhook(engine, hash_settings):
     with Receiver() as receiver:
         deps = make_deps(engine, hash_settings, Contact(webhook=receiver.url))
@@ -209,8 +212,14 @@ def test_the_api_posts_the_transcript_when_asked_for_a_person(engine, hash_setti
     from app import build_app
 
     with Receiver() as receiver:
-        app = build_app(hash_settings, engine=engine, web=WebSettings(), progress=False,
-                        contact=Contact(MAILTO, "GPU help", webhook=receiver.url), ui=False)
+        app = build_app(
+            hash_settings,
+            engine=engine,
+            web=WebSettings(),
+            progress=False,
+            contact=Contact(MAILTO, "GPU help", webhook=receiver.url),
+            ui=False,
+        )
         with TestClient(app) as client:
             response = client.post("/api/ask", json={"question": "转人工", "history": ["显存不足怎么办"]})
         assert response.status_code == 200, response.text
@@ -225,8 +234,9 @@ def test_an_api_reply_offers_a_person_once(engine, hash_settings):
 
     from app import build_app
 
-    app = build_app(hash_settings, engine=engine, web=WebSettings(), progress=False,
-                    contact=Contact(MAILTO, "GPU help"), ui=False)
+    app = build_app(
+        hash_settings, engine=engine, web=WebSettings(), progress=False, contact=Contact(MAILTO, "GPU help"), ui=False
+    )
     with TestClient(app) as client:
         for question, history in (("Jetson Nano 上怎么编译 Paddle", []), ("没用，还是不行", ["显存不足怎么办"])):
             data = client.post("/api/ask", json={"question": question, "history": history}).json()
@@ -235,8 +245,10 @@ def test_an_api_reply_offers_a_person_once(engine, hash_settings):
 
 
 def test_the_webhook_setting_is_checked_at_start_up():
-    assert contact_from_env({"BOT_HANDOFF_WEBHOOK": "https://tickets.example.com/hook"}).webhook == \
-        "https://tickets.example.com/hook"
+    assert (
+        contact_from_env({"BOT_HANDOFF_WEBHOOK": "https://tickets.example.com/hook"}).webhook
+        == "https://tickets.example.com/hook"
+    )
     with pytest.raises(ValueError, match="BOT_HANDOFF_WEBHOOK"):
         contact_from_env({"BOT_HANDOFF_WEBHOOK": "javascript:alert(1)"})
     assert not Contact().configured and Contact(webhook="https://x.example").configured

@@ -58,8 +58,9 @@ def _race(monkeypatch, settings: Settings, builds: int) -> None:
         if not done:
             done.append(True)
             for n in range(builds):
-                (settings.seeds_dir / "gpu.md").write_text(f"# GPU\n\n## 显存不足\n\n减小 batch_size {n}。\n",
-                                                            encoding="utf-8")
+                (settings.seeds_dir / "gpu.md").write_text(
+                    f"# GPU\n\n## 显存不足\n\n减小 batch_size {n}。\n", encoding="utf-8"
+                )
                 build_index(settings, make_embedder("hash"))
 
     monkeypatch.setattr(index, "check_manifest", check_then_build)
@@ -89,11 +90,12 @@ def test_a_load_slower_than_two_builds_retries_once_on_the_new_generation(tmp_pa
     assert len(list(settings.index_dir.glob("gen-*"))) == 2  # current + previous, no more
 
 
-@pytest.mark.parametrize("field,value", [("sources", ["a"]), ("artifacts", {"x": 1}), ("sources", {"a": None}),
-                                         ("parse_errors", "oops")])
+@pytest.mark.parametrize(
+    "field,value", [("sources", ["a"]), ("artifacts", {"x": 1}), ("sources", {"a": None}), ("parse_errors", "oops")]
+)
 def test_manifest_with_wrong_typed_fields_reads_as_corrupt_and_auto_build_repairs(tmp_path, field, value):
-    from bot.kb.index import IndexCorrupt, load_index
     from bot.engine.retrieve import Engine
+    from bot.kb.index import IndexCorrupt, load_index
 
     settings = _kb(tmp_path)
     gen = build_index(settings, make_embedder("hash")).path
@@ -109,14 +111,17 @@ def test_manifest_with_wrong_typed_fields_reads_as_corrupt_and_auto_build_repair
 # ---------------------------------------------------------------- settings
 
 
-@pytest.mark.parametrize("env,words", [
-    ({"BOT_MAX_INPUT_CHARS": "-1"}, ["BOT_MAX_INPUT_CHARS='-1'", "from 1 to 8,000,000", "default: 100,000"]),
-    ({"BOT_HNSW_EF_SEARCH": "nan"}, ["BOT_HNSW_EF_SEARCH='nan'", "from 1 to 100,000"]),
-    ({"BOT_HNSW_EF_SEARCH": "0"}, ["BOT_HNSW_EF_SEARCH='0'", "from 1 to 100,000"]),
-    ({"BOT_HNSW_THRESHOLD": "0"}, ["BOT_HNSW_THRESHOLD='0'", "at least 1"]),
-    ({"BOT_USE_META": "maybe"}, ["BOT_USE_META='maybe'", "1 or 0"]),
-    ({"BOT_CHUNK_OVERLAP": "400"}, ["chunk_overlap (400) must be smaller than chunk_size (400)"]),
-])
+@pytest.mark.parametrize(
+    "env,words",
+    [
+        ({"BOT_MAX_INPUT_CHARS": "-1"}, ["BOT_MAX_INPUT_CHARS='-1'", "from 1 to 8,000,000", "default: 100,000"]),
+        ({"BOT_HNSW_EF_SEARCH": "nan"}, ["BOT_HNSW_EF_SEARCH='nan'", "from 1 to 100,000"]),
+        ({"BOT_HNSW_EF_SEARCH": "0"}, ["BOT_HNSW_EF_SEARCH='0'", "from 1 to 100,000"]),
+        ({"BOT_HNSW_THRESHOLD": "0"}, ["BOT_HNSW_THRESHOLD='0'", "at least 1"]),
+        ({"BOT_USE_META": "maybe"}, ["BOT_USE_META='maybe'", "1 or 0"]),
+        ({"BOT_CHUNK_OVERLAP": "400"}, ["chunk_overlap (400) must be smaller than chunk_size (400)"]),
+    ],
+)
 def test_bad_settings_name_the_variable_and_the_allowed_range(env, words):
     with pytest.raises(ValueError) as problem:
         Settings.from_env(env)  # before: -1, nan, 2 and 0 were accepted
@@ -124,12 +129,15 @@ def test_bad_settings_name_the_variable_and_the_allowed_range(env, words):
         assert word in str(problem.value)
 
 
-@pytest.mark.parametrize("env,words", [
-    ({"BOT_PORT": "70000"}, ["BOT_PORT='70000'", "from 1 to 65535"]),
-    ({"BOT_TRUSTED_PROXIES": "10.0.0.0/8 banana"}, ["BOT_TRUSTED_PROXIES", "IP addresses or networks"]),
-    ({"BOT_TRUSTED_HEADER": "X Portal"}, ["BOT_TRUSTED_HEADER", "header name"]),
-    ({"BOT_PUBLIC_URL": "javascript:alert(1)"}, ["BOT_PUBLIC_URL", "http(s)://"]),
-])
+@pytest.mark.parametrize(
+    "env,words",
+    [
+        ({"BOT_PORT": "70000"}, ["BOT_PORT='70000'", "from 1 to 65535"]),
+        ({"BOT_TRUSTED_PROXIES": "10.0.0.0/8 banana"}, ["BOT_TRUSTED_PROXIES", "IP addresses or networks"]),
+        ({"BOT_TRUSTED_HEADER": "X Portal"}, ["BOT_TRUSTED_HEADER", "header name"]),
+        ({"BOT_PUBLIC_URL": "javascript:alert(1)"}, ["BOT_PUBLIC_URL", "http(s)://"]),
+    ],
+)
 def test_bad_web_settings_name_the_variable(env, words):
     from bot.web.http import WebSettings
 
@@ -148,8 +156,11 @@ def test_a_bad_token_is_refused_without_echoing_it():
 
 
 def test_valid_settings_and_flag_overrides_still_work():
-    s = Settings.from_env({"BOT_MAX_INPUT_CHARS": "5000", "BOT_USE_META": "off", "BOT_SEEDS_DIR": "kb"},
-                          index_dir=Path("ix"), use_meta=None)
+    s = Settings.from_env(
+        {"BOT_MAX_INPUT_CHARS": "5000", "BOT_USE_META": "off", "BOT_SEEDS_DIR": "kb"},
+        index_dir=Path("ix"),
+        use_meta=None,
+    )
     assert (s.max_input_chars, s.use_meta, s.seeds_dir, s.index_dir) == (5000, False, Path("kb"), Path("ix"))
 
 
@@ -170,25 +181,38 @@ def test_one_app_config_holds_every_section_under_todays_variable_names():
     # Before: three settings objects in three styles, each read from os.environ by app.py on its own.
     from bot.web.config import AppConfig
 
-    config = AppConfig.from_env({
-        "BOT_INDEX_DIR": "/srv/index", "BOT_API_TOKEN": "api-token-123", "BOT_DATABASE_URL": "sqlite:////tmp/x.db",
-        "BOT_ADMIN_TOKEN": "0perator-token", "BOT_HANDOFF_WEBHOOK": "https://tickets.example.com/hook",
-        "BOT_CONTACT_URL": "mailto:gpu@example.com", "FORWARDED_ALLOW_IPS": "10.0.0.7",
-    }, web={"port": 9000, "host": None})  # a flag given (port) and one not given (host)
+    config = AppConfig.from_env(
+        {
+            "BOT_INDEX_DIR": "/srv/index",
+            "BOT_API_TOKEN": "api-token-123",
+            "BOT_DATABASE_URL": "sqlite:////tmp/x.db",
+            "BOT_ADMIN_TOKEN": "0perator-token",
+            "BOT_HANDOFF_WEBHOOK": "https://tickets.example.com/hook",
+            "BOT_CONTACT_URL": "mailto:gpu@example.com",
+            "FORWARDED_ALLOW_IPS": "10.0.0.7",
+        },
+        web={"port": 9000, "host": None},
+    )  # a flag given (port) and one not given (host)
     assert config.engine.index_dir == Path("/srv/index")
     assert (config.web.api_token, config.web.port, config.web.host) == ("api-token-123", 9000, "127.0.0.1")
     assert config.web.trusted_proxies == ("10.0.0.7",)  # uvicorn's variable, when BOT_TRUSTED_PROXIES is unset
     assert (config.store.database_url, config.store.admin_token) == ("sqlite:////tmp/x.db", "0perator-token")
-    assert (config.contact.url, config.contact.webhook) == ("mailto:gpu@example.com", "https://tickets.example.com/hook")
+    assert (config.contact.url, config.contact.webhook) == (
+        "mailto:gpu@example.com",
+        "https://tickets.example.com/hook",
+    )
 
 
-@pytest.mark.parametrize("env,start", [
-    ({"BOT_MAX_INPUT_CHARS": "-1"}, "BOT_MAX_INPUT_CHARS='-1' is not allowed"),
-    ({"BOT_KEEP_ALIVE_TIMEOUT": "0"}, "BOT_KEEP_ALIVE_TIMEOUT='0' is not allowed"),
-    ({"BOT_RETENTION_DAYS": "-3"}, "BOT_RETENTION_DAYS='-3' is not allowed: it must be a whole number of days"),
-    ({"BOT_CONTACT_URL": "javascript:alert(1)"}, "BOT_CONTACT_URL="),
-    ({"BOT_LINK_SECRET": "short"}, "BOT_LINK_SECRET=<5 characters, not shown> is not allowed"),
-])
+@pytest.mark.parametrize(
+    "env,start",
+    [
+        ({"BOT_MAX_INPUT_CHARS": "-1"}, "BOT_MAX_INPUT_CHARS='-1' is not allowed"),
+        ({"BOT_KEEP_ALIVE_TIMEOUT": "0"}, "BOT_KEEP_ALIVE_TIMEOUT='0' is not allowed"),
+        ({"BOT_RETENTION_DAYS": "-3"}, "BOT_RETENTION_DAYS='-3' is not allowed: it must be a whole number of days"),
+        ({"BOT_CONTACT_URL": "javascript:alert(1)"}, "BOT_CONTACT_URL="),
+        ({"BOT_LINK_SECRET": "short"}, "BOT_LINK_SECRET=<5 characters, not shown> is not allowed"),
+    ],
+)
 def test_app_config_errors_still_name_the_variable_and_the_value(env, start):
     from bot.web.config import AppConfig
 
@@ -218,8 +242,9 @@ def test_every_setting_has_its_help_and_the_reference_is_current():
     for _, model in CONCERNS:
         for name, field in model.model_fields.items():
             assert field.description and f"env BOT_{name.upper()}" in model.help(name), (model.__name__, name)
-    assert (REPO / "docs" / "settings.md").read_text(encoding="utf-8") == reference_markdown() + "\n", \
+    assert (REPO / "docs" / "settings.md").read_text(encoding="utf-8") == reference_markdown() + "\n", (
         "docs/settings.md is out of date. Run: python -m bot settings > docs/settings.md"
+    )
 
 
 def test_only_the_config_reads_the_environment():
@@ -228,8 +253,11 @@ def test_only_the_config_reads_the_environment():
     # XDG default of the data folder. bot/kb/embed.py sets a thread variable for ONNX Runtime: a write, not a read.
     from fixtures import REPO
 
-    readers = sorted(str(p.relative_to(REPO)) for p in [*REPO.joinpath("bot").rglob("*.py"), REPO / "app.py"]
-                     if re.search(r"os\.environ(?!\.setdefault)|os\.getenv", p.read_text(encoding="utf-8")))
+    readers = sorted(
+        str(p.relative_to(REPO))
+        for p in [*REPO.joinpath("bot").rglob("*.py"), REPO / "app.py"]
+        if re.search(r"os\.environ(?!\.setdefault)|os\.getenv", p.read_text(encoding="utf-8"))
+    )
     assert readers == ["app.py", "bot/store/database.py", "bot/web/config.py"], readers
 
 
@@ -237,15 +265,20 @@ def test_only_the_config_reads_the_environment():
 
 
 def test_report_skips_wrong_typed_lines_with_a_count(tmp_path, capsys):
-    from bot.store import feedback
     from bot.cli import main as cli_main
+    from bot.store import feedback
 
     log = tmp_path / "feedback.jsonl"
     good = feedback.record("unanswered", "how to bake bread", language="en", answered=False)
-    wrong = [{"event": "unanswered", "question": 5}, {"event": "vote", "question": "q", "vote": "down", "cited": "abc"},
-             {"event": "unanswered", "question": "q", "time": 7}, {"event": "vote", "question": ["x"]},
-             {"event": "nonsense", "question": "q"}, "just a string", {"event": "unanswered", "question": "q",
-                                                                      "language": None}]
+    wrong = [
+        {"event": "unanswered", "question": 5},
+        {"event": "vote", "question": "q", "vote": "down", "cited": "abc"},
+        {"event": "unanswered", "question": "q", "time": 7},
+        {"event": "vote", "question": ["x"]},
+        {"event": "nonsense", "question": "q"},
+        "just a string",
+        {"event": "unanswered", "question": "q", "language": None},
+    ]
     log.write_text("\n".join(json.dumps(x) for x in [good, *wrong, good]) + "\n" + "[" * 5000 + "\n", encoding="utf-8")
     summary = feedback.summarize(log)  # before: AttributeError on the int question
     assert summary.events == 2 and summary.bad_lines == len(wrong) + 1
@@ -264,6 +297,7 @@ def test_report_on_a_folder_says_so(tmp_path, capsys):
 
 # ---------------------------------------------------------------- leftovers of the first pass
 
+
 def test_symlinked_metadata_is_skipped_and_named(tmp_path):
     from bot.kb.index import source_hashes
     from bot.kb.meta import load_meta
@@ -273,8 +307,9 @@ def test_symlinked_metadata_is_skipped_and_named(tmp_path):
     (seeds / "meta").mkdir(parents=True)
     (seeds / "faq.md").write_text("# FAQ\n\n## 显存不足\n\n减小 batch_size\n", encoding="utf-8")
     outside = tmp_path / "elsewhere.toml"
-    outside.write_text('source = "faq.md"\n[sections."显存不足"]\nheading = "显存不足"\ntitle_en = "SECRET"\n',
-                       encoding="utf-8")
+    outside.write_text(
+        'source = "faq.md"\n[sections."显存不足"]\nheading = "显存不足"\ntitle_en = "SECRET"\n', encoding="utf-8"
+    )
     (seeds / "meta" / "faq.toml").symlink_to(outside)
     sections, _ = parse_folder(seeds)
     meta, problems = load_meta(seeds, sections)
@@ -290,8 +325,9 @@ def test_whole_file_source_view_of_a_huge_document_is_a_window(tmp_path):
     parts = [f"## 问题 {n}\n\n" + "\n".join(f"第 {n}.{i} 行 " + "x" * 60 for i in range(40)) for n in range(2_000)]
     parts.append("## 超长章节\n\n" + "\n".join("y" * 70 for _ in range(20_000)))
     (seeds / "big.md").write_text("# Big\n\n" + "\n\n".join(parts) + "\n", encoding="utf-8")  # ~7 MB
-    settings = Settings(seeds_dir=seeds, index_dir=tmp_path / "index", embedder="hash",
-                        max_seed_bytes=10_000_000)  # over the 5 MB default cap on purpose
+    settings = Settings(
+        seeds_dir=seeds, index_dir=tmp_path / "index", embedder="hash", max_seed_bytes=10_000_000
+    )  # over the 5 MB default cap on purpose
     engine = hash_engine(settings)
     middle = next(s for s in engine.sections if s.heading == "问题 1000")
     status, page = render_source(engine, settings, middle.key, "", "zh", whole=True)
@@ -305,19 +341,31 @@ def test_cli_refuses_a_negative_section_count(tmp_path):
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-m", "bot", "ask", "显存不足", "-k", "-5"], capture_output=True, text=True,
-                         cwd=Path(__file__).resolve().parents[2], timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "bot", "ask", "显存不足", "-k", "-5"],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=60,
+    )
     assert out.returncode == 2 and "-k -5 is out of range; give 1 to 50" in out.stderr
 
 
 # ---------------------------------------------------------------- issue 19: start-up checks, history cost, one watcher
 
 
-@pytest.mark.parametrize("url", [
-    "https://help.example.com/x)[Click](javascript:alert(1)",  # before: closed the Markdown link, injected another
-    "javascript:alert(1)", "https://help.example.com/a b", 'https://help.example.com/"onmouseover=x',
-    "https://help.example.com/<script>", "ftp://help.example.com/", "https://help.example.com\\@evil.example",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://help.example.com/x)[Click](javascript:alert(1)",  # before: closed the Markdown link, injected another
+        "javascript:alert(1)",
+        "https://help.example.com/a b",
+        'https://help.example.com/"onmouseover=x',
+        "https://help.example.com/<script>",
+        "ftp://help.example.com/",
+        "https://help.example.com\\@evil.example",
+    ],
+)
 def test_a_bad_contact_url_stops_start_up_with_one_line(tmp_path, monkeypatch, capsys, url):
     import app
 
@@ -334,8 +382,11 @@ def test_a_bad_contact_url_stops_start_up_with_one_line(tmp_path, monkeypatch, c
 def test_good_contact_urls_are_kept_as_given():
     from bot.web.http import contact_from_env
 
-    for url in ("https://chat.example.com/channel/gpu-help?x=1#top", "mailto:gpu-help@example.com",
-                "http://tickets.example.com/new%28gpu%29"):
+    for url in (
+        "https://chat.example.com/channel/gpu-help?x=1#top",
+        "mailto:gpu-help@example.com",
+        "http://tickets.example.com/new%28gpu%29",
+    ):
         contact = contact_from_env({"BOT_CONTACT_URL": url, "BOT_CONTACT_LABEL": "GPU 支持群"})
         assert contact.url == url and contact.link("zh") == f"[GPU 支持群]({url})"
     assert contact_from_env({}).url == ""
@@ -384,7 +435,9 @@ def test_one_index_watcher_per_engine_loads_a_new_generation_once(tmp_path, monk
         return real_open(cls, *args, **kwargs)
 
     monkeypatch.setattr(Engine, "open", classmethod(counting_open))
-    (settings.seeds_dir / "nccl.md").write_text("# NCCL\n\n## 多机超时\n\n设置 NCCL_SOCKET_IFNAME。\n", encoding="utf-8")
+    (settings.seeds_dir / "nccl.md").write_text(
+        "# NCCL\n\n## 多机超时\n\n设置 NCCL_SOCKET_IFNAME。\n", encoding="utf-8"
+    )
     build_index(settings, make_embedder("hash"))
     deadline = time.monotonic() + 60
     while live.reloads == 0 and time.monotonic() < deadline:  # poll the condition, with a deadline

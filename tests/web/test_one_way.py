@@ -59,7 +59,7 @@ class Crossings:
 
     def after_hand_over(self) -> list[str]:
         assert HAND_OVER in self.calls, f"the edge never called take_turn: {self.calls}"
-        return self.calls[self.calls.index(HAND_OVER):]
+        return self.calls[self.calls.index(HAND_OVER) :]
 
 
 def test_the_recorder_sees_a_crossing_and_not_a_call_inside_a_stage():
@@ -114,14 +114,24 @@ def test_an_api_request_is_handed_over_once_and_only_serialised_after(hash_setti
     monkeypatch.setattr(app_module, "run_in_threadpool", inline, raising=False)
     engine = Engine.open(hash_settings, auto_build=True)
     web = WebSettings(api_token="api-token-1")  # locked: the reply's /source links get signed, in the turn
-    api = app_module.build_app(hash_settings, engine=engine, web=web, progress=False, ui=False, admin=False,
-                               contact=Contact("mailto:gpu@example.com", "GPU help"))
+    api = app_module.build_app(
+        hash_settings,
+        engine=engine,
+        web=web,
+        progress=False,
+        ui=False,
+        admin=False,
+        contact=Contact("mailto:gpu@example.com", "GPU help"),
+    )
 
     async def ask() -> httpx.Response:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url=BASE) as client:
             with Crossings() as seen:
-                response = await client.post("/api/ask", headers={"Authorization": "Bearer api-token-1"},
-                                             json={"question": "训练时显存不足怎么办", "history": ["多卡训练报错"]})
+                response = await client.post(
+                    "/api/ask",
+                    headers={"Authorization": "Bearer api-token-1"},
+                    json={"question": "训练时显存不足怎么办", "history": ["多卡训练报错"]},
+                )
             ask.seen = seen  # type: ignore[attr-defined]
             return response
 

@@ -9,13 +9,13 @@ import time
 import httpx
 import openai
 import pytest
-from fixtures.browser import shots  # noqa: F401 (a fixture)
-from fixtures.server import ThreadServer
 
 from app import WebSettings, build_app
-from bot.web.openai_api import MODEL_ID, count_tokens
 from bot.engine.retrieve import Engine
 from bot.store.database import Store, StoreSettings
+from bot.web.openai_api import MODEL_ID, count_tokens
+from fixtures.browser import shots  # noqa: F401 (a fixture)
+from fixtures.server import ThreadServer
 
 TOKEN = "api-token-1"
 ZH = "训练时显存不足怎么办？"
@@ -62,16 +62,21 @@ def test_chinese_and_english_questions_not_streamed(served):
     server, store = served
     ai = client(server)
     for question, check in ((ZH, check_zh), (EN, check_en)):
-        completion = ai.chat.completions.create(model=MODEL_ID, messages=[{"role": "user", "content": question}],
-                                                user="ide-plugin-7")
+        completion = ai.chat.completions.create(
+            model=MODEL_ID, messages=[{"role": "user", "content": question}], user="ide-plugin-7"
+        )
         assert completion.object == "chat.completion" and completion.choices[0].finish_reason == "stop"
         message = completion.choices[0].message
         assert message.role == "assistant"
         extra = completion.model_extra
         check(message.content, extra["citations"], extra["bot"])
         # exactly what POST /api/ask says for the same question (its links signed a moment later: another expiry)
-        direct = httpx.post(server.url + "/api/ask", json={"question": question},
-                            headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60).json()
+        direct = httpx.post(
+            server.url + "/api/ask",
+            json={"question": question},
+            headers={"Authorization": f"Bearer {TOKEN}"},
+            timeout=60,
+        ).json()
         assert unsigned(direct["reply"]) == unsigned(message.content)
         assert [h["key"] for h in direct["hits"]] == [c["key"] for c in extra["citations"]]
     assert store.flush(10)
@@ -85,8 +90,9 @@ def test_chinese_and_english_questions_streamed(served):
     ai = client(server)
     for question, check in ((ZH, check_zh), (EN, check_en)):
         whole = ai.chat.completions.create(model=MODEL_ID, messages=[{"role": "user", "content": question}])
-        chunks = list(ai.chat.completions.create(model=MODEL_ID, messages=[{"role": "user", "content": question}],
-                                                 stream=True))
+        chunks = list(
+            ai.chat.completions.create(model=MODEL_ID, messages=[{"role": "user", "content": question}], stream=True)
+        )
         assert len(chunks) > 3 and chunks[0].choices[0].delta.role == "assistant"
         text = "".join(c.choices[0].delta.content or "" for c in chunks)
         final = chunks[-1]
@@ -98,12 +104,15 @@ def test_chinese_and_english_questions_streamed(served):
 
 def test_follow_up_uses_earlier_user_messages(served):
     server, _ = served
-    completion = client(server).chat.completions.create(model=MODEL_ID, messages=[
-        {"role": "system", "content": "You are helpful."},
-        {"role": "user", "content": [{"type": "text", "text": ZH}]},
-        {"role": "assistant", "content": "…"},
-        {"role": "user", "content": "that didn't help"},
-    ])
+    completion = client(server).chat.completions.create(
+        model=MODEL_ID,
+        messages=[
+            {"role": "system", "content": "You are helpful."},
+            {"role": "user", "content": [{"type": "text", "text": ZH}]},
+            {"role": "assistant", "content": "…"},
+            {"role": "user", "content": "that didn't help"},
+        ],
+    )
     assert completion.choices[0].message.content.startswith("Sorry that didn't help")
     first = client(server).chat.completions.create(model=MODEL_ID, messages=[{"role": "user", "content": ZH}])
     shown = {c["key"] for c in first.model_extra["citations"]}
@@ -121,14 +130,19 @@ def test_models_auth_and_bad_input(served):
         client(server).chat.completions.create(model=MODEL_ID, messages=[{"role": "assistant", "content": "hi"}])
     with pytest.raises(openai.BadRequestError, match="non-empty list"):
         client(server).chat.completions.create(model=MODEL_ID, messages=[])
-    raw = httpx.post(server.url + "/v1/chat/completions", content=b"{nope", timeout=30,
-                     headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
+    raw = httpx.post(
+        server.url + "/v1/chat/completions",
+        content=b"{nope",
+        timeout=30,
+        headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+    )
     assert raw.status_code == 400 and "not JSON" in raw.json()["error"]["message"]
 
 
 def post(server, body: dict) -> httpx.Response:
-    return httpx.post(server.url + "/v1/chat/completions", json=body, timeout=60,
-                      headers={"Authorization": f"Bearer {TOKEN}"})
+    return httpx.post(
+        server.url + "/v1/chat/completions", json=body, timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}
+    )
 
 
 def test_unknown_model_is_a_404_in_openais_shape_and_the_model_can_be_retrieved(served):
@@ -173,8 +187,11 @@ def test_usage_is_counted_and_streamed_last_when_asked(served):
     assert whole.usage.completion_tokens == count_tokens(content) > 0
     assert whole.usage.total_tokens == prompt + count_tokens(content)
 
-    chunks = list(ai.chat.completions.create(model=MODEL_ID, messages=messages, stream=True,
-                                             stream_options={"include_usage": True}))
+    chunks = list(
+        ai.chat.completions.create(
+            model=MODEL_ID, messages=messages, stream=True, stream_options={"include_usage": True}
+        )
+    )
     last = chunks[-1]
     assert last.choices == [] and last.usage.model_dump() == whole.usage.model_dump()  # as OpenAI: its own chunk
     assert all(c.usage is None for c in chunks[:-1])
@@ -190,12 +207,22 @@ def test_answer_id_links_a_vote_to_the_answer(served):
     completion = client(server).chat.completions.create(model=MODEL_ID, messages=[{"role": "user", "content": ZH}])
     answer_id = completion.model_extra["answer_id"]
     assert re.fullmatch(r"[0-9a-f]{32}", answer_id)
-    streamed = list(client(server).chat.completions.create(model=MODEL_ID, stream=True,
-                                                           messages=[{"role": "user", "content": ZH}]))
+    streamed = list(
+        client(server).chat.completions.create(model=MODEL_ID, stream=True, messages=[{"role": "user", "content": ZH}])
+    )
     assert streamed[-1].model_extra["answer_id"] not in ("", answer_id)  # one id per answer
-    vote = httpx.post(server.url + "/api/feedback", timeout=30, headers={"Authorization": f"Bearer {TOKEN}"},
-                      json={"question": ZH, "vote": "down", "answer_id": answer_id, "reason": "outdated",
-                            "cited": [c["key"] for c in completion.model_extra["citations"][:1]]})
+    vote = httpx.post(
+        server.url + "/api/feedback",
+        timeout=30,
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        json={
+            "question": ZH,
+            "vote": "down",
+            "answer_id": answer_id,
+            "reason": "outdated",
+            "cited": [c["key"] for c in completion.model_extra["citations"][:1]],
+        },
+    )
     assert vote.status_code == 200
     assert store.flush(10)
     votes = [r for r in store.rows() if r["kind"] == "vote"]
@@ -208,25 +235,32 @@ OPEN_WEBUI_TITLE = (
     "### Task:\nGenerate a concise, 3-5 word title with an emoji summarizing the chat history.\n### Guidelines:\n"
     "- The title should clearly represent the main theme or subject of the conversation.\n"
     "- Write the title in the chat's primary language; default to English if multilingual.\n### Output:\n"
-    'JSON format: { "title": "your concise title here" }\n### Chat History:\n<chat_history>\n' + CHAT +
-    "\n</chat_history>")
+    'JSON format: { "title": "your concise title here" }\n### Chat History:\n<chat_history>\n'
+    + CHAT
+    + "\n</chat_history>"
+)
 OPEN_WEBUI_TAGS = (
     "### Task:\nGenerate 1-3 broad tags categorizing the main themes of the chat history, along with 1-3 more "
     "specific subtopic tags.\n\n### Guidelines:\n- Start with high-level domains (e.g. Science, Technology)\n"
-    '\n### Output:\nJSON format: { "tags": ["tag1", "tag2", "tag3"] }\n\n### Chat History:\n<chat_history>\n' +
-    CHAT + "\n</chat_history>")
+    '\n### Output:\nJSON format: { "tags": ["tag1", "tag2", "tag3"] }\n\n### Chat History:\n<chat_history>\n'
+    + CHAT
+    + "\n</chat_history>"
+)
 OPEN_WEBUI_FOLLOW_UPS = (
     "### Task:\nSuggest 3-5 relevant follow-up questions or prompts that the user might naturally ask next in this "
     "conversation as a **user**, based on the chat history.\n### Output:\n"
     'JSON format: { "follow_ups": ["Question 1?", "Question 2?", "Question 3?"] }\n### Chat History:\n'
-    "<chat_history>\n" + CHAT + "\n</chat_history>")
+    "<chat_history>\n" + CHAT + "\n</chat_history>"
+)
 LIBRECHAT_TITLE = (
     "Please generate a concise, 5-word-or-less title for the conversation, using its same language, with no "
     "punctuation. Apply title case conventions appropriate for the language. Never directly mention the language "
-    'name or the word "title"\n\n||>User:\n"训练时显存不足怎么办？"\n||>Response:\n"调小 batch_size …"\n\n||>Title:')
+    'name or the word "title"\n\n||>User:\n"训练时显存不足怎么办？"\n||>Response:\n"调小 batch_size …"\n\n||>Title:'
+)
 LIBRECHAT_AGENT_TITLE = (
     "Provide a concise, 5-word-or-less title for the conversation, using title case conventions. Only return the "
-    "title itself.\n\nConversation:\nUser: How do I fix libnccl.so not found when training?\nAI: Install NCCL …")
+    "title itself.\n\nConversation:\nUser: How do I fix libnccl.so not found when training?\nAI: Install NCCL …"
+)
 
 
 def test_front_end_title_and_tag_prompts_are_answered_and_not_recorded(served):
@@ -235,16 +269,26 @@ def test_front_end_title_and_tag_prompts_are_answered_and_not_recorded(served):
     title = ai.chat.completions.create(model=MODEL_ID, messages=[{"role": "user", "content": OPEN_WEBUI_TITLE}])
     assert json.loads(title.choices[0].message.content) == {"title": "How do I fix libnccl.so"}
     assert title.model_extra["citations"] == [] and title.usage.prompt_tokens == count_tokens(OPEN_WEBUI_TITLE)
-    tags = post(server, {"model": MODEL_ID, "stream": False, "messages": [{"role": "user", "content": OPEN_WEBUI_TAGS}]})
+    tags = post(
+        server, {"model": MODEL_ID, "stream": False, "messages": [{"role": "user", "content": OPEN_WEBUI_TAGS}]}
+    )
     assert json.loads(tags.json()["choices"][0]["message"]["content"]) == {"tags": []}
     follow = post(server, {"model": MODEL_ID, "messages": [{"role": "user", "content": OPEN_WEBUI_FOLLOW_UPS}]})
     assert json.loads(follow.json()["choices"][0]["message"]["content"]) == {"follow_ups": []}
     # LibreChat: its older client sends the title prompt as the only, system, message; its agents as a user message
     old = post(server, {"model": MODEL_ID, "messages": [{"role": "system", "content": LIBRECHAT_TITLE}]})
     assert old.json()["choices"][0]["message"]["content"] == "训练时显存不足怎么办"
-    chunks = list(ai.chat.completions.create(model=MODEL_ID, stream=True, messages=[
-        {"role": "user", "content": "How do I fix libnccl.so not found?"}, {"role": "assistant", "content": "…"},
-        {"role": "user", "content": LIBRECHAT_AGENT_TITLE}]))
+    chunks = list(
+        ai.chat.completions.create(
+            model=MODEL_ID,
+            stream=True,
+            messages=[
+                {"role": "user", "content": "How do I fix libnccl.so not found?"},
+                {"role": "assistant", "content": "…"},
+                {"role": "user", "content": LIBRECHAT_AGENT_TITLE},
+            ],
+        )
+    )
     assert "".join(c.choices[0].delta.content or "" for c in chunks) == "How do I fix libnccl.so"
     assert store.flush(10) and store.rows() == []  # no question, no gap: nothing the operator would see
     # the same server does record a real question (so the empty log above is not a recorder that records nothing)
@@ -278,21 +322,27 @@ def test_v1_history_replayed_is_capped_like_api_ask(served, monkeypatch):
     for n in range(8):
         messages += [{"role": "user", "content": str(n) * 100_000}, {"role": "assistant", "content": "..."}]
     messages.append({"role": "user", "content": ZH})
-    response = httpx.post(server.url + "/v1/chat/completions", json={"model": "gpu-troubleshooter", "messages": messages},
-                          headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120)
+    response = httpx.post(
+        server.url + "/v1/chat/completions",
+        json={"model": "gpu-troubleshooter", "messages": messages},
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        timeout=120,
+    )
     assert response.status_code == 200, response.text
     assert seen and seen[-1] <= limit
 
 
 # ---------------------------------------------------------------- signed /source links (issue 18, item 2)
 
+
 @pytest.fixture
 def api_only(hash_settings, tmp_path):
     """The API without the UI (no Gradio), locked by the API token, served over real HTTP."""
     engine = Engine.open(hash_settings, auto_build=True)
     store = Store.open(StoreSettings(data_dir=tmp_path / "data"))
-    app = build_app(hash_settings, engine=engine, web=WebSettings(api_token=TOKEN), progress=False, store=store,
-                    ui=False)
+    app = build_app(
+        hash_settings, engine=engine, web=WebSettings(api_token=TOKEN), progress=False, store=store, ui=False
+    )
     with ThreadServer(app) as server:
         yield server
     store.close()
@@ -314,8 +364,9 @@ def test_source_links_of_a_v1_reply_open_in_a_browser_without_credentials(api_on
 def test_a_changed_or_expired_source_link_is_refused_with_a_clear_message(api_only):
     from bot.web.security import LinkSigner
 
-    hits = httpx.post(api_only.url + "/api/ask", json={"question": EN}, headers={"Authorization": f"Bearer {TOKEN}"},
-                      timeout=60).json()["hits"]
+    hits = httpx.post(
+        api_only.url + "/api/ask", json={"question": EN}, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60
+    ).json()["hits"]
     url = hits[0]["url"]
     assert httpx.get(url, timeout=30).status_code == 200  # /api/ask's links are signed as /v1's are
     other_key = re.sub(r"key=[^&]+", "key=gpu.md%23another-section", url)
@@ -337,10 +388,10 @@ def test_a_changed_or_expired_source_link_is_refused_with_a_clear_message(api_on
 @pytest.mark.browser
 def test_a_browser_without_credentials_opens_a_signed_link_and_reads_why_an_old_one_fails(api_only, shots):
     # What a person sees: the link from an Open WebUI answer, clicked in a browser that never signed in.
-    from fixtures.browser import chromium_missing_reason, launch
     from playwright.sync_api import sync_playwright
 
     from bot.web.security import LinkSigner
+    from fixtures.browser import chromium_missing_reason, launch
 
     if chromium_missing_reason():
         pytest.skip(chromium_missing_reason())

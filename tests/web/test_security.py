@@ -14,15 +14,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from fixtures.server import ThreadServer
 
 from app import WebSettings, build_app
 from bot.engine.retrieve import Engine
 from fixtures.engines import one_section_engine
+from fixtures.server import ThreadServer
 
 TOKEN = "s3cret-token"
-
-
 
 
 @pytest.fixture(scope="module")
@@ -33,18 +31,28 @@ def engine(tmp_path_factory) -> Engine:
 @pytest.fixture(scope="module")
 def locked(engine):
     web = WebSettings(api_token=TOKEN, trusted_header="X-Portal-User")
-    with ThreadServer(build_app(engine.settings, engine, web, progress=False), log_level="info", log_config=None) as server:
+    with ThreadServer(
+        build_app(engine.settings, engine, web, progress=False), log_level="info", log_config=None
+    ) as server:
         yield server
 
 
 @pytest.fixture(scope="module")
 def open_app(engine):
-    with ThreadServer(build_app(engine.settings, engine, WebSettings(), progress=False), log_level="info", log_config=None) as server:
+    with ThreadServer(
+        build_app(engine.settings, engine, WebSettings(), progress=False), log_level="info", log_config=None
+    ) as server:
         yield server
 
 
 def join(server: ThreadServer, prefix: str = "", **kw) -> httpx.Response:
-    body = {"data": ["显存不足", [], None], "fn_index": 0, "session_hash": "abc123", "event_data": None, "trigger_id": 1}
+    body = {
+        "data": ["显存不足", [], None],
+        "fn_index": 0,
+        "session_hash": "abc123",
+        "event_data": None,
+        "trigger_id": 1,
+    }
     return httpx.post(f"{server.url}{prefix}/gradio_api/queue/join", json=body, timeout=30, **kw)
 
 
@@ -55,11 +63,17 @@ def join(server: ThreadServer, prefix: str = "", **kw) -> httpx.Response:
 def test_gradio_routes_are_behind_the_same_door_as_the_api(locked, prefix):
     # Before: BOT_API_TOKEN guarded /api/* only; queue/join answered anyone (200).
     assert join(locked, prefix).status_code == 401
-    for method, path in [("GET", "/gradio_api/queue/data?session_hash=abc123"), ("POST", "/gradio_api/run/add_user"),
-                         ("POST", "/gradio_api/call/add_user"), ("GET", "/config"), ("GET", "/gradio_api/info"),
-                         ("GET", "/")]:
-        response = httpx.request(method, f"{locked.url}{prefix}{path}", json={"data": []} if method == "POST" else None,
-                                 timeout=30)
+    for method, path in [
+        ("GET", "/gradio_api/queue/data?session_hash=abc123"),
+        ("POST", "/gradio_api/run/add_user"),
+        ("POST", "/gradio_api/call/add_user"),
+        ("GET", "/config"),
+        ("GET", "/gradio_api/info"),
+        ("GET", "/"),
+    ]:
+        response = httpx.request(
+            method, f"{locked.url}{prefix}{path}", json={"data": []} if method == "POST" else None, timeout=30
+        )
         assert response.status_code == 401, (prefix, path, response.status_code)
         assert "credentials" in response.text
     assert httpx.get(locked.url + "/source?key=gpu.md", timeout=30).status_code == 401
@@ -94,8 +108,9 @@ def test_browser_gets_in_with_the_token_once_then_a_cookie(locked):
     assert join(locked, "/widget", cookies=jar).status_code == 200
     wrong = httpx.get(locked.url + "/?token=nope", timeout=30, follow_redirects=False)
     assert wrong.status_code == 401
-    behind_tls = httpx.get(locked.url + "/?token=" + TOKEN, headers={"X-Forwarded-Proto": "https"}, timeout=30,
-                           follow_redirects=False)  # the proxy (127.0.0.1, trusted by default) terminated TLS
+    behind_tls = httpx.get(
+        locked.url + "/?token=" + TOKEN, headers={"X-Forwarded-Proto": "https"}, timeout=30, follow_redirects=False
+    )  # the proxy (127.0.0.1, trusted by default) terminated TLS
     assert "; Secure" in behind_tls.headers["set-cookie"]
 
 
@@ -107,16 +122,18 @@ def test_upload_route_is_closed_with_or_without_credentials(locked, open_app, pr
     files = {"files": ("big.bin", b"\0" * 100_000, "application/octet-stream")}
     # Before: 200 and the file kept in the temp dir, token or not.
     assert httpx.post(f"{open_app.url}{prefix}/gradio_api/upload", files=files, timeout=30).status_code == 403
-    authorized = httpx.post(f"{locked.url}{prefix}/gradio_api/upload", files=files, timeout=30,
-                            headers={"Authorization": f"Bearer {TOKEN}"})
+    authorized = httpx.post(
+        f"{locked.url}{prefix}/gradio_api/upload", files=files, timeout=30, headers={"Authorization": f"Bearer {TOKEN}"}
+    )
     assert authorized.status_code == 403 and "upload" in authorized.json()["detail"]
 
 
 # ---------------------------------------------------------------- JSON endpoints
 
 
-@pytest.mark.parametrize("path,body", [("/api/ask", {"question": "显存不足"}),
-                                       ("/api/feedback", {"question": "q", "vote": "up"})])
+@pytest.mark.parametrize(
+    "path,body", [("/api/ask", {"question": "显存不足"}), ("/api/feedback", {"question": "q", "vote": "up"})]
+)
 @pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", None])
 def test_json_endpoints_refuse_other_content_types(open_app, path, body, content_type):
     # text/plain needs no CORS preflight: before, any page could write feedback cross-site.
@@ -124,32 +141,44 @@ def test_json_endpoints_refuse_other_content_types(open_app, path, body, content
     response = httpx.post(open_app.url + path, content=json.dumps(body).encode(), headers=headers, timeout=30)
     assert response.status_code == 415, response.text
     assert "application/json" in response.json()["detail"]
-    ok = httpx.post(open_app.url + path, content=json.dumps(body).encode(),
-                    headers={"Content-Type": "application/json; charset=utf-8"}, timeout=30)
+    ok = httpx.post(
+        open_app.url + path,
+        content=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json; charset=utf-8"},
+        timeout=30,
+    )
     assert ok.status_code == 200, ok.text
 
 
-@pytest.mark.parametrize("payload,status,words", [
-    (b"[" * 100_000 + b"]" * 100_000, 413, "values"),  # before: 500 RecursionError; now over the value budget
-    (b"[" * 1_000 + b"]" * 1_000, 400, "nested"),
-    (b'{"question": "q", "history": ' + b"[" * 40 + b"]" * 40 + b"}", 400, "nested"),
-    (b'{"question": "\xff\xfe q"}', 400, "UTF-8"),  # before: accepted with U+FFFD
-    (b"{not json", 400, "not JSON"),
-    (b'{"question": "q", "history": [' + b'"x", ' * 150 + b'"x"]}', 422, "history"),
-], ids=["deep_100k", "deep_1k", "deep_41_in_history", "invalid_utf8", "not_json", "history_151_turns"])
+@pytest.mark.parametrize(
+    "payload,status,words",
+    [
+        (b"[" * 100_000 + b"]" * 100_000, 413, "values"),  # before: 500 RecursionError; now over the value budget
+        (b"[" * 1_000 + b"]" * 1_000, 400, "nested"),
+        (b'{"question": "q", "history": ' + b"[" * 40 + b"]" * 40 + b"}", 400, "nested"),
+        (b'{"question": "\xff\xfe q"}', 400, "UTF-8"),  # before: accepted with U+FFFD
+        (b"{not json", 400, "not JSON"),
+        (b'{"question": "q", "history": [' + b'"x", ' * 150 + b'"x"]}', 422, "history"),
+    ],
+    ids=["deep_100k", "deep_1k", "deep_41_in_history", "invalid_utf8", "not_json", "history_151_turns"],
+)
 def test_malformed_or_deep_json_is_a_client_error_with_a_message(open_app, payload, status, words):
-    response = httpx.post(open_app.url + "/api/ask", content=payload, headers={"Content-Type": "application/json"},
-                          timeout=30)
+    response = httpx.post(
+        open_app.url + "/api/ask", content=payload, headers={"Content-Type": "application/json"}, timeout=30
+    )
     assert response.status_code == status, response.text[:300]
     assert words in response.json()["detail"]
 
 
-@pytest.mark.parametrize("body,words", [
-    ({"question": "q", "vote": "down", "cited": ["k"] * 11}, "at most 10"),
-    ({"question": "q", "vote": "down", "cited": ["k" * 301]}, "at most 300"),
-    ({"question": "q", "vote": "down", "cited": [5]}, "string"),
-    ({"question": "", "vote": "down"}, "empty"),
-])
+@pytest.mark.parametrize(
+    "body,words",
+    [
+        ({"question": "q", "vote": "down", "cited": ["k"] * 11}, "at most 10"),
+        ({"question": "q", "vote": "down", "cited": ["k" * 301]}, "at most 300"),
+        ({"question": "q", "vote": "down", "cited": [5]}, "string"),
+        ({"question": "", "vote": "down"}, "empty"),
+    ],
+)
 def test_feedback_fields_are_capped(open_app, engine, body, words):
     log = Path(engine.settings.feedback_log)
     before = log.read_bytes() if log.exists() else b""
@@ -166,20 +195,26 @@ def test_forwarded_host_is_believed_only_from_configured_proxies(engine):
 
     headers = {"X-Forwarded-Host": "evil.example", "X-Forwarded-Proto": "https", "Content-Type": "application/json"}
     body = json.dumps({"question": "显存不足怎么办"})
-    stranger = TestClient(build_app(engine.settings, engine, WebSettings(trusted_proxies=("10.0.0.1",)),
-                                    progress=False))
+    stranger = TestClient(
+        build_app(engine.settings, engine, WebSettings(trusted_proxies=("10.0.0.1",)), progress=False)
+    )
     hits = stranger.post("/api/ask", content=body, headers=headers).json()["hits"]
     assert hits and "evil.example" not in hits[0]["url"]  # before: https://evil.example/source?…
     # TestClient's peer is the name "testclient", which no variable could set (they take addresses): a copy, unchecked
     web = WebSettings().model_copy(update={"trusted_proxies": ("testclient",)})
     proxy = TestClient(build_app(engine.settings, engine, web, progress=False))
-    assert proxy.post("/api/ask", content=body, headers=headers).json()["hits"][0]["url"].startswith(
-        "https://evil.example/source?")
+    assert (
+        proxy.post("/api/ask", content=body, headers=headers)
+        .json()["hits"][0]["url"]
+        .startswith("https://evil.example/source?")
+    )
 
 
 def test_trusted_proxies_from_env():
     assert WebSettings.from_env({"BOT_TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.5"}).trusted_proxies == (
-        "10.0.0.0/8", "192.168.1.5")
+        "10.0.0.0/8",
+        "192.168.1.5",
+    )
     assert WebSettings.from_env({"FORWARDED_ALLOW_IPS": "10.1.1.1"}).trusted_proxies == ("10.1.1.1",)
     assert WebSettings.from_env({}).trusted_proxies == ("127.0.0.1",)
 
@@ -190,8 +225,10 @@ def test_trusted_proxies_from_env():
 def test_client_disconnect_is_logged_in_one_line(open_app, caplog):
     caplog.set_level(logging.INFO)
     with socket.create_connection(("127.0.0.1", open_app.port), timeout=10) as sock:
-        sock.sendall(b"POST /api/ask HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: 100000\r\n\r\n" + b'{"question": "' + b"x" * 1000)
+        sock.sendall(
+            b"POST /api/ask HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100000\r\n\r\n" + b'{"question": "' + b"x" * 1000
+        )
         time.sleep(0.3)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and not any("disconnected" in r.getMessage() for r in caplog.records):
@@ -226,8 +263,11 @@ def test_browser_opens_the_locked_widget_with_the_token_once_and_chats(locked):
             page.fill("#question textarea", "显存不足怎么办")
             page.press("#question textarea", "Enter")
             # The answer comes through Gradio's queue (join + data stream), which now needs the cookie.
-            page.wait_for_function("() => [...document.querySelectorAll('[data-testid=bot]')]"
-                                   ".some(m => m.innerText.includes('batch_size'))", timeout=60_000)
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('[data-testid=bot]')]"
+                ".some(m => m.innerText.includes('batch_size'))",
+                timeout=60_000,
+            )
         finally:
             browser.close()
 

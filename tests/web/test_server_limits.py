@@ -14,12 +14,12 @@ import time
 
 import httpx
 import pytest
-from fixtures.server import ThreadServer
 
 import bot.web.security as security
 from app import build_app
 from bot.web.http import WebSettings, server_config
 from bot.web.security import MAX_JSON_ITEMS
+from fixtures.server import ThreadServer
 
 BIG = "big-body-marker"
 
@@ -46,7 +46,7 @@ def closed_within(sock: socket.socket, seconds: float) -> bool:
         try:
             if sock.recv(65536) == b"":
                 return True
-        except socket.timeout:
+        except TimeoutError:
             continue
         except OSError:  # reset
             return True
@@ -58,7 +58,7 @@ def still_open(sock: socket.socket) -> bool:
     sock.settimeout(0.05)
     try:
         return sock.recv(65536) != b""
-    except socket.timeout:
+    except TimeoutError:
         return True
     except OSError:
         return False
@@ -86,8 +86,9 @@ def test_healthz_and_small_requests_answer_while_a_large_body_is_being_checked(s
     big: dict = {}
 
     def post_big() -> None:
-        big["status"] = httpx.post(served.url + "/api/ask", content=body, timeout=120,
-                                   headers={"Content-Type": "application/json"}).status_code
+        big["status"] = httpx.post(
+            served.url + "/api/ask", content=body, timeout=120, headers={"Content-Type": "application/json"}
+        ).status_code
 
     sender = threading.Thread(target=post_big)
     sender.start()
@@ -112,14 +113,19 @@ def test_a_body_of_millions_of_tiny_values_is_refused_before_parsing(served, mon
     real = security.json.loads
     monkeypatch.setattr(security.json, "loads", lambda text, *a, **k: parsed.append(len(text)) or real(text, *a, **k))
     body = b'{"question": "q", "pad": [' + b",".join([b"[]"] * 2_000_000) + b"]}"
-    response = httpx.post(served.url + "/api/ask", content=body, headers={"Content-Type": "application/json"},
-                          timeout=120)
+    response = httpx.post(
+        served.url + "/api/ask", content=body, headers={"Content-Type": "application/json"}, timeout=120
+    )
     assert response.status_code == 413 and f"{MAX_JSON_ITEMS:,} values" in response.json()["detail"]
     assert not [n for n in parsed if n >= len(body)]  # the big body was never handed to json.loads
     # A long question string is one value: still accepted (the reply cuts it with a notice).
     long_text = json.dumps({"question": "out of memory, batch size, [cuda] " * 30_000}).encode()
-    assert httpx.post(served.url + "/api/ask", content=long_text, headers={"Content-Type": "application/json"},
-                      timeout=120).status_code == 200
+    assert (
+        httpx.post(
+            served.url + "/api/ask", content=long_text, headers={"Content-Type": "application/json"}, timeout=120
+        ).status_code
+        == 200
+    )
 
 
 def test_value_count_skips_strings_and_stops_past_the_budget():
@@ -133,11 +139,15 @@ def test_value_count_skips_strings_and_stops_past_the_budget():
 # ---------------------------------------------------------------- half-sent requests
 
 
-@pytest.mark.parametrize("first_bytes", [
-    b"",  # connects and sends nothing
-    b"GET /healthz HTTP/1.1\r\nHost: x\r\n",  # headers never finished
-    b"POST /api/ask HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{",  # body never sent
-], ids=["nothing", "headers_unfinished", "body_never_sent"])
+@pytest.mark.parametrize(
+    "first_bytes",
+    [
+        b"",  # connects and sends nothing
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\n",  # headers never finished
+        b"POST /api/ask HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{",  # body never sent
+    ],
+    ids=["nothing", "headers_unfinished", "body_never_sent"],
+)
 def test_a_half_sent_request_is_closed_after_the_request_timeout(served, first_bytes):
     # Before: uvicorn has no read timeout; 1,000 such connections stayed open 300 s, no credential needed.
     with socket.create_connection(("127.0.0.1", served.port)) as half:
@@ -178,8 +188,9 @@ def test_idle_keep_alive_outlasts_client_and_proxy_pools():
     config = server_config(object(), WebSettings())
     assert config.timeout_keep_alive == 75 and config.timeout_keep_alive > 60
     assert config.http.__name__ == "HalfOpenH11Protocol" and config.proxy_headers is False
-    web = WebSettings.from_env({"BOT_KEEP_ALIVE_TIMEOUT": "120", "BOT_REQUEST_TIMEOUT": "2.5",
-                                "BOT_MAX_HALF_OPEN": "64"})
+    web = WebSettings.from_env(
+        {"BOT_KEEP_ALIVE_TIMEOUT": "120", "BOT_REQUEST_TIMEOUT": "2.5", "BOT_MAX_HALF_OPEN": "64"}
+    )
     assert (web.keep_alive_timeout, web.request_timeout, web.max_half_open) == (120, 2.5, 64)
     with pytest.raises(ValueError, match="BOT_REQUEST_TIMEOUT='0' is not allowed"):
         WebSettings.from_env({"BOT_REQUEST_TIMEOUT": "0"})

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from fixtures import REPO
 from fixtures.server import free_port, start_app, stop, wait_ready
 
@@ -41,8 +42,15 @@ def app(tmp_path_factory):
     settings = Settings(seeds_dir=root / "seeds", index_dir=root / "index", embedder="hash")
     Engine.open(settings, auto_build=True)
     port = free_port()
-    process = start_app(port, {"BOT_INDEX_DIR": str(settings.index_dir), "BOT_SEEDS_DIR": str(settings.seeds_dir),
-                               "BOT_EMBEDDER": "hash", "BOT_FEEDBACK_LOG": str(root / "feedback.jsonl")})
+    process = start_app(
+        port,
+        {
+            "BOT_INDEX_DIR": str(settings.index_dir),
+            "BOT_SEEDS_DIR": str(settings.seeds_dir),
+            "BOT_EMBEDDER": "hash",
+            "BOT_FEEDBACK_LOG": str(root / "feedback.jsonl"),
+        },
+    )
     try:
         wait_ready(f"http://127.0.0.1:{port}/healthz", process, timeout=120)
         yield f"http://127.0.0.1:{port}", process
@@ -60,8 +68,11 @@ def session(url: str, paste: str) -> str:
 
 def test_many_sessions_with_huge_pastes_stay_within_the_memory_bound(app):
     url, process = app
-    paste = "显存不足，训练报错\n" + "".join(f"I0221 step {n} loss=0.{n % 97}\n" for n in range(20_000)) + \
-        "RuntimeError: CUDA out of memory"
+    paste = (
+        "显存不足，训练报错\n"
+        + "".join(f"I0221 step {n} loss=0.{n % 97}\n" for n in range(20_000))
+        + "RuntimeError: CUDA out of memory"
+    )
     assert len(paste) > 500_000
     for n in range(3):  # warm-up: imports, caches, the allocator's first arenas
         session(url, paste + str(n))

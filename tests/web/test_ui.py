@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
 
 from bot.answer.reply import Contact
+from bot.web.http import WebSettings
 from bot.web.ui import (
     MAX_MESSAGES,
     ChatState,
@@ -21,7 +21,6 @@ from bot.web.ui import (
     vote,
     vote_reason,
 )
-from bot.web.http import WebSettings
 
 BASE = "http://assistant.test"
 
@@ -56,8 +55,11 @@ def test_empty_submit_adds_no_bubble():
 
 
 def test_over_long_input_keeps_the_head_line_and_the_tail_of_the_log():
-    log = "多卡训练报错，怎么办？\n" + "".join(f"I0221 step {n} loss=0.1\n" for n in range(3_000)) + \
-        "EnforceNotMet: Failed to find dynamic library: libnccl.so"
+    log = (
+        "多卡训练报错，怎么办？\n"
+        + "".join(f"I0221 step {n} loss=0.1\n" for n in range(3_000))
+        + "EnforceNotMet: Failed to find dynamic library: libnccl.so"
+    )
     kept, total = cap_input(log, 10_000)
     assert total == len(log) and len(kept) <= 10_000
     assert kept.startswith("多卡训练报错，怎么办？\n")
@@ -99,8 +101,11 @@ def test_one_vote_per_answer_the_last_counts_and_a_down_vote_asks_why(deps):
     assert toast and state.disliked is None
     state, _ = vote(deps, state, index, "Like")
     events = [e for e, _, _ in deps.recorder.events]
-    assert [(e.kind, e.vote, e.reason) for e in events] == [("vote", "down", ""), ("vote", "down", "outdated"),
-                                                            ("vote", "up", "")]
+    assert [(e.kind, e.vote, e.reason) for e in events] == [
+        ("vote", "down", ""),
+        ("vote", "down", "outdated"),
+        ("vote", "up", ""),
+    ]
     assert len({e.answer_id for e in events}) == 1 and events[0].answer_id  # the same answer each time
     assert events[0].question == "显存不足怎么办" and events[0].cited
     state, _ = vote(deps, state, 0, "Like")  # the user's own bubble: nothing to vote on
@@ -134,9 +139,21 @@ def test_snapshot_restores_the_conversation_and_rejects_junk(deps):
     assert back.answers.keys() == state.answers.keys()
     again = respond(deps, submit(back, "that didn't help", 1_000)[0], BASE)  # the restored turns are usable
     assert again.messages[-1]["role"] == "assistant"
-    for junk in ("", "{", "[]", json.dumps({"v": 2}), "x" * 2_000_000,
-                 json.dumps({"v": 1, "messages": [{"role": "system", "content": "x"}, 5], "turns": [{"question": 1}],
-                             "answers": {"99": {}}})):
+    for junk in (
+        "",
+        "{",
+        "[]",
+        json.dumps({"v": 2}),
+        "x" * 2_000_000,
+        json.dumps(
+            {
+                "v": 1,
+                "messages": [{"role": "system", "content": "x"}, 5],
+                "turns": [{"question": 1}],
+                "answers": {"99": {}},
+            }
+        ),
+    ):
         fresh = restore(junk, ChatState())
         assert fresh.messages == [] and fresh.answers == {}
 
@@ -166,16 +183,21 @@ def test_sessions_expire_and_are_capped_in_number(deps):
 @pytest.fixture(scope="module")
 def seeds_deps(tmp_path_factory):
     """The repository's seeds (with metadata) under the hash embedder: the real headings, built in seconds."""
-    from fixtures.engines import repo_seeds_hash_settings
-
     from bot.engine.retrieve import Engine
+    from fixtures.engines import repo_seeds_hash_settings
 
     settings = repo_seeds_hash_settings(tmp_path_factory.mktemp("seeds_ui"))
     return Deps(Engine.open(settings), settings, WebSettings(), ListRecorder(), Contact())
 
 
-@pytest.mark.parametrize("question", ["How do I stop TensorFlow from grabbing all GPU memory?",
-                                      "训练时报错显存不足怎么办？", "多卡训练报错 libnccl.so 找不到"])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How do I stop TensorFlow from grabbing all GPU memory?",
+        "训练时报错显存不足怎么办？",
+        "多卡训练报错 libnccl.so 找不到",
+    ],
+)
 def test_follow_ups_are_whole_related_headings_never_a_community_section(seeds_deps, question):
     assert_whole_related_follow_ups(seeds_deps, question)
 
@@ -231,14 +253,15 @@ def has_chinese(text: str) -> bool:
 
 
 def test_the_welcome_comes_from_the_knowledge_base_and_the_title_from_the_setting(tmp_path):
-    from fixtures.engines import hash_engine, hash_settings_for
-
     from bot.web.ui import make_ui
+    from fixtures.engines import hash_engine, hash_settings_for
 
     (tmp_path / "seeds").mkdir()
     (tmp_path / "seeds" / "billing.md").write_text(
         "# Billing help\n\n## How do I get an invoice?\n\nOpen Settings › Invoices.\n\n"
-        "## Why was my card declined?\n\nAsk your bank.\n\n## Contact\n\nbilling@example.com\n", encoding="utf-8")
+        "## Why was my card declined?\n\nAsk your bank.\n\n## Contact\n\nbilling@example.com\n",
+        encoding="utf-8",
+    )
     settings = hash_settings_for(tmp_path)
     engine = hash_engine(settings)
 
@@ -274,16 +297,19 @@ def test_english_documents_on_a_chinese_page_show_their_questions_and_say_they_a
     """Another company's documents, English only, no metadata: an English page offers their question headings; a
     Chinese page welcomes in Chinese, says the documents are in English and offers the same questions (it invents
     no Chinese ones). Documents with no question heading at all leave no "try:" hanging."""
-    from fixtures.engines import hash_engine, hash_settings_for
-
     from bot.web.ui import UI, make_ui
+    from fixtures.engines import hash_engine, hash_settings_for
 
     seeds = tmp_path / "kb" / "seeds"
     seeds.mkdir(parents=True)
-    (seeds / "vpn.md").write_text("# VPN guide\n\n## How do I connect to the VPN from home?\n\nOpen the client.\n\n"
-                                  "## Why does the VPN drop every hour?\n\nRenew the token.\n", encoding="utf-8")
-    (seeds / "printers.md").write_text("# Printers\n\n## Which printer prints in colour?\n\nThe one on floor 2.\n",
-                                       encoding="utf-8")
+    (seeds / "vpn.md").write_text(
+        "# VPN guide\n\n## How do I connect to the VPN from home?\n\nOpen the client.\n\n"
+        "## Why does the VPN drop every hour?\n\nRenew the token.\n",
+        encoding="utf-8",
+    )
+    (seeds / "printers.md").write_text(
+        "# Printers\n\n## Which printer prints in colour?\n\nThe one on floor 2.\n", encoding="utf-8"
+    )
     settings = hash_settings_for(tmp_path / "kb")
     blocks = make_ui(hash_engine(settings), settings, WebSettings(), compact=True)
     english = ["How do I connect to the VPN from home?", "Which printer prints in colour?"]
@@ -306,7 +332,9 @@ def test_the_widget_has_no_per_message_copy_or_trash_icons(deps):
     def chat_and_triggers(compact: bool) -> tuple[dict, set[str]]:
         blocks = make_ui(deps.engine, deps.settings, deps.web, compact=compact)
         (chat,) = [c for c in blocks.config["components"] if c.get("props", {}).get("elem_id") == "chat"]
-        triggers = {event for d in blocks.config["dependencies"] for target, event in d["targets"] if target == chat["id"]}
+        triggers = {
+            event for d in blocks.config["dependencies"] for target, event in d["targets"] if target == chat["id"]
+        }
         return chat["props"], triggers
 
     widget, widget_events = chat_and_triggers(True)

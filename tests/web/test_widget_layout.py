@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from fixtures.browser import ask, browser, chromium_missing_reason, open_loaded, rendered, shots  # noqa: F401 (browser and shots are fixtures)
-from fixtures.server import app_running
 
 from bot.web.ui import SAMPLE_LOG
+from fixtures.browser import ask, browser, chromium_missing_reason, open_loaded, rendered, shots  # noqa: F401 (browser and shots are fixtures)
+from fixtures.server import app_running
 
 _missing = chromium_missing_reason()
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(_missing is not None, reason=_missing or "")]
@@ -21,11 +21,16 @@ pytestmark = [pytest.mark.browser, pytest.mark.skipif(_missing is not None, reas
 CONTACT = "mailto:gpu-help@example.com"
 SIZES = [(400, 640), (390, 844)]
 # A pasted log: 60 INFO lines, then the error at its end (the bubble used to show only the first 40 lines).
-LOG = "\n".join(f"I0221 18:48:{n % 60:02d}.436648 29562 trainer.cc:88] step {n} loss=0.{n}" for n in range(60)) + \
-    "\n" + SAMPLE_LOG.splitlines()[1]
+LOG = (
+    "\n".join(f"I0221 18:48:{n % 60:02d}.436648 29562 trainer.cc:88] step {n} loss=0.{n}" for n in range(60))
+    + "\n"
+    + SAMPLE_LOG.splitlines()[1]
+)
 TWO_LINES = "多卡训练报错怎么办？\n用的是 8 张 V100"
-LONG_COMMAND = ("多卡训练报错 libnccl.so，我运行了 `export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/nccl/lib:"
-                "/opt/conda/lib/python3.8/site-packages/nvidia/nccl/lib:$LD_LIBRARY_PATH`")
+LONG_COMMAND = (
+    "多卡训练报错 libnccl.so，我运行了 `export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/nccl/lib:"
+    "/opt/conda/lib/python3.8/site-packages/nvidia/nccl/lib:$LD_LIBRARY_PATH`"
+)
 
 # Every box that must not overlap another: chat bubbles, option chips, the bar's buttons, the input.
 BOXES = """() => {
@@ -58,11 +63,17 @@ def widget_site(tmp_path_factory):
     root = tmp_path_factory.mktemp("widget")
     settings = repo_seeds_hash_settings(root)
     seeds = settings.seeds_dir
-    with app_running({
-        "BOT_INDEX_DIR": str(settings.index_dir), "BOT_SEEDS_DIR": str(seeds), "BOT_EMBEDDER": "hash",
-        "BOT_FEEDBACK_LOG": str(root / "feedback.jsonl"), "BOT_DATA_DIR": str(root / "data"),
-        "BOT_CONTACT_URL": CONTACT, "BOT_CONTACT_LABEL": "GPU 支持",
-    }) as url:
+    with app_running(
+        {
+            "BOT_INDEX_DIR": str(settings.index_dir),
+            "BOT_SEEDS_DIR": str(seeds),
+            "BOT_EMBEDDER": "hash",
+            "BOT_FEEDBACK_LOG": str(root / "feedback.jsonl"),
+            "BOT_DATA_DIR": str(root / "data"),
+            "BOT_CONTACT_URL": CONTACT,
+            "BOT_CONTACT_LABEL": "GPU 支持",
+        }
+    ) as url:
         yield url
 
 
@@ -71,11 +82,13 @@ def overlaps(page) -> list[tuple[dict, dict]]:
     nested = {tuple(p) for p in page.evaluate(NESTED)}
     found = []
     for n, a in enumerate(boxes):
-        for b in boxes[n + 1:]:
+        for b in boxes[n + 1 :]:
             if (a["i"], b["i"]) in nested or (b["i"], a["i"]) in nested:
                 continue
-            if min(a["right"], b["right"]) - max(a["left"], b["left"]) > 1 and \
-                    min(a["bottom"], b["bottom"]) - max(a["top"], b["top"]) > 1:
+            if (
+                min(a["right"], b["right"]) - max(a["left"], b["left"]) > 1
+                and min(a["bottom"], b["bottom"]) - max(a["top"], b["top"]) > 1
+            ):
                 found.append((a, b))
     return found
 
@@ -99,8 +112,9 @@ def test_widget_nothing_overlaps_code_wraps_logs_show_their_error(widget_site, b
         ask(page, "how do I bake sourdough bread at home")
         page.screenshot(path=str(shots / f"widget_layout_{width}x{height}.png"))
         # Code blocks wrap: nothing is hidden behind a sideways scroll in the narrow bubble.
-        wide = page.evaluate("[...document.querySelectorAll('#chat pre')]"
-                             ".filter(p => p.scrollWidth > p.clientWidth + 1).length")
+        wide = page.evaluate(
+            "[...document.querySelectorAll('#chat pre')].filter(p => p.scrollWidth > p.clientWidth + 1).length"
+        )
         assert wide == 0
         # Scroll through the conversation; at every position no two boxes overlap.
         positions = page.evaluate("""() => { const m = document.querySelector('#chat [data-testid=bot]');
@@ -110,8 +124,11 @@ def test_widget_nothing_overlaps_code_wraps_logs_show_their_error(widget_site, b
           box.id = box.id || 'chat-scroller';
           return Math.ceil(box.scrollHeight / Math.max(1, box.clientHeight)); }""")
         for step in range(positions + 1):
-            page.evaluate("(s) => { const b = document.getElementById('chat-scroller') ||"
-                          " document.querySelector('#chat .bubble-wrap'); b.scrollTop = s * b.clientHeight; }", step)
+            page.evaluate(
+                "(s) => { const b = document.getElementById('chat-scroller') ||"
+                " document.querySelector('#chat .bubble-wrap'); b.scrollTop = s * b.clientHeight; }",
+                step,
+            )
             rendered(page)
             found = overlaps(page)
             assert not found, f"overlapping at scroll step {step}: {found[:3]}"
@@ -177,12 +194,16 @@ def test_the_messages_stay_put_when_the_scroll_down_button_comes_and_goes(widget
             rendered(page)
             end = page.evaluate(POSITIONS)
             if width == sizes[0][0] and any(abs(a - b) > 1 for a, b in zip(welcome["box"], end["box"])):
-                problems.append(f"{where}: the chat's scroll area moved from {welcome['box']} (welcome) to {end['box']}")
+                problems.append(
+                    f"{where}: the chat's scroll area moved from {welcome['box']} (welcome) to {end['box']}"
+                )
             page.evaluate(SCROLL_TO, max(0, end["scroll"] - height // 3))  # up a third of a screen: the ↓ appears
             page.wait_for_selector(DOWN, state="visible", timeout=10_000)
             rendered(page)
             up = page.evaluate(POSITIONS)
-            page.screenshot(path=str(shots / f"widget_scroll_down_{'widget' if 'widget' in path else 'page'}_{width}x{height}.png"))
+            page.screenshot(
+                path=str(shots / f"widget_scroll_down_{'widget' if 'widget' in path else 'page'}_{width}x{height}.png")
+            )
             problems += [f"{where}, ↓ appeared: {p}" for p in moved(end, up)]
             page.evaluate(SCROLL_TO, 10**6)  # back to the end: the ↓ goes
             page.wait_for_selector(DOWN, state="detached", timeout=10_000)

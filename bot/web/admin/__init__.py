@@ -14,10 +14,37 @@ reading of Accept-Language, and with it Gradio) only when called, so ``bot repor
 from __future__ import annotations
 
 from bot.web.admin.clusters import Embeddings, cluster
-from bot.web.admin.report import (CLUSTER_ITEMS, EMBED_PER_VIEW, Example, Gap, Group, Report, SectionRow,
-                                  build_report, report_csv, report_text, safe_cell)
+from bot.web.admin.report import (
+    CLUSTER_ITEMS,
+    EMBED_PER_VIEW,
+    Example,
+    Gap,
+    Group,
+    Report,
+    SectionRow,
+    build_report,
+    report_csv,
+    report_text,
+    safe_cell,
+)
 from bot.web.admin.routes import LoginThrottle, _admin_key, mount_admin, section_titles
 
-__all__ = ["CLUSTER_ITEMS", "EMBED_PER_VIEW", "Embeddings", "Example", "Gap", "Group", "LoginThrottle", "Report",
-           "SectionRow", "_admin_key", "build_report", "cluster", "mount_admin", "report_csv", "report_text",
-           "safe_cell", "section_titles"]
+__all__ = [
+    "CLUSTER_ITEMS",
+    "EMBED_PER_VIEW",
+    "Embeddings",
+    "Example",
+    "Gap",
+    "Group",
+    "LoginThrottle",
+    "Report",
+    "SectionRow",
+    "_admin_key",
+    "build_report",
+    "cluster",
+    "mount_admin",
+    "report_csv",
+    "report_text",
+    "safe_cell",
+    "section_titles",
+]

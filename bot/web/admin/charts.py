@@ -32,8 +32,16 @@ FEW = 14  # at most this many bins: labelled bars, every bin named on the axis
 # shown at 1-1.25x and its 11 px axis text stays 11 px or more: the 560 wide chart shrank to 0.6x there (6.7 px type).
 PHONE_WIDTH = 300
 LABEL_MIN_WIDTH = 18.0  # side-by-side bars narrower than this could not carry their numbers: lines instead
-COLORS = {"questions": "#0969da", "answered": "#1a7f37", "tentative": "#bf8700", "unanswered": "#cf222e",
-          "up": "#1a7f37", "down": "#cf222e", "not_helpful": "#8250df", "gaps": "#cf222e"}
+COLORS = {
+    "questions": "#0969da",
+    "answered": "#1a7f37",
+    "tentative": "#bf8700",
+    "unanswered": "#cf222e",
+    "up": "#1a7f37",
+    "down": "#cf222e",
+    "not_helpful": "#8250df",
+    "gaps": "#cf222e",
+}
 
 
 @dataclass(frozen=True)
@@ -91,8 +99,9 @@ def trimmed(days: Sequence[date], series: Mapping[str, Sequence[int]]) -> int:
     return 0 if first >= len(days) else first
 
 
-def binned_series(days: Sequence[date], series: Mapping[str, Sequence[int]], names: Sequence[str], start: int = 0
-                  ) -> tuple[Unit, list[Bin], dict[str, list[int]]]:
+def binned_series(
+    days: Sequence[date], series: Mapping[str, Sequence[int]], names: Sequence[str], start: int = 0
+) -> tuple[Unit, list[Bin], dict[str, list[int]]]:
     """Daily ``series`` from day ``start`` on, summed per :func:`bins` bin.
 
     >>> d = [date(2026, 1, 1) + timedelta(n) for n in range(40)]
@@ -101,8 +110,14 @@ def binned_series(days: Sequence[date], series: Mapping[str, Sequence[int]], nam
     """
     unit, found = bins(list(days[start:]))
     first = days[start] if found else None
-    return unit, found, {name: [sum(series[name][start + (b.start - first).days:start + (b.end - first).days + 1])
-                                for b in found] for name in names}
+    return (
+        unit,
+        found,
+        {
+            name: [sum(series[name][start + (b.start - first).days : start + (b.end - first).days + 1]) for b in found]
+            for name in names
+        },
+    )
 
 
 @dataclass(frozen=True)
@@ -177,9 +192,19 @@ def _fits(value: int, room: float) -> bool:
     return 7 * len(str(value)) + 2 <= room
 
 
-def chart(days: Sequence[date], series: Mapping[str, Sequence[int]], names: Sequence[str], title: str, *,
-          style: Style = "lines", words: Mapping[str, str] | None = None, small: bool = False,
-          start: int | None = None, width: int = 560, height: int = 200) -> Markup:
+def chart(
+    days: Sequence[date],
+    series: Mapping[str, Sequence[int]],
+    names: Sequence[str],
+    title: str,
+    *,
+    style: Style = "lines",
+    words: Mapping[str, str] | None = None,
+    small: bool = False,
+    start: int | None = None,
+    width: int = 560,
+    height: int = 200,
+) -> Markup:
     """An SVG chart of ``names`` from daily ``series``, as markup for a template (text escaped by Jinja2).
 
     ``words`` names the series and units in the page's language; ``start`` is the first day to show
@@ -197,8 +222,15 @@ def chart(days: Sequence[date], series: Mapping[str, Sequence[int]], names: Sequ
     slot = plot_w / n
     few = len(found) <= FEW
     stacked = style == "stacked" or small
-    peak = max([0, *(sum(binned[name][i] for name in names) if stacked else max(binned[name][i] for name in names)
-                     for i in range(len(found)))])
+    peak = max(
+        [
+            0,
+            *(
+                sum(binned[name][i] for name in names) if stacked else max(binned[name][i] for name in names)
+                for i in range(len(found))
+            ),
+        ]
+    )
     step, y_max = _nice_max(peak)
 
     def y(v: float) -> float:
@@ -227,20 +259,45 @@ def chart(days: Sequence[date], series: Mapping[str, Sequence[int]], names: Sequ
                     continue
                 x = center(i) - bar * per / 2 + (0 if stacked else j * bar)
                 top_v = base + v if stacked else v
-                bars.append(Bar(round(x, 1), round(y(top_v), 1), round(bar, 1), round(y(base if stacked else 0) - y(top_v), 1),
-                                COLORS[name], f"{b.span()}: {v} {name_of(name)}", v,
-                                few and not small and not stacked))
+                bars.append(
+                    Bar(
+                        round(x, 1),
+                        round(y(top_v), 1),
+                        round(bar, 1),
+                        round(y(base if stacked else 0) - y(top_v), 1),
+                        COLORS[name],
+                        f"{b.span()}: {v} {name_of(name)}",
+                        v,
+                        few and not small and not stacked,
+                    )
+                )
                 if stacked:
                     base += v
             # One number per stack, its total; every stack's or none (a lone "56" beside unlabelled bars misleads).
             if stacked and few and not small and base and _fits(peak, slot):
-                bars.append(Bar(round(center(i) - bar / 2, 1), round(y(base), 1), round(bar, 1), 0.0, "none",
-                                f"{b.span()}: {base}", base, True))
+                bars.append(
+                    Bar(
+                        round(center(i) - bar / 2, 1),
+                        round(y(base), 1),
+                        round(bar, 1),
+                        0.0,
+                        "none",
+                        f"{b.span()}: {base}",
+                        base,
+                        True,
+                    )
+                )
     else:
         for name in names:
             points = [(round(center(i), 1), round(y(v), 1)) for i, v in enumerate(binned[name])]
-            dots = tuple((px, py, f"{found[i].span()}: {binned[name][i]} {name_of(name)}")
-                         for i, (px, py) in enumerate(points)) if len(found) <= 62 else ()
+            dots = (
+                tuple(
+                    (px, py, f"{found[i].span()}: {binned[name][i]} {name_of(name)}")
+                    for i, (px, py) in enumerate(points)
+                )
+                if len(found) <= 62
+                else ()
+            )
             lines.append(Line(" ".join(f"{px},{py}" for px, py in points), COLORS[name], name_of(name), dots))
 
     grid = () if small else tuple(Tick(left - 6, round(y(v), 1), str(v), "end") for v in range(0, y_max + 1, step))
@@ -251,13 +308,29 @@ def chart(days: Sequence[date], series: Mapping[str, Sequence[int]], names: Sequ
         every = max(1, math.ceil((7 * len(found[0].label(unit)) + 10) / slot))
         shown = [i for i in range(len(found)) if (len(found) - 1 - i) % every == 0]
         # A label centred under a narrow first bin would reach under the counts' axis ("0"): it starts at the plot.
-        xticks = tuple(Tick(left, height - bottom + 16, found[i].label(unit), "start")
-                       if center(i) - 3.5 * len(found[i].label(unit)) < left else
-                       Tick(round(center(i), 1), height - bottom + 16, found[i].label(unit)) for i in shown)
+        xticks = tuple(
+            Tick(left, height - bottom + 16, found[i].label(unit), "start")
+            if center(i) - 3.5 * len(found[i].label(unit)) < left
+            else Tick(round(center(i), 1), height - bottom + 16, found[i].label(unit))
+            for i in shown
+        )
     legend = tuple(Legend(COLORS[name], f"{name_of(name)} ({sum(binned[name])})") for name in names)
     note = words.get(f"per_{unit}", f"per {unit}") if not small else ""
-    view = ChartView(title, width, height, left, right, grid, xticks, tuple(bars), tuple(lines), legend,
-                     words.get("no_data", "no data in this period") if peak == 0 else "", small, note)
+    view = ChartView(
+        title,
+        width,
+        height,
+        left,
+        right,
+        grid,
+        xticks,
+        tuple(bars),
+        tuple(lines),
+        legend,
+        words.get("no_data", "no data in this period") if peak == 0 else "",
+        small,
+        note,
+    )
     return Markup(_template().render(chart=view))
 
 
@@ -265,6 +338,7 @@ def chart(days: Sequence[date], series: Mapping[str, Sequence[int]], names: Sequ
 def _template():
     import jinja2
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, trim_blocks=True,
-                             lstrip_blocks=True)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, trim_blocks=True, lstrip_blocks=True
+    )
     return env.get_template("chart.svg")

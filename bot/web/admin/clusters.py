@@ -52,8 +52,9 @@ def primary_subject(subjects: set[str] | frozenset[str], lexicon: Lexicon | None
     return min(own, key=rank)
 
 
-def cluster(vectors: np.ndarray, max_groups: int = MAX_GROUPS, seed: int = 1234, min_silhouette: float | None = None
-            ) -> np.ndarray:
+def cluster(
+    vectors: np.ndarray, max_groups: int = MAX_GROUPS, seed: int = 1234, min_silhouette: float | None = None
+) -> np.ndarray:
     """Labels for unit vectors: spherical k-means (faiss) with k chosen by the best cosine silhouette.
 
     k-means alone needs k; the silhouette (how much closer each question is to its own group
@@ -89,8 +90,17 @@ def _best_kmeans(x: np.ndarray, candidates: list[int], restarts: int, seed: int)
     distance = 1.0 - x @ x.T
     best_score, best = -2.0, np.zeros(len(x), dtype=np.int64)
     for k in candidates:
-        kmeans = faiss.Kmeans(x.shape[1], k, niter=20, nredo=restarts, seed=seed, spherical=True, verbose=False,
-                              min_points_per_centroid=1, max_points_per_centroid=100_000)
+        kmeans = faiss.Kmeans(
+            x.shape[1],
+            k,
+            niter=20,
+            nredo=restarts,
+            seed=seed,
+            spherical=True,
+            verbose=False,
+            min_points_per_centroid=1,
+            max_points_per_centroid=100_000,
+        )
         kmeans.train(x)
         labels = kmeans.index.search(x, 1)[1][:, 0]
         score = _silhouette(distance, labels)

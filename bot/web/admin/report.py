@@ -29,8 +29,8 @@ import io
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from functools import lru_cache
 from datetime import UTC, date, datetime, timedelta
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -38,8 +38,7 @@ import numpy as np
 from bot.engine.intents import classify
 from bot.engine.subjects import Lexicon
 from bot.web.admin.charts import binned_series, trimmed
-from bot.web.admin.clusters import (PRIORITY, SMALL_BUCKET, SPLIT_SILHOUETTE, cluster_head_and_tail,
-                                    primary_subject)
+from bot.web.admin.clusters import PRIORITY, SMALL_BUCKET, SPLIT_SILHOUETTE, cluster_head_and_tail, primary_subject
 from bot.web.openai_api import front_end_task
 
 GapKind = Literal["unanswered", "tentative", "downvoted", "not_helpful"]
@@ -50,11 +49,23 @@ TREND_DAYS = 7
 FOLLOW_UP_CHARS = 40  # a question this short in a session with earlier questions leans on them ("那多机呢？")
 CONTEXT_QUESTIONS = 2  # earlier questions shown with a follow-up
 EXAMPLES = 5  # questions shown per group
-SETTING_CATEGORIES = PRIORITY[:PRIORITY.index("framework") + 1]  # what a question is on, not what went wrong
+SETTING_CATEGORIES = PRIORITY[: PRIORITY.index("framework") + 1]  # what a question is on, not what went wrong
 # Words, not emoji: a server-side Chromium or a terminal without an emoji font shows 👍/👎 as empty boxes.
-KIND_LABELS = {"unanswered": "unanswered", "tentative": "tentative", "downvoted": "down-voted", "not_helpful": "didn't help"}
-NAMES = {"questions": "questions", "answered": "answered", "tentative": "tentative", "unanswered": "unanswered",
-         "up": "up-votes", "down": "down-votes", "not_helpful": "didn't help"}
+KIND_LABELS = {
+    "unanswered": "unanswered",
+    "tentative": "tentative",
+    "downvoted": "down-voted",
+    "not_helpful": "didn't help",
+}
+NAMES = {
+    "questions": "questions",
+    "answered": "answered",
+    "tentative": "tentative",
+    "unanswered": "unanswered",
+    "up": "up-votes",
+    "down": "down-votes",
+    "not_helpful": "didn't help",
+}
 
 
 # ---------------------------------------------------------------- records
@@ -144,13 +155,26 @@ class Report:
 
     def to_json(self) -> dict:
         return {
-            "since": self.since.isoformat(), "until": self.until.isoformat(), "totals": self.totals,
+            "since": self.since.isoformat(),
+            "until": self.until.isoformat(),
+            "totals": self.totals,
             # "examples" keeps its first shape, [question, times], for scripts that read it; "in_context" has the rest.
-            "groups": [{**asdict(g), "trend": g.trend, "examples": [[e.question, e.times] for e in g.examples],
-                        "in_context": [asdict(e) for e in g.examples]} for g in self.groups],
+            "groups": [
+                {
+                    **asdict(g),
+                    "trend": g.trend,
+                    "examples": [[e.question, e.times] for e in g.examples],
+                    "in_context": [asdict(e) for e in g.examples],
+                }
+                for g in self.groups
+            ],
             "sections": [asdict(s) for s in self.sections],
-            "days": [d.isoformat() for d in self.days], "series": self.series, "text_kept": self.text_kept,
-            "origins": self.origins, "ungrouped": self.ungrouped, "left_out": self.left_out,
+            "days": [d.isoformat() for d in self.days],
+            "series": self.series,
+            "text_kept": self.text_kept,
+            "origins": self.origins,
+            "ungrouped": self.ungrouped,
+            "left_out": self.left_out,
         }
 
 
@@ -261,7 +285,9 @@ def read_gaps(rows: Sequence[dict], lexicon: Lexicon) -> tuple[list[Gap], Counte
             votes.append((row, text))  # attached below when its question is a gap too
             continue
         gaps.append(_gap(row, kind, text, asked, lexicon))
-    by_answer = {gap.answer_id: i for i, gap in enumerate(gaps) if gap.kind in ("unanswered", "tentative") and gap.answer_id}
+    by_answer = {
+        gap.answer_id: i for i, gap in enumerate(gaps) if gap.kind in ("unanswered", "tentative") and gap.answer_id
+    }
     # Before version 3: a vote comes after its question, the latest gap question of the session with that wording.
     latest: dict[tuple[str, str], int] = {}
     for i, gap in sorted(enumerate(gaps), key=lambda pair: pair[1].at):
@@ -288,12 +314,23 @@ def read_gaps(rows: Sequence[dict], lexicon: Lexicon) -> tuple[list[Gap], Counte
 
 
 def _gap(row: dict, kind: GapKind, text: str, asked: dict, lexicon: Lexicon) -> Gap:
-    earlier = [q for at, q in asked.get(row.get("session") or "", ()) if at < row["at"] and q.casefold() != text.casefold()]
+    earlier = [
+        q for at, q in asked.get(row.get("session") or "", ()) if at < row["at"] and q.casefold() != text.casefold()
+    ]
     context = tuple(earlier[-CONTEXT_QUESTIONS:]) if is_follow_up(text, earlier, row.get("signature") or "") else ()
     reasons = (row.get("reason") or "no reason",) if kind == "downvoted" else ()
-    return Gap(row["at"], kind, text, row.get("tier") or "", (row.get("cited") or [""])[0], context, reasons,
-               gap_subjects(text, context, lexicon) if text else frozenset(), row.get("session") or "",
-               row.get("answer_id") or "" if row["kind"] == "question" else "")
+    return Gap(
+        row["at"],
+        kind,
+        text,
+        row.get("tier") or "",
+        (row.get("cited") or [""])[0],
+        context,
+        reasons,
+        gap_subjects(text, context, lexicon) if text else frozenset(),
+        row.get("session") or "",
+        row.get("answer_id") or "" if row["kind"] == "question" else "",
+    )
 
 
 # ---------------------------------------------------------------- the report
@@ -375,17 +412,31 @@ def build_report(
         "tentative": sum(series["tentative"]),
         "unanswered": sum(series["unanswered"]),
         "answered_share": round(sum(series["answered"]) / total_q, 3) if total_q else 0.0,
-        "up": sum(series["up"]), "down": sum(series["down"]), "not_helpful": sum(series["not_helpful"]),
+        "up": sum(series["up"]),
+        "down": sum(series["down"]),
+        "not_helpful": sum(series["not_helpful"]),
         "median_latency_ms": round(float(np.median(latencies)), 1) if latencies else 0.0,
     }
     gaps, left_votes = read_gaps(rows, lexicon)
     left_out += left_votes
     text_kept = any(g.text for g in gaps) or not gaps
-    groups, ungrouped = _groups(gaps, embed if text_kept else None, section_title, until, day_list, index_of,
-                                max_new_embeddings, lexicon)
+    groups, ungrouped = _groups(
+        gaps, embed if text_kept else None, section_title, until, day_list, index_of, max_new_embeddings, lexicon
+    )
     ranked = sorted(sections.values(), key=lambda s: (-(s.down + s.not_helpful), -s.cited, s.key))
-    return Report(since, until, tuple(day_list), totals, tuple(groups), tuple(ranked), series, text_kept,
-                  dict(origins.most_common()), ungrouped, dict(left_out.most_common()))
+    return Report(
+        since,
+        until,
+        tuple(day_list),
+        totals,
+        tuple(groups),
+        tuple(ranked),
+        series,
+        text_kept,
+        dict(origins.most_common()),
+        ungrouped,
+        dict(left_out.most_common()),
+    )
 
 
 def _wording(gap: Gap) -> str:
@@ -393,8 +444,9 @@ def _wording(gap: Gap) -> str:
     return f"{gap.context[-1]} · {gap.text}" if gap.context else gap.text
 
 
-def _groups(gaps: list[Gap], embed, section_title, until: date, day_list, index_of, max_new: int | None,
-            lexicon: Lexicon) -> tuple[list[Group], int]:
+def _groups(
+    gaps: list[Gap], embed, section_title, until: date, day_list, index_of, max_new: int | None, lexicon: Lexicon
+) -> tuple[list[Group], int]:
     if not gaps:
         return [], 0
     # Distinct wordings (case and spacing aside, context included) are embedded once; repeats add to the size.
@@ -425,9 +477,11 @@ def _groups(gaps: list[Gap], embed, section_title, until: date, day_list, index_
         for n, key in enumerate(keys):
             buckets[primary_subject(_shared_subjects(by_text[key]), lexicon)].append(n)
         for subject, where in buckets.items():
-            labels = cluster_head_and_tail(vectors[where], CLUSTER_ITEMS,
-                                                    min_silhouette=SPLIT_SILHOUETTE if subject or len(where) <= SMALL_BUCKET
-                                                    else None)
+            labels = cluster_head_and_tail(
+                vectors[where],
+                CLUSTER_ITEMS,
+                min_silhouette=SPLIT_SILHOUETTE if subject or len(where) <= SMALL_BUCKET else None,
+            )
             split: dict[int, list[str]] = defaultdict(list)
             for n, label in zip(where, labels):
                 split[int(label)].append(keys[n])
@@ -457,12 +511,19 @@ def _groups(gaps: list[Gap], embed, section_title, until: date, day_list, index_
         else:
             examples = ()
             label = f"near “{section_title(near)}”" if near else "no section"
-        out.append(Group(
-            label=label[:160], subjects=subjects, size=len(items),
-            last_week=sum(1 for gap in items if gap.at.date() >= recent),
-            week_before=sum(1 for gap in items if before <= gap.at.date() < recent),
-            kinds=dict(kinds), examples=examples, section=section_title(near) if near else "", daily=tuple(daily),
-        ))
+        out.append(
+            Group(
+                label=label[:160],
+                subjects=subjects,
+                size=len(items),
+                last_week=sum(1 for gap in items if gap.at.date() >= recent),
+                week_before=sum(1 for gap in items if before <= gap.at.date() < recent),
+                kinds=dict(kinds),
+                examples=examples,
+                section=section_title(near) if near else "",
+                daily=tuple(daily),
+            )
+        )
     out = _distinct_labels(out)
     out.sort(key=lambda g: (-g.size, -g.last_week, g.label))
     return out, ungrouped
@@ -488,8 +549,14 @@ def _group_subjects(items: list[Gap], lexicon: Lexicon) -> tuple[str, ...]:
 def _example(gaps: list[Gap], section_title: Callable[[str], str]) -> Example:
     last = gaps[-1]
     reasons = Counter(r for gap in gaps for r in gap.reasons)
-    return Example(last.text[:300], len(gaps), last.tier, section_title(last.section) if last.section else "",
-                   tuple(c[:300] for c in last.context), tuple(reasons.most_common()))
+    return Example(
+        last.text[:300],
+        len(gaps),
+        last.tier,
+        section_title(last.section) if last.section else "",
+        tuple(c[:300] for c in last.context),
+        tuple(reasons.most_common()),
+    )
 
 
 def _representative(examples: Sequence[Example]) -> str:
@@ -518,8 +585,12 @@ def _short(text: str, limit: int = 60) -> str:
 def _distinct_labels(groups: list[Group]) -> list[Group]:
     """A subject split into several groups: each label adds its most frequent question."""
     seen = Counter(g.label for g in groups)
-    return [replace(g, label=f"{g.label}: {_short(g.examples[0].question, 40)}")
-            if seen[g.label] > 1 and g.examples and g.subjects else g for g in groups]
+    return [
+        replace(g, label=f"{g.label}: {_short(g.examples[0].question, 40)}")
+        if seen[g.label] > 1 and g.examples and g.subjects
+        else g
+        for g in groups
+    ]
 
 
 # ---------------------------------------------------------------- text (python -m bot report)
@@ -529,7 +600,9 @@ _BLOCKS = "▁▂▃▄▅▆▇█"
 
 def _spark_text(values: Sequence[int]) -> str:
     peak = max([1, *values])
-    return "".join(" " if v == 0 else _BLOCKS[min(len(_BLOCKS) - 1, round((len(_BLOCKS) - 1) * v / peak))] for v in values)
+    return "".join(
+        " " if v == 0 else _BLOCKS[min(len(_BLOCKS) - 1, round((len(_BLOCKS) - 1) * v / peak))] for v in values
+    )
 
 
 def _fit(text: str, width: int) -> str:
@@ -555,8 +628,15 @@ def _in_context(example: Example) -> str:
     '那多机呢？ (after: 多卡训练 NCCL 报错) [none; down-voted: wrong_section 1]'
     """
     after = f" (after: {' / '.join(example.context)})" if example.context else ""
-    what = "; ".join(x for x in (example.tier, example.section and f"cited {example.section}",
-                                 example.reasons and "down-voted: " + ", ".join(f"{r} {c}" for r, c in example.reasons)) if x)
+    what = "; ".join(
+        x
+        for x in (
+            example.tier,
+            example.section and f"cited {example.section}",
+            example.reasons and "down-voted: " + ", ".join(f"{r} {c}" for r, c in example.reasons),
+        )
+        if x
+    )
     return f"{example.question}{after}" + (f" [{what}]" if what else "")
 
 
@@ -579,8 +659,12 @@ def report_text(report: Report, where: str = "") -> str:
     for name in names:
         out.append(f"  {NAMES[name]:<12} |{_spark_text(sums[name])}| {sum(sums[name])}")
     left = sum(report.left_out.values())
-    out += ["", "gaps grouped by subject and meaning, largest first" + ("" if report.text_kept else
-            " (no question text is kept: grouped by nearest section)") + ":"]
+    out += [
+        "",
+        "gaps grouped by subject and meaning, largest first"
+        + ("" if report.text_kept else " (no question text is kept: grouped by nearest section)")
+        + ":",
+    ]
     if left:
         out.append(f"  (left out, not gaps: {_left_out_text(report.left_out)})")
     if not report.groups:
@@ -631,20 +715,57 @@ def report_csv(report: Report, table: str, rows: Sequence[dict] = ()) -> str:
     buffer = io.StringIO()
     writer = _SafeWriter(buffer)  # every table: questions, labels and section titles come from outside
     if table == "groups":
-        writer.writerow(["rank", "size", "label", "last_7_days", "previous_7_days", "unanswered", "tentative",
-                         "downvoted", "didnt_help", "nearest_section", "subjects", "examples"])
+        writer.writerow(
+            [
+                "rank",
+                "size",
+                "label",
+                "last_7_days",
+                "previous_7_days",
+                "unanswered",
+                "tentative",
+                "downvoted",
+                "didnt_help",
+                "nearest_section",
+                "subjects",
+                "examples",
+            ]
+        )
         for n, g in enumerate(report.groups, 1):
-            writer.writerow([n, g.size, g.label, g.last_week, g.week_before, g.kinds.get("unanswered", 0),
-                             g.kinds.get("tentative", 0), g.kinds.get("downvoted", 0), g.kinds.get("not_helpful", 0),
-                             g.section, " · ".join(g.subjects),
-                             " | ".join(f"{e.times}× {_in_context(e)}" for e in g.examples)])
+            writer.writerow(
+                [
+                    n,
+                    g.size,
+                    g.label,
+                    g.last_week,
+                    g.week_before,
+                    g.kinds.get("unanswered", 0),
+                    g.kinds.get("tentative", 0),
+                    g.kinds.get("downvoted", 0),
+                    g.kinds.get("not_helpful", 0),
+                    g.section,
+                    " · ".join(g.subjects),
+                    " | ".join(f"{e.times}× {_in_context(e)}" for e in g.examples),
+                ]
+            )
     elif table == "gaps":  # one row per question shown in a group, with what the bot did and the context
-        writer.writerow(["group_rank", "group", "question", "times", "earlier_in_session", "tier", "section_cited",
-                         "down_reasons"])
+        writer.writerow(
+            ["group_rank", "group", "question", "times", "earlier_in_session", "tier", "section_cited", "down_reasons"]
+        )
         for n, g in enumerate(report.groups, 1):
             for e in g.examples:
-                writer.writerow([n, g.label, e.question, e.times, " | ".join(e.context), e.tier, e.section,
-                                 ", ".join(f"{r} {c}" for r, c in e.reasons)])
+                writer.writerow(
+                    [
+                        n,
+                        g.label,
+                        e.question,
+                        e.times,
+                        " | ".join(e.context),
+                        e.tier,
+                        e.section,
+                        ", ".join(f"{r} {c}" for r, c in e.reasons),
+                    ]
+                )
     elif table == "sections":
         writer.writerow(["section_key", "title", "cited", "up", "down", "down_reasons", "didnt_help"])
         for s in report.sections:
@@ -655,13 +776,31 @@ def report_csv(report: Report, table: str, rows: Sequence[dict] = ()) -> str:
         for i, d in enumerate(report.days):
             writer.writerow([d.isoformat(), *(report.series[n][i] for n in names)])
     else:  # events
-        columns = ["at", "kind", "question", "language", "tier", "confidence", "cited", "signature", "vote", "reason",
-                   "latency_ms", "session", "origin", "answer_id"]
+        columns = [
+            "at",
+            "kind",
+            "question",
+            "language",
+            "tier",
+            "confidence",
+            "cited",
+            "signature",
+            "vote",
+            "reason",
+            "latency_ms",
+            "session",
+            "origin",
+            "answer_id",
+        ]
         writer.writerow(columns)
         for r in rows:
-            writer.writerow([r["at"].isoformat(timespec="seconds"), *(
-                " ".join(r.get(c) or []) if c == "cited" else ("" if r.get(c) is None else r.get(c))
-                for c in columns[1:])])
+            writer.writerow(
+                [
+                    r["at"].isoformat(timespec="seconds"),
+                    *(
+                        " ".join(r.get(c) or []) if c == "cited" else ("" if r.get(c) is None else r.get(c))
+                        for c in columns[1:]
+                    ),
+                ]
+            )
     return buffer.getvalue()
-
-

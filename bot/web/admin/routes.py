@@ -33,12 +33,14 @@ CSV_TABLES = ("groups", "gaps", "sections", "days", "events")
 
 def section_titles(engine: Any) -> Callable[[str], str]:
     """A section key's breadcrumb from the engine's index (the key itself when the index does not know it)."""
+
     def title(key: str) -> str:
         try:
             section = engine.section(key) if engine is not None else None
         except Exception:
             section = None
         return section.breadcrumb if section is not None else key
+
     return title
 
 
@@ -55,23 +57,51 @@ def group_labels(report: Report, language: str) -> list[str]:
 def charts_of(report: Report, t: dict[str, str], labels: list[str] | None = None) -> dict[str, Any]:
     """The page's two charts and one sparkline per group, all starting at the first day with data."""
     start = trimmed(report.days, report.series)
-    names = {k: t[k] for k in ("questions", "answered", "tentative", "unanswered", "up", "down", "not_helpful",
-                                "gaps", "per_day", "per_week", "per_month", "no_data")}
+    names = {
+        k: t[k]
+        for k in (
+            "questions",
+            "answered",
+            "tentative",
+            "unanswered",
+            "up",
+            "down",
+            "not_helpful",
+            "gaps",
+            "per_day",
+            "per_week",
+            "per_month",
+            "no_data",
+        )
+    }
     questions, feedback = ["questions", "answered", "tentative", "unanswered"], ["up", "down", "not_helpful"]
     return {
         "chart_questions": chart(report.days, report.series, questions, t["chart_questions"], words=names, start=start),
-        "chart_feedback": chart(report.days, report.series, feedback, t["chart_feedback"], style="stacked", words=names,
-                                start=start),
+        "chart_feedback": chart(
+            report.days, report.series, feedback, t["chart_feedback"], style="stacked", words=names, start=start
+        ),
         # Drawn narrow for phones (the page shows one pair or the other): text stays readable, ticks are spaced
         # for the width they are shown at, instead of the wide chart scaled down.
-        "phone_questions": chart(report.days, report.series, questions, t["chart_questions"], words=names, start=start,
-                                 width=PHONE_WIDTH),
-        "phone_feedback": chart(report.days, report.series, feedback, t["chart_feedback"], style="stacked",
-                                words=names, start=start, width=PHONE_WIDTH),
+        "phone_questions": chart(
+            report.days, report.series, questions, t["chart_questions"], words=names, start=start, width=PHONE_WIDTH
+        ),
+        "phone_feedback": chart(
+            report.days,
+            report.series,
+            feedback,
+            t["chart_feedback"],
+            style="stacked",
+            words=names,
+            start=start,
+            width=PHONE_WIDTH,
+        ),
         # One day of data has no course over time to draw: no sparkline rather than one solid block.
-        "sparks": [chart(report.days, {"gaps": list(g.daily)}, ["gaps"], label, small=True, words=names, start=start)
-                   if len(report.days) - start > 1 else ""
-                   for g, label in zip(report.groups, labels or [g.label for g in report.groups])],
+        "sparks": [
+            chart(report.days, {"gaps": list(g.daily)}, ["gaps"], label, small=True, words=names, start=start)
+            if len(report.days) - start > 1
+            else ""
+            for g, label in zip(report.groups, labels or [g.label for g in report.groups])
+        ],
     }
 
 
@@ -88,14 +118,16 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True)
     token = getattr(ops, "admin_token", "") or ""
     if weak_admin_token(token):  # StoreSettings.from_env refuses it too; this covers settings built in code
-        raise ValueError(f"BOT_ADMIN_TOKEN=<{len(token)} characters, not shown> is too weak for /admin; "
-                         f"it must be {StoreSettings.allowed('admin_token')}")
+        raise ValueError(
+            f"BOT_ADMIN_TOKEN=<{len(token)} characters, not shown> is too weak for /admin; "
+            f"it must be {StoreSettings.allowed('admin_token')}"
+        )
     throttle = throttle or LoginThrottle()
     door = Door(web=None, admin_token=token, throttle=throttle, operator_cookie=COOKIE, operator_key=_admin_key)
     operator = [Depends(door.allows("operator"))]
     embeddings = Embeddings(engine)
     titles = section_titles(engine)
-    policy = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'")
+    policy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'"
     headers = {"Content-Security-Policy": policy, "Cache-Control": "no-store", "Vary": "Accept-Language"}
 
     def client(request: Request) -> str:
@@ -110,16 +142,20 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
         return locked_page(wait) if wait else None
 
     def locked_page(wait: int) -> HTMLResponse:
-        return HTMLResponse(f"<p>Too many wrong operator credentials from this address: try again in {wait} s.</p>",
-                            status_code=429, headers={**headers, "Retry-After": str(wait)})
+        return HTMLResponse(
+            f"<p>Too many wrong operator credentials from this address: try again in {wait} s.</p>",
+            status_code=429,
+            headers={**headers, "Retry-After": str(wait)},
+        )
 
     async def refusal(request: Request, refused: Refused) -> Response:
         """What a refused ``/admin`` request sees (from :meth:`bot.web.security.Door.allows`)."""
         if refused.status == 429:
             return locked_page(refused.retry_after)
         if request.url.path.endswith("/admin/data.json"):
-            return JSONResponse({"detail": refused.detail}, status_code=refused.status,
-                                headers={"WWW-Authenticate": "Bearer"})
+            return JSONResponse(
+                {"detail": refused.detail}, status_code=refused.status, headers={"WWW-Authenticate": "Bearer"}
+            )
         return login_page(request, 401)
 
     app.add_exception_handler(Refused, refusal)
@@ -131,8 +167,12 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
         if not token:
             status, error = 503, t["off"]
         page = env.get_template("admin_login.html").render(
-            t=t, lang=lang, error=error, enabled=bool(token),
-            action=f"{request.scope.get('root_path', '')}/admin/login?lang={lang}")
+            t=t,
+            lang=lang,
+            error=error,
+            enabled=bool(token),
+            action=f"{request.scope.get('root_path', '')}/admin/login?lang={lang}",
+        )
         return HTMLResponse(page, status_code=status, headers={**headers, "WWW-Authenticate": "Bearer"})
 
     def days_of(request: Request) -> int:
@@ -141,8 +181,12 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
 
     def unavailable() -> Response | None:
         if store is None:
-            return HTMLResponse("<p>No store configured: /admin reads the store that <code>python app.py</code> opens "
-                                "(BOT_DATABASE_URL or BOT_DATA_DIR).</p>", status_code=503, headers=headers)
+            return HTMLResponse(
+                "<p>No store configured: /admin reads the store that <code>python app.py</code> opens "
+                "(BOT_DATABASE_URL or BOT_DATA_DIR).</p>",
+                status_code=503,
+                headers=headers,
+            )
         return None
 
     def load(days: int) -> tuple[Report, list[dict]]:
@@ -152,9 +196,12 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
 
     def store_error(exc: Exception) -> HTMLResponse:
         first = str(getattr(exc, "orig", exc)).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
-        return HTMLResponse(f"<p>The store {escape(store.describe())} cannot be read right now ({escape(first)}). "
-                            "Answers go on; reload this page when the database is back.</p>",
-                            status_code=503, headers=headers)
+        return HTMLResponse(
+            f"<p>The store {escape(store.describe())} cannot be read right now ({escape(first)}). "
+            "Answers go on; reload this page when the database is back.</p>",
+            status_code=503,
+            headers=headers,
+        )
 
     @app.get("/admin", include_in_schema=False, response_model=None, dependencies=operator)
     def admin_page(request: Request) -> Response:
@@ -169,9 +216,17 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
         t = words(lang)
         labels = group_labels(report, lang)
         page = env.get_template("admin.html").render(
-            report=report, days=days, where=store.describe(), healthy=store.healthy, t=t, lang=lang, labels=labels,
-            other="en" if lang == "zh" else "zh", root=request.scope.get("root_path", ""),
-            **charts_of(report, t, labels))
+            report=report,
+            days=days,
+            where=store.describe(),
+            healthy=store.healthy,
+            t=t,
+            lang=lang,
+            labels=labels,
+            other="en" if lang == "zh" else "zh",
+            root=request.scope.get("root_path", ""),
+            **charts_of(report, t, labels),
+        )
         return HTMLResponse(page, headers=headers)
 
     @app.post("/admin/login", include_in_schema=False, response_model=None)
@@ -187,8 +242,15 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
         throttle.succeeded(client(request))
         root = request.scope.get("root_path", "")
         response = RedirectResponse(f"{root}/admin?lang={language(request)}", status_code=303)
-        response.set_cookie(COOKIE, cookie_value(_admin_key(token), int(time.time())), httponly=True, samesite="strict",
-                            path=f"{root}/admin", secure=request.url.scheme == "https", max_age=COOKIE_MAX_AGE)
+        response.set_cookie(
+            COOKIE,
+            cookie_value(_admin_key(token), int(time.time())),
+            httponly=True,
+            samesite="strict",
+            path=f"{root}/admin",
+            secure=request.url.scheme == "https",
+            max_age=COOKIE_MAX_AGE,
+        )
         return response
 
     @app.post("/admin/logout", include_in_schema=False)
@@ -219,5 +281,11 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
         except Exception as exc:
             return store_error(exc)
         name = re.sub(r"[^a-z]", "", table)
-        return Response("\ufeff" + report_csv(report, table, rows), media_type="text/csv; charset=utf-8", headers={
-            "Content-Disposition": f'attachment; filename="coverage-{name}-{report.until}.csv"', "Cache-Control": "no-store"})
+        return Response(
+            "\ufeff" + report_csv(report, table, rows),
+            media_type="text/csv; charset=utf-8",
+            headers={
+                "Content-Disposition": f'attachment; filename="coverage-{name}-{report.until}.csv"',
+                "Cache-Control": "no-store",
+            },
+        )

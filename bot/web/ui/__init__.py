@@ -13,21 +13,76 @@ The names other modules import are re-exported here (the /admin page takes its l
     ('zh', 'New chat')
 """
 
-from bot.web.ui.events import Deps, Recorder, ask_person, choose, exchanges, reason_prompt, respond, submit, vote, vote_reason
+from bot.records import VOTE_REASONS
+from bot.web.ui.events import (
+    Deps,
+    Recorder,
+    ask_person,
+    choose,
+    exchanges,
+    reason_prompt,
+    respond,
+    submit,
+    vote,
+    vote_reason,
+)
 from bot.web.ui.layout import AFTER_LOAD_JS, CSS, SCROLL_JS, THEME, WIDGET_CSS, make_ui, welcome_examples
 from bot.web.ui.state import (
-    HEAD_CHARS, MAX_MESSAGES, MAX_SEARCH_CHARS, MAX_SESSIONS, MAX_SNAPSHOT_CHARS, MAX_TURNS, SESSION_TTL, AnswerInfo,
-    ChatState, cap_input, feedback_values, restore, snapshot,
+    HEAD_CHARS,
+    MAX_MESSAGES,
+    MAX_SEARCH_CHARS,
+    MAX_SESSIONS,
+    MAX_SNAPSHOT_CHARS,
+    MAX_TURNS,
+    SESSION_TTL,
+    AnswerInfo,
+    ChatState,
+    cap_input,
+    feedback_values,
+    restore,
+    snapshot,
 )
-from bot.records import VOTE_REASONS
 from bot.web.ui.strings import SAMPLE_LOG, UI, UiLanguage, ui_language, ui_text
 from bot.web.ui.welcome import Welcome, examples, page_title
 
 __all__ = [
-    "AFTER_LOAD_JS", "CSS", "HEAD_CHARS", "MAX_MESSAGES", "MAX_SEARCH_CHARS", "MAX_SESSIONS", "MAX_SNAPSHOT_CHARS",
-    "MAX_TURNS", "SAMPLE_LOG", "SCROLL_JS", "SESSION_TTL", "THEME", "UI", "VOTE_REASONS", "WIDGET_CSS", "AnswerInfo",
-    "UiLanguage", "Welcome",
-    "ChatState", "Deps", "Recorder", "ask_person", "cap_input", "choose", "examples", "exchanges", "feedback_values",
-    "make_ui", "page_title", "reason_prompt", "respond", "restore", "snapshot", "submit", "ui_language", "ui_text",
-    "vote", "vote_reason", "welcome_examples",
+    "AFTER_LOAD_JS",
+    "CSS",
+    "HEAD_CHARS",
+    "MAX_MESSAGES",
+    "MAX_SEARCH_CHARS",
+    "MAX_SESSIONS",
+    "MAX_SNAPSHOT_CHARS",
+    "MAX_TURNS",
+    "SAMPLE_LOG",
+    "SCROLL_JS",
+    "SESSION_TTL",
+    "THEME",
+    "UI",
+    "VOTE_REASONS",
+    "WIDGET_CSS",
+    "AnswerInfo",
+    "UiLanguage",
+    "Welcome",
+    "ChatState",
+    "Deps",
+    "Recorder",
+    "ask_person",
+    "cap_input",
+    "choose",
+    "examples",
+    "exchanges",
+    "feedback_values",
+    "make_ui",
+    "page_title",
+    "reason_prompt",
+    "respond",
+    "restore",
+    "snapshot",
+    "submit",
+    "ui_language",
+    "ui_text",
+    "vote",
+    "vote_reason",
+    "welcome_examples",
 ]

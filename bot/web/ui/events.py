@@ -23,13 +23,12 @@ from bot.answer.reply import text as reply_text
 from bot.answer.turn import Turned, take_turn
 from bot.kb.signature import looks_like_log
 from bot.kb.tokenize import detect_language
-from bot.records import Event
+from bot.limits import QUESTION_CHARS
+from bot.records import VOTE_REASONS, Event
 from bot.settings import Settings
 from bot.web.handoff import Exchange, carrying, hand_over
 from bot.web.http import WebSettings
-from bot.limits import QUESTION_CHARS
 from bot.web.ui.state import AnswerInfo, ChatState, cap_input, trim
-from bot.records import VOTE_REASONS
 from bot.web.ui.strings import ui_text
 
 
@@ -46,7 +45,6 @@ class Deps:
     web: WebSettings
     recorder: Recorder | None = None
     contact: Contact = field(default_factory=Contact)
-
 
 
 def submit(state: ChatState, message: Any, limit: int) -> tuple[ChatState, bool]:
@@ -73,8 +71,10 @@ def choose(state: ChatState, value: Any) -> ChatState:
 
 def exchanges(state: ChatState, pending: str | None = None) -> list[Exchange]:
     """The tab's questions with their replies' tiers and citations (what a person is handed), oldest first."""
-    out = [Exchange(info.question, info.tier, tuple(info.cited))
-           for _, info in sorted(state.answers.items(), key=lambda item: int(item[0]))]
+    out = [
+        Exchange(info.question, info.tier, tuple(info.cited))
+        for _, info in sorted(state.answers.items(), key=lambda item: int(item[0]))
+    ]
     if pending and pending.strip():
         out.append(Exchange(pending[:QUESTION_CHARS]))
     return out
@@ -92,8 +92,15 @@ def _reply_for(deps: Deps, state: ChatState, message: str, base: str, total: int
     talk = Conversation(deps.engine, base_url=base, turns=list(state.turns), contact=contact)
     asked = exchanges(state, message)
     over = hand_over(deps.contact, deps.engine, lambda _turns: asked, origin=deps_origin(deps))
-    return take_turn(deps.engine, message, conversation=talk, contact=contact, truncated_from=total,
-                     input_limit=deps.settings.max_input_chars, hand_over=over)
+    return take_turn(
+        deps.engine,
+        message,
+        conversation=talk,
+        contact=contact,
+        truncated_from=total,
+        input_limit=deps.settings.max_input_chars,
+        hand_over=over,
+    )
 
 
 def ask_person(deps: Deps, state: ChatState) -> Reply:
@@ -103,8 +110,12 @@ def ask_person(deps: Deps, state: ChatState) -> Reply:
     asked = exchanges(state)
     over = hand_over(deps.contact, deps.engine, lambda _turns: asked, origin=deps_origin(deps))
     failed = over is not None and not over((), state.language)
-    return compose(format_intent("human", state.language, contact), contact=contact, handoff_failed=failed,
-                   scope=scope_of(getattr(deps.engine, "sections", ()) or ()))
+    return compose(
+        format_intent("human", state.language, contact),
+        contact=contact,
+        handoff_failed=failed,
+        scope=scope_of(getattr(deps.engine, "sections", ()) or ()),
+    )
 
 
 def deps_origin(deps: Deps) -> str:
@@ -206,7 +217,15 @@ def reason_prompt(deps: Deps, state: ChatState) -> str:
 
 
 def _vote_event(info: AnswerInfo) -> Event:
-    return Event("vote", info.question, info.language, tier=info.tier, confidence=info.confidence,
-                 cited=tuple(info.cited), signature=info.signature, vote=info.vote, reason=info.reason,
-                 answer_id=info.answer_id)
-
+    return Event(
+        "vote",
+        info.question,
+        info.language,
+        tier=info.tier,
+        confidence=info.confidence,
+        cited=tuple(info.cited),
+        signature=info.signature,
+        vote=info.vote,
+        reason=info.reason,
+        answer_id=info.answer_id,
+    )

@@ -14,16 +14,33 @@ from typing import Any
 import gradio as gr
 
 from bot.answer.reply import Contact
+from bot.records import VOTE_REASONS
 from bot.settings import Settings
 from bot.store.feedback import with_origin
 from bot.web.http import WebSettings, public_base, request_base
 from bot.web.ui.events import (
-    Deps, Recorder, ask_person, choose, notify, reason_prompt, respond, submit, vote, vote_reason,
+    Deps,
+    Recorder,
+    ask_person,
+    choose,
+    notify,
+    reason_prompt,
+    respond,
+    submit,
+    vote,
+    vote_reason,
 )
 from bot.web.ui.state import (
-    MAX_SESSIONS, SESSION_TTL, ChatState, as_state, feedback_values, restore, session_id, snapshot, trim,
+    MAX_SESSIONS,
+    SESSION_TTL,
+    ChatState,
+    as_state,
+    feedback_values,
+    restore,
+    session_id,
+    snapshot,
+    trim,
 )
-from bot.records import VOTE_REASONS
 from bot.web.ui.strings import UI, ui_language, ui_text
 from bot.web.ui.welcome import Welcome, as_chips, page_title
 
@@ -58,6 +75,7 @@ AFTER_LOAD_JS = static_text("after_load.js")
 
 # ---------------------------------------------------------------- layout
 
+
 def welcome_examples(engine: Any, settings: Settings) -> Welcome:
     """The welcome's example questions in each UI language (:class:`~bot.web.ui.welcome.Welcome`) from the loaded
     engine's sections or, while a stand-in engine is still loading the index (the "ui" start order builds the
@@ -71,15 +89,23 @@ def welcome_examples(engine: Any, settings: Settings) -> Welcome:
     from bot.kb.meta import load_meta
     from bot.kb.parse import parse_folder
 
-    sections, _ = parse_folder(settings.seeds_dir, max_bytes=settings.max_seed_bytes,
-                               max_sections=settings.max_seed_sections)
+    sections, _ = parse_folder(
+        settings.seeds_dir, max_bytes=settings.max_seed_bytes, max_sections=settings.max_seed_sections
+    )
     meta, _ = load_meta(settings.seeds_dir, sections)
     return Welcome.of(sections, meta.get)
 
 
-def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool = False,
-            recorder: Recorder | None = None, contact: Contact | None = None,
-            welcome: Welcome | None = None) -> gr.Blocks:
+def make_ui(
+    engine: Any,
+    settings: Settings,
+    web: WebSettings,
+    *,
+    compact: bool = False,
+    recorder: Recorder | None = None,
+    contact: Contact | None = None,
+    welcome: Welcome | None = None,
+) -> gr.Blocks:
     """The chat as Gradio Blocks; ``compact`` is the portal widget (no header, fills its frame); ``welcome``:
     the example questions, when the caller already has them (else :func:`welcome_examples`); each tab shows the
     welcome in its own language (:meth:`Welcome.shown`, set by the load event)."""
@@ -101,8 +127,9 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
 
     def chat_value(state: ChatState):
         text, questions = welcome.shown(state.language)
-        return gr.update(value=state.messages, feedback_value=feedback_values(state), placeholder=text,
-                         examples=as_chips(questions))
+        return gr.update(
+            value=state.messages, feedback_value=feedback_values(state), placeholder=text, examples=as_chips(questions)
+        )
 
     # --- thin Gradio wrappers around the handlers above
     def on_submit(message: str | None, state: Any):
@@ -166,10 +193,21 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
         state = restore(saved, state)
         t = UI[state.language]
         reasons = [(t[r], r) for r in VOTE_REASONS]
-        top = [gr.update(value=t["hint"] if compact else f"# {title[state.language]}\n{t['intro']}"),
-               gr.update(value=t[person_key]), gr.update(value=t["new_chat"])]
-        return (chat_value(state), state, gr.update(placeholder=t["placeholder"]), gr.update(choices=reasons),
-                gr.update(value=t["reason_label"]), *top, state.language, "" if compact else title[state.language])
+        top = [
+            gr.update(value=t["hint"] if compact else f"# {title[state.language]}\n{t['intro']}"),
+            gr.update(value=t[person_key]),
+            gr.update(value=t["new_chat"]),
+        ]
+        return (
+            chat_value(state),
+            state,
+            gr.update(placeholder=t["placeholder"]),
+            gr.update(choices=reasons),
+            gr.update(value=t["reason_label"]),
+            *top,
+            state.language,
+            "" if compact else title[state.language],
+        )
 
     with gr.Blocks(title=both_titles, fill_height=True, analytics_enabled=False) as blocks:
         state = gr.State(ChatState(), time_to_live=SESSION_TTL)
@@ -182,7 +220,9 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
             if compact:  # the portal's panel has its own title: one slim bar with a hint and the buttons
                 intro = gr.Markdown(UI["en"]["hint"], elem_classes=["bot-widget-hint"])
             else:
-                intro = gr.Markdown(f"# {both_titles}\n{UI['zh']['intro']}  \n{UI['en']['intro']}", elem_classes=["bot-header"])
+                intro = gr.Markdown(
+                    f"# {both_titles}\n{UI['zh']['intro']}  \n{UI['en']['intro']}", elem_classes=["bot-header"]
+                )
             person = gr.Button(UI["en"][person_key], elem_id="talk-to-person", scale=0, size="sm", variant="secondary")
             new = gr.Button(UI["en"]["new_chat"], elem_id="new-chat", scale=0, size="sm", variant="secondary")
         chatbot = gr.Chatbot(
@@ -210,8 +250,12 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
         )
         with gr.Row(visible=False, elem_classes=["bot-reasons"]) as reason_row:
             reason_label = gr.Markdown(UI["en"]["reason_label"], elem_classes=["bot-reason-label"])
-            reasons = gr.Radio(choices=[(UI["en"][r], r) for r in VOTE_REASONS], show_label=False,
-                               elem_id="vote-reason", container=False)
+            reasons = gr.Radio(
+                choices=[(UI["en"][r], r) for r in VOTE_REASONS],
+                show_label=False,
+                elem_id="vote-reason",
+                container=False,
+            )
         box = gr.Textbox(
             placeholder=UI["en"]["placeholder"],
             show_label=False,
@@ -232,11 +276,9 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
         chatbot.example_select(on_example, [state], [chatbot, state], queue=False).then(
             on_answer, [state], [chatbot, state, saved], show_progress="minimal"
         ).then(None, [saved], None, js=save_js).then(None, js=scroll_bot)
-        chatbot.option_select(on_option, [state], [chatbot, state], queue=False).then(
-            None, js=scroll_user
-        ).then(on_answer, [state], [chatbot, state, saved], show_progress="minimal").then(
-            None, [saved], None, js=save_js
-        ).then(None, js=scroll_bot)
+        chatbot.option_select(on_option, [state], [chatbot, state], queue=False).then(None, js=scroll_user).then(
+            on_answer, [state], [chatbot, state, saved], show_progress="minimal"
+        ).then(None, [saved], None, js=save_js).then(None, js=scroll_bot)
         chatbot.like(on_vote, [state], [state, reason_row, saved, reason_label]).then(None, [saved], None, js=save_js)
         reasons.select(lambda value, s: on_reason(value, s), [reasons, state], [state, reason_row, saved]).then(
             None, [saved], None, js=save_js
@@ -251,7 +293,12 @@ def make_ui(engine: Any, settings: Settings, web: WebSettings, *, compact: bool 
             chatbot.clear(on_new_chat, [state], [box, chatbot, state, reason_row, saved], queue=False).then(
                 None, [saved], None, js=save_js
             )
-        blocks.load(on_load, [saved], [chatbot, state, box, reasons, reason_label, intro, person, new, language, tab_title],
-                    js=load_js, queue=False).then(None, [language, tab_title], None, js=AFTER_LOAD_JS)
+        blocks.load(
+            on_load,
+            [saved],
+            [chatbot, state, box, reasons, reason_label, intro, person, new, language, tab_title],
+            js=load_js,
+            queue=False,
+        ).then(None, [language, tab_title], None, js=AFTER_LOAD_JS)
     blocks.state_session_capacity = MAX_SESSIONS
     return blocks

@@ -88,16 +88,18 @@ def cap_input(message: str, limit: int) -> tuple[str, int]:
     if not head:
         head = message[:head_budget]
     tail_budget = max(0, limit - len(head) - len(marker))
-    tail = message[len(message) - tail_budget:] if tail_budget else ""
+    tail = message[len(message) - tail_budget :] if tail_budget else ""
     newline = tail.find("\n")
     if 0 <= newline < min(500, len(tail) - 1):  # start the tail at a whole line
-        tail = tail[newline + 1:]
+        tail = tail[newline + 1 :]
     return head.rstrip("\n") + marker + tail, len(message)
 
 
 def _clip_turn(turn: Turn) -> Turn:
     if len(turn.search) > MAX_SEARCH_CHARS:
-        turn = dataclasses.replace(turn, search=turn.search[: MAX_SEARCH_CHARS // 2] + "\n" + turn.search[-MAX_SEARCH_CHARS // 2:])
+        turn = dataclasses.replace(
+            turn, search=turn.search[: MAX_SEARCH_CHARS // 2] + "\n" + turn.search[-MAX_SEARCH_CHARS // 2 :]
+        )
     return turn
 
 
@@ -113,6 +115,7 @@ def trim(state: ChatState) -> None:
 
 
 # ---------------------------------------------------------------- persistence in the tab (sessionStorage)
+
 
 def snapshot(state: ChatState) -> str:
     """The state as JSON for the tab's sessionStorage (what a reload restores)."""
@@ -174,11 +177,17 @@ def restore(raw: Any, state: ChatState) -> ChatState:
         message = {"role": item["role"], "content": _str(item.get("content"), 60_000)}
         options = item.get("options")
         if isinstance(options, list):
-            message["options"] = [{"value": _str(o.get("value"), 500), "label": _str(o.get("label"), 200)}
-                                  for o in options[:5] if isinstance(o, dict)]
+            message["options"] = [
+                {"value": _str(o.get("value"), 500), "label": _str(o.get("label"), 200)}
+                for o in options[:5]
+                if isinstance(o, dict)
+            ]
         messages.append(message)
-    turns = [t for t in (_turn(x) for x in (data.get("turns") or [])[-MAX_TURNS:]) if t is not None] \
-        if isinstance(data.get("turns"), list) else []
+    turns = (
+        [t for t in (_turn(x) for x in (data.get("turns") or [])[-MAX_TURNS:]) if t is not None]
+        if isinstance(data.get("turns"), list)
+        else []
+    )
     answers: dict[str, AnswerInfo] = {}
     if isinstance(data.get("answers"), dict):
         for key, info in list(data["answers"].items())[-MAX_MESSAGES:]:
@@ -186,9 +195,12 @@ def restore(raw: Any, state: ChatState) -> ChatState:
                 continue
             answers[key] = AnswerInfo(
                 answer_id=_str(info.get("answer_id"), 40) or uuid.uuid4().hex[:16],
-                question=_str(info.get("question"), QUESTION_CHARS), language=_str(info.get("language"), 4) or "en",
-                tier=_str(info.get("tier"), 12), confidence=float(info["confidence"]) if isinstance(info.get("confidence"), (int, float)) else 0.0,
-                cited=_strs(info.get("cited")), signature=_str(info.get("signature"), QUESTION_CHARS),
+                question=_str(info.get("question"), QUESTION_CHARS),
+                language=_str(info.get("language"), 4) or "en",
+                tier=_str(info.get("tier"), 12),
+                confidence=float(info["confidence"]) if isinstance(info.get("confidence"), (int, float)) else 0.0,
+                cited=_strs(info.get("cited")),
+                signature=_str(info.get("signature"), QUESTION_CHARS),
                 vote=info.get("vote") if info.get("vote") in ("up", "down") else None,
                 reason=info.get("reason") if info.get("reason") in VOTE_REASONS else "",
             )
@@ -207,4 +219,3 @@ def feedback_values(state: ChatState) -> list[str | None]:
         info = state.answers.get(str(n))
         out.append({"up": "Like", "down": "Dislike"}.get(info.vote or "") if info else None)
     return out
-

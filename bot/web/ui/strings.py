@@ -61,7 +61,7 @@ UI: dict[str, dict[str, str]] = {
         "reason_thanks": "Reason recorded, thank you!",
         "welcome": "### Hi!\n\nDescribe your problem or paste the full error log. Try:",
         "welcome_other": "### Hi!\n\nDescribe your problem or paste the full error log. The documents are in Chinese; "
-                         "they answer questions such as:",
+        "they answer questions such as:",
         "welcome_plain": "### Hi!\n\nDescribe your problem or paste the full error log.",
     },
 }
@@ -79,7 +79,6 @@ def ui_language(accept_language: str | None) -> UiLanguage:
 
 def ui_text(language: str, key: str) -> str:
     return UI["zh" if language == "zh" else "en"][key]
-
 
 
 # A pasted log that the repository's seeds answer: for the browser tests and the bench, never shown in the UI

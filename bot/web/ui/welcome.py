@@ -46,8 +46,9 @@ MAX_EXAMPLES = 4
 MAX_EXAMPLE_CHARS = 60  # longer questions do not fit a chip in the 400 px widget: another one is taken
 
 # A heading reads as a question when it ends with a question mark or starts with a question word.
-_QUESTION = re.compile(r"[?？]\s*$|^(问题\s*[:：]|如何|怎么|为什么|(how|why|what|when|which|can|does|is|do)\b)",
-                       re.IGNORECASE)
+_QUESTION = re.compile(
+    r"[?？]\s*$|^(问题\s*[:：]|如何|怎么|为什么|(how|why|what|when|which|can|does|is|do)\b)", re.IGNORECASE
+)
 
 
 def page_title(setting: str, language: str) -> str:
@@ -73,8 +74,9 @@ def _questions(section: Section, meta: Any, language: UiLanguage) -> list[str]:
     return sorted(whole, key=lambda q: not _QUESTION.search(q))  # questions before keyword-style phrasings
 
 
-def examples(sections: Sequence[Section], meta: Callable[[str], Any], language: UiLanguage,
-             limit: int = MAX_EXAMPLES) -> tuple[str, ...]:
+def examples(
+    sections: Sequence[Section], meta: Callable[[str], Any], language: UiLanguage, limit: int = MAX_EXAMPLES
+) -> tuple[str, ...]:
     """Up to ``limit`` example questions in ``language``, one per document, largest document first."""
     by_source: dict[str, list[Section]] = {}
     for section in sections:
