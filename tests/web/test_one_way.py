@@ -92,10 +92,8 @@ def test_a_chat_message_is_handed_over_once_and_comes_back_finished(hash_setting
 
 
 def test_a_truncated_message_gets_its_note_inside_the_turn(hash_settings):
-    import dataclasses
-
     engine = Engine.open(hash_settings, auto_build=True)
-    deps = Deps(engine, dataclasses.replace(hash_settings, max_input_chars=2_000), WebSettings(), None, Contact())
+    deps = Deps(engine, hash_settings.model_copy(update={"max_input_chars": 2_000}), WebSettings(), None, Contact())
     message = "显存不足\n" + "x " * 5_000 + "\nout of memory"
     state, _ = submit(ChatState(), message, deps.settings.max_input_chars)
     with Crossings() as seen:
