@@ -76,19 +76,34 @@ def _post(client, url: str, question: str, history: list[str]) -> tuple[float, i
 
 
 def run_history(url: str, rounds: int, *, timeout_s: float = 60.0) -> dict:
-    """``rounds`` rounds over :data:`CONVERSATIONS` against the app at ``url``: medians, ratios and errors."""
+    """``rounds`` rounds over :data:`CONVERSATIONS` against the app at ``url``: medians, ratios and errors.
+
+    ``last_turn`` is turn 9 as a chat client sends it: turns 1–8 were asked first, one request each with the
+    history so far (untimed), so the server has seen the conversation. ``cold`` is the same turn 9 sent to a
+    server that never saw it (another wording: a replica, or a restart), which must rebuild the history.
+    """
     import httpx
 
     _check_loopback(url)
-    samples = {name: {"alone": [], "last_turn": []} for name, _, _ in CONVERSATIONS}
+    kinds = ("alone", "last_turn", "cold")
+    samples = {name: {kind: [] for kind in kinds} for name, _, _ in CONVERSATIONS}
     errors = 0
     with httpx.Client(timeout=timeout_s) as client:
         for n in range(1, rounds + 1):
             for name, history, question in CONVERSATIONS:
                 asked = variant(question, n)
-                sent = {"alone": [], "last_turn": [variant(turn, n) for turn in history]}
-                for kind in ("alone", "last_turn") if n % 2 else ("last_turn", "alone"):
-                    ms, status = _post(client, url, asked, sent[kind])
+                turns = [variant(turn, n) for turn in history]
+                for k, turn in enumerate(turns):  # the conversation as the client lived it, untimed
+                    _, status = _post(client, url, turn, turns[:k])
+                    errors += status != 200
+                sent = {
+                    "alone": (asked, []),
+                    "last_turn": (asked, turns),
+                    # another round's wording, never asked turn by turn: the history is rebuilt from plain texts
+                    "cold": (variant(question, rounds + n), [variant(turn, rounds + n) for turn in history]),
+                }
+                for kind in kinds if n % 2 else tuple(reversed(kinds)):
+                    ms, status = _post(client, url, *sent[kind])
                     if status != 200:
                         errors += 1
                         continue
@@ -97,8 +112,11 @@ def run_history(url: str, rounds: int, *, timeout_s: float = 60.0) -> dict:
     for name, got in samples.items():
         alone = statistics.median(got["alone"]) if got["alone"] else None
         last = statistics.median(got["last_turn"]) if got["last_turn"] else None
+        cold = statistics.median(got["cold"]) if got["cold"] else None
         conversations[name] = {
             "alone_p50_ms": alone and round(alone, 2),
+            "cold_p50_ms": cold and round(cold, 2),
+            "cold_ratio": round(cold / alone, 3) if alone and cold else None,
             "last_turn_p50_ms": last and round(last, 2),
             "ratio": round(last / alone, 3) if alone and last else None,
             "alone_ms": [round(x, 2) for x in got["alone"]],
