@@ -940,6 +940,12 @@ class Store:
         with self.engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(query)]
 
+    def version(self) -> tuple[int, int]:
+        """(rows, highest id): changes whenever a row is written or removed; cheap, for a reader's cache."""
+        with self.engine.connect() as conn:
+            count, top = conn.execute(sa.select(sa.func.count(), sa.func.max(events_table.c.id))).one()
+        return int(count or 0), int(top or 0)
+
     # ------------------------------------------------------------ the old JSON-lines log
 
     def import_jsonl(self, path: Path | None) -> int:
