@@ -688,7 +688,7 @@ class Store:
         question = sanitize(event.question or "", MAX_QUESTION_CHARS)[0] if self.keep_text else None
         signature = sanitize(event.signature, MAX_QUESTION_CHARS)[0] if (self.keep_text and event.signature) else None
         # A question's: the reply's, which its votes name. No control characters: PostgreSQL refuses a NUL.
-        answer_id = sanitize(event.answer_id or "", 80)[0].strip() or None
+        answer_id = sanitize((event.answer_id or "")[:80], 80)[0].strip() or None
         if event.kind == "vote":
             if event.vote not in ("up", "down"):
                 raise ValueError(f"vote must be 'up' or 'down', not {event.vote!r}")
