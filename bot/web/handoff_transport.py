@@ -143,7 +143,7 @@ class Courier:
             return False
         future = self._pool.submit(self._send, data, 1)
         try:
-            return future.result(timeout=self.deadline + 1.0)
+            return future.result(timeout=self.deadline + 0.25)
         except FutureTimeout:  # the send goes on, cut by its own deadline; a failure is queued by _send
             return False
 
