@@ -41,7 +41,7 @@ from bot.answer.source_view import render_source
 from bot.answer.turn import take_turn
 from bot.records import Event
 from bot.settings import Settings
-from bot.store import feedback
+from bot.store import NotSpooled, feedback
 from bot.web.api_models import AskRequest, FeedbackRequest
 from bot.web.config import AppConfig
 from bot.web.handoff import api_turn
@@ -133,6 +133,10 @@ def build_app(
         max_age=600,
     )
     app.add_middleware(SecurityHeaders, frame_ancestors=web.frame_ancestors)
+
+    @app.exception_handler(NotSpooled)  # disk full: nothing acknowledged, the client retries
+    async def not_spooled(_request: Request, exc: NotSpooled) -> JSONResponse:
+        return JSONResponse({"ok": False, "error": str(exc)}, status_code=503, headers={"Retry-After": "30"})
 
     # The one credential check of /api/* and /v1/* behind the door (a second lock); /admin has its own realm.
     authorize = Door(web).allows("api")

@@ -27,6 +27,7 @@ keys; :mod:`bot.answer` writes the words.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from collections import OrderedDict
@@ -100,6 +101,15 @@ _LINUX = words("linux")  # bot/data/vocabulary.toml
 # A fix written for Linux: shared-library paths and package tools that do not exist on Windows or macOS.
 _LINUX_ONLY_FIX = words("linux_only_fix")
 _FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?^ {0,3}\1[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def query_key(text: str) -> bytes:
+    """The query cache's key: 16 bytes whatever the text's length (a collision needs 2**64 questions).
+
+    >>> len(query_key("显存不足" * 25_000)) == len(query_key("oom")) == 16
+    True
+    """
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def sanitize(text: str, limit: int) -> tuple[str, int]:
@@ -211,7 +221,7 @@ class Engine:
         )
         self.lexicon = Lexicon.load()
         self._by_key = {s.key: n for n, s in enumerate(index.sections)}
-        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._query_cache: OrderedDict[bytes, np.ndarray] = OrderedDict()  # query_key(text) -> vector
         self._cache_lock = threading.Lock()
         self._section_tokens: dict[int, frozenset[str]] = {}
 
@@ -770,15 +780,20 @@ class Engine:
         return scores.best_by_language[match_is_zh] - float((same_language @ scores.query_vector).max())
 
     def _embed_query(self, search_text: str) -> np.ndarray:
-        """Query vector, remembered for repeated questions (clicked examples, suggestions, retries)."""
+        """Query vector, remembered for repeated questions (clicked examples, suggestions, retries).
+
+        Keyed by a digest of the text, not the text: a question may be 100,000 characters (4 bytes each in
+        CPython once it holds an emoji), and 1,024 of them as keys held about 440 MB.
+        """
+        key = query_key(search_text)
         with self._cache_lock:
-            cached = self._query_cache.get(search_text)
+            cached = self._query_cache.get(key)
             if cached is not None:
-                self._query_cache.move_to_end(search_text)
+                self._query_cache.move_to_end(key)
                 return cached
         vector = self.embedder.embed([search_text], role="query")[0]
         with self._cache_lock:
-            self._query_cache[search_text] = vector
+            self._query_cache[key] = vector
             while len(self._query_cache) > QUERY_CACHE_SIZE:
                 self._query_cache.popitem(last=False)
         return vector

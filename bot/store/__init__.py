@@ -7,3 +7,11 @@ this package loads no database driver.
 May import: ``bot.engine`` (text sanitising), ``bot.kb``, ``bot.records``, ``bot.settings``;
 never ``answer`` or ``web``.
 """
+
+
+class NotSpooled(RuntimeError):
+    """An event could not be kept (the disk refused its write: full); nothing was acknowledged.
+
+    Raised by a recorder's ``record``; the edges answer 503 so the client retries: an ``{"ok": true}`` must mean
+    the event survives a crash.
+    """

@@ -36,6 +36,7 @@ many): :meth:`Store.reader` (``python -m bot report``) never deletes or writes a
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -58,6 +59,7 @@ from bot.limits import QUESTION_CHARS
 from bot.records import EVENT_KINDS, VOTE_REASONS, Event
 from bot.records import ORIGINS as EDGE_ORIGINS
 from bot.settings import BotSettings, setting
+from bot.store import NotSpooled
 
 log = logging.getLogger("bot.store.database")
 
@@ -67,6 +69,7 @@ KINDS = EVENT_KINDS
 ORIGINS = (*EDGE_ORIGINS, "app", "import")  # the edges', then rows from before schema 2 and the old log
 BATCH = 500  # rows per write when all is well
 SPOOL_DIR = "spool"  # under BOT_DATA_DIR: acknowledged events not yet in the database
+REFUSED_DIR = "refused"  # under the spool: rows the database refused for good, kept for an operator to look at
 SPOOL_SEGMENT_BYTES = 1 << 20  # a spool file is replaced by a fresh one past this size (the old one goes once written)
 ADMIN_TOKEN_PATTERN = r"^[\x21-\x7e]+$"  # the API token's rule (bot.web.http): printable, no spaces
 
@@ -348,6 +351,10 @@ def _now() -> datetime:
 _TRANSIENT = (sa_exc.OperationalError, sa_exc.InterfaceError, sa_exc.DisconnectionError, sa_exc.TimeoutError)
 
 
+def _why(exc: BaseException | None) -> str:
+    return str(getattr(exc, "orig", None) or exc or "refused").strip().splitlines()[0][:200]
+
+
 def _to_json(row: dict) -> str:
     return json.dumps({**row, "at": row["at"].isoformat()}, ensure_ascii=False)
 
@@ -358,6 +365,17 @@ def _from_json(line: bytes) -> dict:
         raise ValueError("not a spooled event")
     row["at"] = datetime.fromisoformat(row["at"])
     return {c.name: row.get(c.name) for c in events_table.columns if c.name != "id"}
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write every byte: ``os.write`` may take fewer (a nearly full disk), and a line counted as spooled must be
+    whole. A write that takes nothing is a full disk."""
+    view = memoryview(data)
+    while view:
+        taken = os.write(fd, view)
+        if taken <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view = view[taken:]
 
 
 class Spool:
@@ -387,8 +405,12 @@ class Spool:
         self._fds[path], self._pending[path], self._size = fd, 0, 0
         return path
 
-    def add(self, row: dict) -> Path | None:
-        """Append and fsync one row; the file it went to (pass it to :meth:`done`), None when the disk refused."""
+    def add(self, row: dict) -> Path:
+        """Append and fsync one row; the file it went to (pass it to :meth:`done`).
+
+        Raises :class:`NotSpooled` when the disk refuses the line (full, or a write that makes no progress): the
+        line is cut off again, so nothing half-written glues onto the next one, and the caller acknowledges nothing.
+        """
         data = (_to_json(row) + "\n").encode("utf-8")
         with self._lock:
             if self._size > SPOOL_SEGMENT_BYTES:
@@ -396,13 +418,13 @@ class Spool:
                 self._forget_if_done(old)
             fd = self._fds[self.current]
             try:
-                os.write(fd, data)  # one write on an O_APPEND file: a crash leaves at most a torn last line
+                _write_all(fd, data)
                 os.fsync(fd)
             except OSError as exc:
                 if not self.failed:
                     log.warning(
-                        "store: cannot write the spool %s (%s): events are kept in memory only until "
-                        "it can; free space in BOT_DATA_DIR",
+                        "store: cannot write the spool %s (%s): events are refused (503) until it can; "
+                        "free space in BOT_DATA_DIR",
                         self.current,
                         exc.strerror or exc,
                     )
@@ -411,7 +433,10 @@ class Spool:
                     os.ftruncate(fd, self._size)
                 except OSError:
                     pass
-                return None
+                raise NotSpooled(
+                    f"the event could not be kept: the spool {self.current} refused the write "
+                    f"({exc.strerror or exc}); free space in BOT_DATA_DIR"
+                ) from None
             self.failed = False
             self._size += len(data)
             self._pending[self.current] += 1
@@ -479,6 +504,7 @@ class Store:
         self.dropped = 0  # rows lost because the queue was full while the database was away
         self.written = 0
         self.replayed = 0  # rows written at start-up from the spool of an earlier run
+        self.refused = 0  # rows the database refused for good, set aside in <spool>/refused/
         self._last_purge = 0.0
         with engine.connect() as conn:
             salt = conn.execute(sa.select(meta_table.c.value).where(meta_table.c.key == "session_salt")).scalar()
@@ -602,9 +628,10 @@ class Store:
                         except (ValueError, KeyError, TypeError, UnicodeDecodeError):
                             bad += 1  # a line torn by a crash mid-write was never acknowledged
                 try:
+                    refused = []
                     for start in range(0, len(rows), BATCH):
-                        self._write(rows[start : start + BATCH])
-                except sa_exc.SQLAlchemyError as exc:
+                        refused += self._write_or_refuse(rows[start : start + BATCH])
+                except _TRANSIENT as exc:
                     log.warning(
                         "store: could not write the %d event(s) left in %s (%s); kept there for the next start",
                         len(rows),
@@ -613,10 +640,10 @@ class Store:
                     )
                     continue
                 path.unlink()
-                self.replayed += len(rows)
+                self.replayed += len(rows) - len(refused)
                 log.warning(
                     "store: wrote %d event(s) left in the spool %s by an earlier run%s",
-                    len(rows),
+                    len(rows) - len(refused),
                     path,
                     f"; dropped {bad} unreadable line(s)" if bad else "",
                 )
@@ -626,7 +653,10 @@ class Store:
     # ------------------------------------------------------------ recording (the edges call this)
 
     def record(self, event: Event, *, session: str = "", latency_ms: float | None = None) -> None:
-        """Spool (one fsync) and queue one event; never raises, never waits for the database."""
+        """Spool (one fsync) and queue one event; never waits for the database.
+
+        Raises :class:`NotSpooled` when the event cannot be kept (disk full): the edge refuses the request (503)
+        rather than acknowledge what a crash would lose. A malformed event is logged and skipped."""
         if self.spool is None:
             log.error("store: a read-only store (Store.reader) cannot record events; use Store.open")
             return
@@ -657,7 +687,8 @@ class Store:
 
         question = sanitize(event.question or "", MAX_QUESTION_CHARS)[0] if self.keep_text else None
         signature = sanitize(event.signature, MAX_QUESTION_CHARS)[0] if (self.keep_text and event.signature) else None
-        answer_id = (event.answer_id or "")[:80] or None  # a question's: the reply's, which its votes name
+        # A question's: the reply's, which its votes name. No control characters: PostgreSQL refuses a NUL.
+        answer_id = sanitize((event.answer_id or "")[:80], 80)[0].strip() or None
         if event.kind == "vote":
             if event.vote not in ("up", "down"):
                 raise ValueError(f"vote must be 'up' or 'down', not {event.vote!r}")
@@ -731,14 +762,11 @@ class Store:
                 if self._stop.wait(wait):
                     return  # closing while down: the rows stay in the spool for the next start (close() logs it)
                 continue
-            except Exception:  # a row the database refuses: write the others one by one, drop the bad one
-                log.exception("store: a batch of %d event(s) was refused; retrying row by row", len(chunk))
-                for _, row in chunk:
-                    try:
-                        self._write([row])
-                    except Exception:
-                        log.exception("store: dropped one %s event the database refused", row.get("kind"))
-                        self.dropped += 1
+            except Exception as exc:  # a row the database refuses: write the others one by one, set it aside
+                try:
+                    self._write_or_refuse([row for _, row in chunk], refused_batch=exc)
+                except _TRANSIENT:
+                    continue  # gone again half-way: the whole chunk is retried (rows written meanwhile are skipped)
             if self._down:
                 log.warning(
                     "store: the database %s is back; %d event(s) were dropped meanwhile", self.describe(), self.dropped
@@ -752,6 +780,54 @@ class Store:
             batch = batch[len(chunk) :]
             limit = min(BATCH, limit * 2)
             delay = self._retry
+
+    def _write_or_refuse(self, rows: list[dict], *, refused_batch: Exception | None = None) -> list[dict]:
+        """Write ``rows``; when the database refuses the batch (not an outage: a row it will never take, such as
+        a NUL in a PostgreSQL text), write them one by one and set the refused ones aside in
+        ``<spool>/refused/`` (logged with their event ids), so one poisoned row never holds back the others.
+        Returns the refused rows; outages (:data:`_TRANSIENT`) are raised for the caller to retry."""
+        if refused_batch is None:
+            try:
+                self._write(rows)
+                return []
+            except _TRANSIENT:
+                raise
+            except Exception as exc:
+                refused_batch = exc
+        log.warning(
+            "store: a batch of %d event(s) was refused (%s); writing row by row", len(rows), _why(refused_batch)
+        )
+        refused: list[tuple[dict, Exception]] = []
+        for row in rows:
+            try:
+                self._write([row])
+            except _TRANSIENT:
+                raise
+            except Exception as exc:
+                refused.append((row, exc))
+        if refused:
+            self._set_aside(refused)
+        return [row for row, _ in refused]
+
+    def _set_aside(self, refused: list[tuple[dict, Exception]]) -> None:
+        self.refused += len(refused)
+        folder = Path(self.settings.data_dir).expanduser() / SPOOL_DIR / REFUSED_DIR
+        path = folder / f"{os.getpid()}-{uuid.uuid4().hex[:12]}.jsonl"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            with open(path, "a", encoding="utf-8") as handle:
+                for row, exc in refused:
+                    handle.write(json.dumps({"refused": _why(exc), "row": json.loads(_to_json(row))}) + "\n")
+        except OSError as exc:
+            path = Path(f"(not kept: {exc.strerror or exc})")
+        for row, exc in refused:
+            log.error(
+                "store: the database refused the %s event %s (%s); set aside in %s",
+                row.get("kind"),
+                row.get("event_id"),
+                _why(exc),
+                path,
+            )
 
     def _write(self, rows: list[dict]) -> None:
         with self.engine.begin() as conn:
@@ -771,11 +847,15 @@ class Store:
 
     @staticmethod
     def _upsert_vote(conn: sa.Connection, row: dict) -> None:
-        """One row per answer: a changed vote replaces the earlier one (also when two replicas race)."""
+        """One row per answer, the last vote (by time) kept: a changed vote replaces an earlier one, never a later
+        one, so a replay that meets an older vote again (its row replaced, so its event_id no longer found) does
+        not revert the change; also when two replicas race."""
         values = {k: v for k, v in row.items() if k != "answer_id"}
         for _ in range(2):
             done = conn.execute(
-                events_table.update().where(events_table.c.answer_id == row["answer_id"], _is_vote).values(values)
+                events_table.update()
+                .where(events_table.c.answer_id == row["answer_id"], _is_vote, events_table.c.at <= row["at"])
+                .values(values)
             )
             if done.rowcount:
                 return
@@ -783,7 +863,7 @@ class Store:
                 with conn.begin_nested():
                     conn.execute(events_table.insert(), [row])
                 return
-            except sa_exc.IntegrityError:  # another replica inserted it between our update and insert
+            except sa_exc.IntegrityError:  # a later vote is there, or another replica inserted one meanwhile
                 continue
 
     def flush(self, timeout: float = 10.0) -> bool:
@@ -859,6 +939,12 @@ class Store:
             query = query.where(events_table.c.at >= since)
         with self.engine.connect() as conn:
             return [dict(r._mapping) for r in conn.execute(query)]
+
+    def version(self) -> tuple[int, int]:
+        """(rows, highest id): changes whenever a row is written or removed; cheap, for a reader's cache."""
+        with self.engine.connect() as conn:
+            count, top = conn.execute(sa.select(sa.func.count(), sa.func.max(events_table.c.id))).one()
+        return int(count or 0), int(top or 0)
 
     # ------------------------------------------------------------ the old JSON-lines log
 

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 from bot.engine.retrieve import sanitize
 from bot.limits import QUESTION_CHARS
 from bot.records import Event, Vote
+from bot.store import NotSpooled
 
 MAX_QUESTION_CHARS = QUESTION_CHARS  # a pasted log is stored cut; its signature says what it was about
 EVENTS = ("unanswered", "vote", "not_helpful")
@@ -98,6 +99,15 @@ class JsonlRecorder:
         self.path = path
 
     def record(self, event: Event, *, session: str = "", latency_ms: float | None = None) -> None:
+        try:
+            self._record(event)
+        except OSError as exc:  # disk full: refuse (503) rather than acknowledge what was not written
+            raise NotSpooled(
+                f"the event could not be kept: the log {self.path} refused the write ({exc.strerror or exc}); "
+                "free space there"
+            ) from None
+
+    def _record(self, event: Event) -> None:
         if event.kind == "vote":
             log_event(
                 self.path,

@@ -12,17 +12,15 @@ When a contact is configured (``BOT_CONTACT_URL`` and/or ``BOT_HANDOFF_WEBHOOK``
 
 from __future__ import annotations
 
-import json
-import traceback
-import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from bot import limits
 from bot.answer.reply import Contact, citation_label
+from bot.web.handoff_transport import DEADLINE, courier_for
 
-WEBHOOK_TIMEOUT = 5.0  # seconds; the user is waiting for the reply that says the hand-off worked
+WEBHOOK_TIMEOUT = DEADLINE  # seconds in total; the user is waiting for the reply that says the hand-off worked
 MAX_EXCHANGES = limits.CONVERSATION_TURNS_KEPT  # the newest exchanges sent along (the UI keeps no more turns)
 QUESTION_CHARS = limits.QUESTION_CHARS  # of each question (a pasted log: its head and its error are in the first part)
 
@@ -84,18 +82,11 @@ def carrying(contact: Contact, exchanges: Sequence[Exchange], engine: Any) -> Co
     return replace(contact, transcript=transcript_text(exchanges, engine), question=exchanges[0].question[:200])
 
 
-def send(webhook: str, data: dict, timeout: float = WEBHOOK_TIMEOUT) -> bool:
-    """POST ``data`` as JSON to the webhook; True on a 2xx answer. Failures are printed, never raised."""
-    body = json.dumps(data, ensure_ascii=False).encode()
-    request = urllib.request.Request(
-        webhook, data=body, method="POST", headers={"Content-Type": "application/json; charset=utf-8"}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 (http(s) checked at start-up)
-            return 200 <= response.status < 300
-    except Exception:  # the chat must answer even when the ticket system is down
-        traceback.print_exc()
-        return False
+def send(webhook: str, data: dict) -> bool:
+    """POST ``data`` as JSON to the webhook; True when a 2xx answer came within the deadline. Never raises:
+    off the request's thread, a few at once, rate limited, failures logged and retried
+    (:mod:`bot.web.handoff_transport`)."""
+    return courier_for(webhook).deliver(data)
 
 
 def hand_over(

@@ -23,7 +23,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 
 from bot.web.admin.charts import PHONE_WIDTH, TEMPLATES, chart, trimmed
 from bot.web.admin.clusters import Embeddings
-from bot.web.admin.report import EMBED_PER_VIEW, Report, build_report, report_csv
+from bot.web.admin.report import EMBED_PER_VIEW, Report, SharedReports, build_report, report_csv
 from bot.web.admin.texts import group_label, page_language, words
 from bot.web.security import COOKIE_MAX_AGE, Door, LoginThrottle, Refused, cookie_value, token_matches
 
@@ -189,10 +189,13 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
             )
         return None
 
-    def load(days: int) -> tuple[Report, list[dict]]:
+    def build(days: int) -> tuple[Report, list[dict]]:
         since = datetime.now(UTC).replace(tzinfo=None) - timedelta(days=days)
         rows = store.rows(since)
         return build_report(rows, embeddings, titles, days=days, max_new_embeddings=EMBED_PER_VIEW), rows
+
+    # One build per window shared by concurrent views (memory does not grow with them); reused until a row changes.
+    load = SharedReports(build, getattr(store, "version", None)).get
 
     def store_error(exc: Exception) -> HTMLResponse:
         first = str(getattr(exc, "orig", exc)).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
