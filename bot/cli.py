@@ -92,7 +92,9 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--top", type=int, default=10, help="with --log: how many questions per list")
     report.add_argument("--json", action="store_true")
 
-    env = add("check-env", "read a pasted GPU environment (nvidia-smi, nvcc, run_check, pip list …) and name mismatches")
+    env = add(
+        "check-env", "read a pasted GPU environment (nvidia-smi, nvcc, run_check, pip list …) and name mismatches"
+    )
     env.add_argument("file", type=Path)
     env.add_argument("--lang", choices=["en", "zh"], default="en")
     env_eval = add("eval-env", "figures on labelled pasted environments (eval/environments/*.jsonl), each file apart")

@@ -1,10 +1,10 @@
 """``python -m bot check-env FILE`` and ``python -m bot eval-env FILE…``: the environment diagnosis in a terminal.
 
-    >>> import tempfile, pathlib
-    >>> paste = pathlib.Path(tempfile.mkdtemp()) / "env.txt"
-    >>> _ = paste.write_text("| NVIDIA-SMI 418.67  Driver Version: 418.67  CUDA Version: 10.1 |\\npaddle with cuda: 10.2")
-    >>> print(check_file(paste, seeds_dir=None, language="en").splitlines()[0])
-    Read: driver 418.67, cuda_driver_api 10.1, build_cuda 10.2
+>>> import tempfile, pathlib
+>>> paste = pathlib.Path(tempfile.mkdtemp()) / "env.txt"
+>>> _ = paste.write_text("| NVIDIA-SMI 418.67  Driver Version: 418.67  CUDA Version: 10.1 |\\npaddle with cuda: 10.2")
+>>> print(check_file(paste, seeds_dir=None, language="en").splitlines()[0])
+Read: driver 418.67, cuda_driver_api 10.1, build_cuda 10.2
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ def check_file(path: Path, *, seeds_dir: Path | None, language: str = "en") -> s
     diagnosis = check(env, table_for(seeds_dir))
     known = env.as_dict()
     read = ", ".join(f"{k} {_plain(v)}" for k, v in known.items()) if known else "nothing about versions"
-    said = describe(diagnosis, language) or ("No GPU environment found in the file." if language != "zh" else "文件中没有找到 GPU 环境信息。")
+    said = describe(diagnosis, language) or (
+        "No GPU environment found in the file." if language != "zh" else "文件中没有找到 GPU 环境信息。"
+    )
     return f"Read: {read}\nStatus: {diagnosis.status}\n\n{said}"
 
 

@@ -1,11 +1,11 @@
 """The words for an environment diagnosis, in the user's language (zh/en). Pure: a Diagnosis in, markdown out.
 
-    >>> from bot.engine.compat import Diagnosis, Mismatch, Source
-    >>> from bot.records import Environment
-    >>> row = Source("driver", "10.2", "https://docs.nvidia.com/x")
-    >>> d = Diagnosis(Environment(driver="418.67"), (Mismatch("driver_too_old", {"driver": "418.67", "cuda": "10.2"}, row, "table"),), "mismatch")
-    >>> print(describe(d, "en").splitlines()[1])
-    - **Driver too old**: NVIDIA driver 418.67 is older than the minimum for CUDA 10.2. Source: [driver 10.2](https://docs.nvidia.com/x)
+>>> from bot.engine.compat import Diagnosis, Mismatch, Source
+>>> from bot.records import Environment
+>>> row = Source("driver", "10.2", "https://docs.nvidia.com/x")
+>>> d = Diagnosis(Environment(driver="418.67"), (Mismatch("driver_too_old", {"driver": "418.67", "cuda": "10.2"}, row, "table"),), "mismatch")
+>>> print(describe(d, "en").splitlines()[1])
+- **Driver too old**: NVIDIA driver 418.67 is older than the minimum for CUDA 10.2. Source: [driver 10.2](https://docs.nvidia.com/x)
 """
 
 from __future__ import annotations
@@ -70,26 +70,44 @@ VALUE_NAMES = {
 }
 
 ASKS = {
-    "nvidia_smi": {"zh": "请贴出 `nvidia-smi` 的输出（前几行即可），以便确认驱动版本。",
-                   "en": "Please paste the output of `nvidia-smi` (the first lines are enough) so the driver version is known."},
+    "nvidia_smi": {
+        "zh": "请贴出 `nvidia-smi` 的输出（前几行即可），以便确认驱动版本。",
+        "en": "Please paste the output of `nvidia-smi` (the first lines are enough) so the driver version is known.",
+    },
     "nvcc": {"zh": "请贴出 `nvcc --version` 的输出。", "en": "Please paste the output of `nvcc --version`."},
-    "run_check": {"zh": "请贴出 `python -c \"import paddle; paddle.utils.run_check()\"` 的输出（TensorFlow 用 "
-                        "`python -c \"import tensorflow as tf; print(tf.sysconfig.get_build_info())\"`）。",
-                  "en": "Please paste the output of `python -c \"import paddle; paddle.utils.run_check()\"` (TensorFlow: "
-                        "`python -c \"import tensorflow as tf; print(tf.sysconfig.get_build_info())\"`)."},
-    "pip_list": {"zh": "请贴出 `pip list | grep -i -E \"paddle|tensorflow|torch\"` 的输出，以便确认装的是哪个版本的包。",
-                 "en": "Please paste the output of `pip list | grep -i -E \"paddle|tensorflow|torch\"` so the installed build is known."},
-    "gpu_query": {"zh": "请贴出 `nvidia-smi --query-gpu=name,compute_cap --format=csv` 的输出，以便确认 GPU 的计算能力。",
-                  "en": "Please paste the output of `nvidia-smi --query-gpu=name,compute_cap --format=csv` so the GPU's compute capability is known."},
-    "cudnn_version": {"zh": "请贴出 `cat /usr/include/cudnn_version.h | grep CUDNN_MAJOR -A 2` 的输出。",
-                      "en": "Please paste the output of `cat /usr/include/cudnn_version.h | grep CUDNN_MAJOR -A 2`."},
+    "run_check": {
+        "zh": '请贴出 `python -c "import paddle; paddle.utils.run_check()"` 的输出（TensorFlow 用 '
+        '`python -c "import tensorflow as tf; print(tf.sysconfig.get_build_info())"`）。',
+        "en": 'Please paste the output of `python -c "import paddle; paddle.utils.run_check()"` (TensorFlow: '
+        '`python -c "import tensorflow as tf; print(tf.sysconfig.get_build_info())"`).',
+    },
+    "pip_list": {
+        "zh": '请贴出 `pip list | grep -i -E "paddle|tensorflow|torch"` 的输出，以便确认装的是哪个版本的包。',
+        "en": 'Please paste the output of `pip list | grep -i -E "paddle|tensorflow|torch"` so the installed build is known.',
+    },
+    "gpu_query": {
+        "zh": "请贴出 `nvidia-smi --query-gpu=name,compute_cap --format=csv` 的输出，以便确认 GPU 的计算能力。",
+        "en": "Please paste the output of `nvidia-smi --query-gpu=name,compute_cap --format=csv` so the GPU's compute capability is known.",
+    },
+    "cudnn_version": {
+        "zh": "请贴出 `cat /usr/include/cudnn_version.h | grep CUDNN_MAJOR -A 2` 的输出。",
+        "en": "Please paste the output of `cat /usr/include/cudnn_version.h | grep CUDNN_MAJOR -A 2`.",
+    },
 }
 
 HEADINGS = {
-    "mismatch": {"zh": "**环境检查**：从你贴出的信息中发现以下版本问题：", "en": "**Environment check**: the versions you pasted show:"},
-    "consistent": {"zh": "**环境检查**：你贴出的版本之间没有发现不匹配（{checked}），下面按问题本身回答。",
-                   "en": "**Environment check**: the versions you pasted are consistent ({checked}); the answer below goes on from there."},
-    "incomplete": {"zh": "**环境检查**：还差一个版本信息才能判断。", "en": "**Environment check**: one value is missing to decide."},
+    "mismatch": {
+        "zh": "**环境检查**：从你贴出的信息中发现以下版本问题：",
+        "en": "**Environment check**: the versions you pasted show:",
+    },
+    "consistent": {
+        "zh": "**环境检查**：你贴出的版本之间没有发现不匹配（{checked}），下面按问题本身回答。",
+        "en": "**Environment check**: the versions you pasted are consistent ({checked}); the answer below goes on from there.",
+    },
+    "incomplete": {
+        "zh": "**环境检查**：还差一个版本信息才能判断。",
+        "en": "**Environment check**: one value is missing to decide.",
+    },
 }
 CHECKED = {
     "driver": {"zh": "驱动与 CUDA", "en": "driver and CUDA"},
@@ -119,46 +137,79 @@ def sentence(m: Mismatch, language: Language) -> str:
     cuda = v.get("build_cuda") or v.get("cuda")
     if m.code == "driver_too_old":
         if v.get("driver") and v.get("driver_cuda") and cuda:
-            return (f"驱动 {v['driver']} 最高支持 CUDA {v['driver_cuda']}；安装包是 CUDA {cuda} 版本" if zh else
-                    f"driver {v['driver']} supports CUDA up to {v['driver_cuda']}; the build needs CUDA {cuda}")
+            return (
+                f"驱动 {v['driver']} 最高支持 CUDA {v['driver_cuda']}；安装包是 CUDA {cuda} 版本"
+                if zh
+                else f"driver {v['driver']} supports CUDA up to {v['driver_cuda']}; the build needs CUDA {cuda}"
+            )
         if v.get("driver") and cuda:
-            return (f"NVIDIA 驱动 {v['driver']} 低于 CUDA {cuda} 要求的最低版本" if zh else
-                    f"NVIDIA driver {v['driver']} is older than the minimum for CUDA {cuda}")
-        return ("报错 “CUDA driver version is insufficient for CUDA runtime version” 说明驱动比安装包用的 CUDA 旧" if zh else
-                "the error “CUDA driver version is insufficient for CUDA runtime version” says the driver is older than the CUDA the build uses")
+            return (
+                f"NVIDIA 驱动 {v['driver']} 低于 CUDA {cuda} 要求的最低版本"
+                if zh
+                else f"NVIDIA driver {v['driver']} is older than the minimum for CUDA {cuda}"
+            )
+        return (
+            "报错 “CUDA driver version is insufficient for CUDA runtime version” 说明驱动比安装包用的 CUDA 旧"
+            if zh
+            else "the error “CUDA driver version is insufficient for CUDA runtime version” says the driver is older than the CUDA the build uses"
+        )
     if m.code == "compute_capability":
         gpu = v.get("gpu") or "GPU"
         cc = v.get("compute_capability")
         if v.get("build_arch") and cc:
-            return (f"{gpu}（计算能力 {cc}）不在安装包编译的架构 {v['build_arch']} 之内" if zh else
-                    f"{gpu} (compute capability {cc}) is not among the build's architectures {v['build_arch']}")
+            return (
+                f"{gpu}（计算能力 {cc}）不在安装包编译的架构 {v['build_arch']} 之内"
+                if zh
+                else f"{gpu} (compute capability {cc}) is not among the build's architectures {v['build_arch']}"
+            )
         if cc and cuda and v.get("max_cc"):
-            return (f"{gpu} 的计算能力是 {cc}，而 CUDA {cuda} 最高只支持 {v['max_cc']}" if zh else
-                    f"{gpu} has compute capability {cc}; CUDA {cuda} compiles for at most {v['max_cc']}")
+            return (
+                f"{gpu} 的计算能力是 {cc}，而 CUDA {cuda} 最高只支持 {v['max_cc']}"
+                if zh
+                else f"{gpu} has compute capability {cc}; CUDA {cuda} compiles for at most {v['max_cc']}"
+            )
         if cc and cuda:
-            return (f"{gpu}（计算能力 {cc}）没有 CUDA {cuda} 版本安装包可用的内核" if zh else
-                    f"the CUDA {cuda} build has no kernels for {gpu} (compute capability {cc})")
-        return ("报错 “no kernel image is available for execution on the device” 说明安装包没有为这块 GPU 编译" if zh else
-                "the error “no kernel image is available for execution on the device” says the build has no code for this GPU")
+            return (
+                f"{gpu}（计算能力 {cc}）没有 CUDA {cuda} 版本安装包可用的内核"
+                if zh
+                else f"the CUDA {cuda} build has no kernels for {gpu} (compute capability {cc})"
+            )
+        return (
+            "报错 “no kernel image is available for execution on the device” 说明安装包没有为这块 GPU 编译"
+            if zh
+            else "the error “no kernel image is available for execution on the device” says the build has no code for this GPU"
+        )
     if m.code == "cudnn_cuda":
         if v.get("build_cudnn") and v.get("cudnn"):
-            return (f"框架用 cuDNN {v['build_cudnn']} 编译，但运行时加载的是 cuDNN {v['cudnn']}" if zh else
-                    f"the framework was compiled with cuDNN {v['build_cudnn']} but loads cuDNN {v['cudnn']}")
-        return (f"cuDNN {v.get('cudnn', '?')} 不支持 CUDA {v.get('cuda', '?')}" if zh else
-                f"cuDNN {v.get('cudnn', '?')} does not support CUDA {v.get('cuda', '?')}")
+            return (
+                f"框架用 cuDNN {v['build_cudnn']} 编译，但运行时加载的是 cuDNN {v['cudnn']}"
+                if zh
+                else f"the framework was compiled with cuDNN {v['build_cudnn']} but loads cuDNN {v['cudnn']}"
+            )
+        return (
+            f"cuDNN {v.get('cudnn', '?')} 不支持 CUDA {v.get('cuda', '?')}"
+            if zh
+            else f"cuDNN {v.get('cudnn', '?')} does not support CUDA {v.get('cuda', '?')}"
+        )
     if m.code == "wheel_cuda":
         if v.get("library"):
-            return (f"安装包要找的 {v['library']} 属于另一个 CUDA/cuDNN 版本，本机是 {v.get('cuda') or v.get('cudnn')}" if zh else
-                    f"the package looks for {v['library']}, which belongs to another CUDA/cuDNN than this machine's {v.get('cuda') or v.get('cudnn')}")
+            return (
+                f"安装包要找的 {v['library']} 属于另一个 CUDA/cuDNN 版本，本机是 {v.get('cuda') or v.get('cudnn')}"
+                if zh
+                else f"the package looks for {v['library']}, which belongs to another CUDA/cuDNN than this machine's {v.get('cuda') or v.get('cudnn')}"
+            )
         pkg = v.get("package") or ("安装包" if zh else "the package")
-        return (f"{pkg} 是 CUDA {v.get('build_cuda')} 版本，本机是 CUDA {v.get('cuda')}" if zh else
-                f"{pkg} is built for CUDA {v.get('build_cuda')}; this machine has CUDA {v.get('cuda')}")
+        return (
+            f"{pkg} 是 CUDA {v.get('build_cuda')} 版本，本机是 CUDA {v.get('cuda')}"
+            if zh
+            else f"{pkg} is built for CUDA {v.get('build_cuda')}; this machine has CUDA {v.get('cuda')}"
+        )
     if m.code == "cpu_only_wheel":
         pkg = v.get("package")
         if pkg:
             return f"装的是 CPU 版 {pkg}，不会使用 GPU" if zh else f"{pkg} is a CPU-only build; it does not use the GPU"
         return "框架是 CPU 版（没有用 CUDA 编译）" if zh else "the framework build has no CUDA (CPU-only)"
-    return (f"找不到 {v.get('library', 'CUDA 库')}" if zh else f"{v.get('library', 'a CUDA library')} was not found")
+    return f"找不到 {v.get('library', 'CUDA 库')}" if zh else f"{v.get('library', 'a CUDA library')} was not found"
 
 
 def _source_link(m: Mismatch) -> str:
@@ -174,8 +225,10 @@ def describe(diagnosis: Diagnosis, language: Language) -> str:
         lines = [HEADINGS["mismatch"][lang]]
         for m in diagnosis.mismatches:
             colon, stop = ("：", "。") if lang == "zh" else (": ", ". ")
-            lines.append(f"- **{TITLES[m.code][lang]}**{colon}{_cap(sentence(m, lang), lang)}{stop}"
-                         f"{SOURCE_WORD[lang]}{colon}{_source_link(m)}")
+            lines.append(
+                f"- **{TITLES[m.code][lang]}**{colon}{_cap(sentence(m, lang), lang)}{stop}"
+                f"{SOURCE_WORD[lang]}{colon}{_source_link(m)}"
+            )
             lines.append(f"  {FIX_WORD[lang]}{colon}{FIXES[m.code][lang]}")
         return "\n".join(lines)
     if diagnosis.status == "consistent" and diagnosis.checked:

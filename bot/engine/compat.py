@@ -39,8 +39,14 @@ SHIPPED_TABLE = Path(__file__).resolve().parents[1] / "data" / "compat.toml"
 COMPANY_TABLE = "compat.toml"  # a company's own rows, in the knowledge-base folder (seeds/compat.toml)
 
 Code = Literal["driver_too_old", "cudnn_cuda", "wheel_cuda", "cpu_only_wheel", "compute_capability", "missing_library"]
-CODES: tuple[Code, ...] = ("driver_too_old", "cudnn_cuda", "wheel_cuda", "cpu_only_wheel", "compute_capability",
-                           "missing_library")
+CODES: tuple[Code, ...] = (
+    "driver_too_old",
+    "cudnn_cuda",
+    "wheel_cuda",
+    "cpu_only_wheel",
+    "compute_capability",
+    "missing_library",
+)
 Status = Literal["none", "consistent", "mismatch", "incomplete"]
 # The one command that gives a missing value (the reply layer holds the command text for each key).
 Ask = Literal["nvidia_smi", "nvcc", "run_check", "pip_list", "gpu_query", "cudnn_version"]
@@ -88,7 +94,6 @@ class Mismatch:
     source: Source
     evidence: Literal["message", "table"]  # a library said so, or the table decided it from versions
 
-
     def as_dict(self) -> dict[str, object]:
         """The finding as JSON (what /api/ask and /v1's ``bot`` return in ``mismatches``)."""
         source = self.source
@@ -112,8 +117,14 @@ class Diagnosis:
 
 # --- the table ---------------------------------------------------------------------------------------------------
 
-_KEY_FIELD = {"driver": "cuda", "gpu": "model", "cuda_arch": "cuda", "cudnn": "cudnn", "wheel": "version",
-              "message": "key"}
+_KEY_FIELD = {
+    "driver": "cuda",
+    "gpu": "model",
+    "cuda_arch": "cuda",
+    "cudnn": "cudnn",
+    "wheel": "version",
+    "message": "key",
+}
 
 
 def table_from_toml(text: str, *, origin: str = "compat.toml") -> CompatTable:
@@ -124,12 +135,19 @@ def table_from_toml(text: str, *, origin: str = "compat.toml") -> CompatTable:
         for i, raw in enumerate(data.get(kind, ())):
             url = raw.get("source", "")
             if not url:
-                raise ValueError(f"{origin}: [[{kind}]] row {i + 1} has no source. Add source = \"<URL of the page read>\".")
+                raise ValueError(
+                    f'{origin}: [[{kind}]] row {i + 1} has no source. Add source = "<URL of the page read>".'
+                )
             key = str(raw.get(_KEY_FIELD[kind], ""))
             if kind == "wheel":
                 key = f"{raw.get('package', '')}=={key} {raw.get('variant', '')} {raw.get('platform', '')}".strip()
-            rows.append(Row(kind, MappingProxyType(dict(raw)),
-                            Source(kind, key, url, raw.get("via", ""), str(raw.get("read", "")), raw.get("note", ""))))
+            rows.append(
+                Row(
+                    kind,
+                    MappingProxyType(dict(raw)),
+                    Source(kind, key, url, raw.get("via", ""), str(raw.get("read", "")), raw.get("note", "")),
+                )
+            )
     return CompatTable(tuple(rows))
 
 
@@ -156,6 +174,7 @@ def _cached_table(stamps: tuple[tuple[str, int], ...]) -> CompatTable:
 
 
 # --- versions ----------------------------------------------------------------------------------------------------
+
 
 def vtuple(version: str) -> tuple[int, ...]:
     """'450.80.02' -> (450, 80, 2); '11.2 update 1' -> (11, 2); non-numbers end the tuple."""
@@ -191,8 +210,13 @@ def _windows(env: Environment) -> bool | None:
 
 # --- what the environment needs ----------------------------------------------------------------------------------
 
+
 def gpu_packages(env: Environment) -> tuple[Package, ...]:
-    return tuple(p for p in env.packages if p.name in ("paddlepaddle-gpu", "tensorflow-gpu") or p.variant.startswith(("post", "cu")))
+    return tuple(
+        p
+        for p in env.packages
+        if p.name in ("paddlepaddle-gpu", "tensorflow-gpu") or p.variant.startswith(("post", "cu"))
+    )
 
 
 def build_cuda(env: Environment, table: CompatTable) -> tuple[str, Source | None] | None:
@@ -200,7 +224,9 @@ def build_cuda(env: Environment, table: CompatTable) -> tuple[str, Source | None
     row for that version and platform. None when it cannot be read (several candidate versions count as unknown)."""
     if env.build_cuda:
         return env.build_cuda, None
-    candidates = [p for p in env.packages if p.name in ("paddlepaddle-gpu", "tensorflow", "tensorflow-gpu", "torch", "paddle")]
+    candidates = [
+        p for p in env.packages if p.name in ("paddlepaddle-gpu", "tensorflow", "tensorflow-gpu", "torch", "paddle")
+    ]
     versions = {p.version for p in candidates}
     if len(versions) != 1:
         return None
@@ -274,8 +300,11 @@ def compute_capability(env: Environment, table: CompatTable) -> tuple[str, Sourc
     """The one capability of every GPU named, when all are known and agree; else None."""
     known = compute_capabilities(env, table)
     ccs = {cc for _, cc, _ in known}
-    if len(ccs) == 1 and (env.compute_capability or len(known) == len({_norm_model(g) for g in env.gpus}) or
-                          all(_gpu_row(g, table) for g in env.gpus)):
+    if len(ccs) == 1 and (
+        env.compute_capability
+        or len(known) == len({_norm_model(g) for g in env.gpus})
+        or all(_gpu_row(g, table) for g in env.gpus)
+    ):
         return known[0][1], known[0][2]
     return None
 
@@ -294,7 +323,9 @@ def _gpu_row(name: str, table: CompatTable) -> Row | None:
         model = _norm_model(row.get("model"))
         if not model:
             continue
-        same = printed == model or (printed.startswith(model) and re.match(r"(?:pcie|sxm|\d{1,3}gb|$)", printed[len(model):]))
+        same = printed == model or (
+            printed.startswith(model) and re.match(r"(?:pcie|sxm|\d{1,3}gb|$)", printed[len(model) :])
+        )
         if same and (best is None or len(model) > len(_norm_model(best.get("model")))):
             best = row
     return best
@@ -317,25 +348,36 @@ def _message(key: str, table: CompatTable) -> Source | None:
 
 # --- the checks --------------------------------------------------------------------------------------------------
 
+
 def check(env: Environment, table: CompatTable) -> Diagnosis:
     """Every mismatch the paste proves, each with its source row; the status; the one command to ask for if needed."""
     found: list[Mismatch] = []
     passed: list[str] = []
     works = "gpu_works" in env.signals
 
-    def claim(code: Code, values: Mapping[str, str | None], source: Source | None, evidence: Literal["message", "table"]) -> None:
+    def claim(
+        code: Code, values: Mapping[str, str | None], source: Source | None, evidence: Literal["message", "table"]
+    ) -> None:
         if source is None:
             return  # no row, no claim: every finding cites one
         clean = {k: v for k, v in values.items() if v}
         found.append(Mismatch(code, MappingProxyType(clean), source, evidence))
 
     # Messages printed by the libraries: evidence in themselves.
-    for signal, code in (("insufficient_driver", "driver_too_old"), ("no_kernel_image", "compute_capability"),
-                         ("paddle_arch", "compute_capability"), ("torch_arch", "compute_capability"),
-                         ("paddle_cudnn_older", "cudnn_cuda"), ("tf_cudnn_mismatch", "cudnn_cuda"),
-                         ("paddle_cpu_version", "cpu_only_wheel"), ("not_compiled_with_cuda", "cpu_only_wheel"),
-                         ("paddle_cuda_older", "wheel_cuda"), ("torch_cudnn_mismatch", "cudnn_cuda"),
-                         ("tf_min_capability", "compute_capability"), ("tf_jit_arch", "compute_capability")):
+    for signal, code in (
+        ("insufficient_driver", "driver_too_old"),
+        ("no_kernel_image", "compute_capability"),
+        ("paddle_arch", "compute_capability"),
+        ("torch_arch", "compute_capability"),
+        ("paddle_cudnn_older", "cudnn_cuda"),
+        ("tf_cudnn_mismatch", "cudnn_cuda"),
+        ("paddle_cpu_version", "cpu_only_wheel"),
+        ("not_compiled_with_cuda", "cpu_only_wheel"),
+        ("paddle_cuda_older", "wheel_cuda"),
+        ("torch_cudnn_mismatch", "cudnn_cuda"),
+        ("tf_min_capability", "compute_capability"),
+        ("tf_jit_arch", "compute_capability"),
+    ):
         if signal in env.signals:
             if signal == "tf_jit_arch" and works:
                 continue  # TensorFlow compiles the kernels from PTX and runs: slow start, not a failure
@@ -355,28 +397,51 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
             if ok:
                 passed.append("driver")
             else:
-                claim("driver_too_old", {"driver": env.driver, "driver_cuda": env.cuda_driver_api, "cuda": need},
-                      row.source, "table")
+                claim(
+                    "driver_too_old",
+                    {"driver": env.driver, "driver_cuda": env.cuda_driver_api, "cuda": need},
+                    row.source,
+                    "table",
+                )
     elif env.cuda_driver_api and need and env.driver_api_from_framework and not works:
         if _mm(env.cuda_driver_api) < _mm(need) and _mm(env.cuda_driver_api)[:1] < _mm(need)[:1]:
-            claim("driver_too_old", {"driver_cuda": env.cuda_driver_api, "cuda": need}, _family_row(need, table), "table")
+            claim(
+                "driver_too_old", {"driver_cuda": env.cuda_driver_api, "cuda": need}, _family_row(need, table), "table"
+            )
         else:
             passed.append("driver")
 
     # compute_capability: the GPU is newer (another major) than the CUDA the build was compiled with, or older than
     # the toolkit's minimum.
-    arch_cuda = (env.cuda_runtime or (built[0] if built else None) or env.image_cuda
-                 or (machine[0] if len(machine) == 1 else None))
+    arch_cuda = (
+        env.cuda_runtime
+        or (built[0] if built else None)
+        or env.image_cuda
+        or (machine[0] if len(machine) == 1 else None)
+    )
     known_cc = compute_capabilities(env, table)
     if known_cc and arch_cuda and not works:
         row = _arch_row(arch_cuda, table)
         if row is not None:
-            too_new = [(g, c) for g, c, _ in known_cc
-                       if _mm(c)[:1] > _mm(row.get("max_cc"))[:1] or _mm(c) < _mm(row.get("min_cc") or "0")]
+            too_new = [
+                (g, c)
+                for g, c, _ in known_cc
+                if _mm(c)[:1] > _mm(row.get("max_cc"))[:1] or _mm(c) < _mm(row.get("min_cc") or "0")
+            ]
             if too_new:
                 gpu, cc_value = too_new[0]
-                claim("compute_capability", {"compute_capability": cc_value, "gpu": gpu, "cuda": arch_cuda,
-                                             "max_cc": row.get("max_cc"), "min_cc": row.get("min_cc")}, row.source, "table")
+                claim(
+                    "compute_capability",
+                    {
+                        "compute_capability": cc_value,
+                        "gpu": gpu,
+                        "cuda": arch_cuda,
+                        "max_cc": row.get("max_cc"),
+                        "min_cc": row.get("min_cc"),
+                    },
+                    row.source,
+                    "table",
+                )
             else:
                 passed.append("compute_capability")
 
@@ -389,8 +454,12 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
         width = 2 if exact else 1
         majors = {_mm(m)[:width] for m in machine if len(_mm(m)) >= width}
         if majors and _mm(built[0])[:width] not in majors:
-            claim("wheel_cuda", {"build_cuda": built[0], "cuda": ", ".join(machine),
-                                 "package": _package_text(env)}, built[1] or _message("paddle_cuda_older", table), "table")
+            claim(
+                "wheel_cuda",
+                {"build_cuda": built[0], "cuda": ", ".join(machine), "package": _package_text(env)},
+                built[1] or _message("paddle_cuda_older", table),
+                "table",
+            )
         else:
             passed.append("wheel_cuda")
     lib_need = _library_versions(env)
@@ -399,12 +468,21 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
             have = env.cudnn if what == "cudnn" else machine
             have_majors = {_mm(h)[:1] for h in have}
             if have_majors and (major,) not in have_majors:
-                claim("wheel_cuda", {"library": lib, what: ", ".join(have)}, _message("library_not_found", table), "message")
+                claim(
+                    "wheel_cuda",
+                    {"library": lib, what: ", ".join(have)},
+                    _message("library_not_found", table),
+                    "message",
+                )
 
     # missing_library: a library the framework needs was not found.
     if env.missing_libraries:
-        claim("missing_library", {"library": ", ".join(env.missing_libraries)}, _message("library_not_found", table),
-              "message")
+        claim(
+            "missing_library",
+            {"library": ", ".join(env.missing_libraries)},
+            _message("library_not_found", table),
+            "message",
+        )
 
     # cudnn_cuda: the cuDNN on the machine is not listed for the machine's CUDA (rows of the same cuDNN major.minor).
     cudnn = env.cudnn_loaded or (env.cudnn[0] if len(env.cudnn) == 1 else None)
@@ -457,8 +535,12 @@ def _message_values(code: Code, env: Environment) -> dict[str, str | None]:
     if code == "driver_too_old":
         return {"driver": env.driver, "driver_cuda": env.cuda_driver_api, "cuda": env.cuda_runtime or env.build_cuda}
     if code == "compute_capability":
-        return {"compute_capability": env.compute_capability, "gpu": env.gpus[0] if env.gpus else None,
-                "cuda": env.cuda_runtime or env.build_cuda, "build_arch": " ".join(env.build_arch) or None}
+        return {
+            "compute_capability": env.compute_capability,
+            "gpu": env.gpus[0] if env.gpus else None,
+            "cuda": env.cuda_runtime or env.build_cuda,
+            "build_arch": " ".join(env.build_arch) or None,
+        }
     if code == "cudnn_cuda":
         return {"cudnn": env.cudnn_loaded, "build_cudnn": env.build_cudnn}
     if code == "wheel_cuda":
@@ -540,24 +622,35 @@ def _tf_windows_cpu(env: Environment, table: CompatTable) -> tuple[str, Source] 
 
 
 def _dedupe(found: list[Mismatch]) -> list[Mismatch]:
-    """One finding per code, a library's own message before the table's inference."""
+    """One finding per code: the one naming more values, and of two alike a library's own message."""
     best: dict[str, Mismatch] = {}
     for m in found:
-        if m.code not in best or (best[m.code].evidence == "table" and m.evidence == "message"):
+        held = best.get(m.code)
+        if held is None or (len(m.values), m.evidence == "message") > (len(held.values), held.evidence == "message"):
             best[m.code] = m
     return [best[c] for c in CODES if c in best]
 
 
-def _ask(env: Environment, table: CompatTable, built: tuple[str, Source | None] | None,
-         cc: tuple[str, Source | None] | None) -> Ask | None:
+def _ask(
+    env: Environment, table: CompatTable, built: tuple[str, Source | None] | None, cc: tuple[str, Source | None] | None
+) -> Ask | None:
     """The one command whose output decides a check that lacks one value."""
     has_build = built is not None or bool(gpu_packages(env))
-    if any(_gpu_row(g, table) is None for g in env.gpus) and not env.compute_capability and (has_build or machine_cuda(env)):
+    if (
+        any(_gpu_row(g, table) is None for g in env.gpus)
+        and not env.compute_capability
+        and (has_build or machine_cuda(env))
+    ):
         return "gpu_query"
     if has_build and not env.driver and not env.cuda_driver_api:
         return "nvidia_smi"
-    if (env.driver or env.cuda_driver_api or env.gpus) and not env.packages and not env.cuda_runtime \
-            and built is None and env.image_cuda is None:
+    if (
+        (env.driver or env.cuda_driver_api or env.gpus)
+        and not env.packages
+        and not env.cuda_runtime
+        and built is None
+        and env.image_cuda is None
+    ):
         return "pip_list"
     if env.packages and not machine_cuda(env) and not env.cuda_driver_api and env.gpu_intent:
         return "run_check"

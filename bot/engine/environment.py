@@ -36,8 +36,11 @@ GPU_INTENT = re.compile(r"use_gpu|gpu|cuda|显卡|nvidia", re.IGNORECASE)
 # --- normalisation -------------------------------------------------------------------------------------------
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]{0,32}[A-Za-z]|\[[0-9;]{1,16}m")
-_BOX = str.maketrans({c: "|" for c in "│┃║┆┊╎╏┼╪╫╬├┤┣┫╞╡╟╢╠╣┬┴╤╥╦╧╨╩"} | {c: "-" for c in "─━═┄┈╌╍"} |
-                     {c: "+" for c in "┌┐└┘╒╓╔╕╖╗╘╙╚╛╜╝┏┓┗┛"})
+_BOX = str.maketrans(
+    {c: "|" for c in "│┃║┆┊╎╏┼╪╫╬├┤┣┫╞╡╟╢╠╣┬┴╤╥╦╧╨╩"}
+    | {c: "-" for c in "─━═┄┈╌╍"}
+    | {c: "+" for c in "┌┐└┘╒╓╔╕╖╗╘╙╚╛╜╝┏┓┗┛"}
+)
 
 
 def normalise(text: str) -> str:
@@ -58,11 +61,15 @@ def _mm(version: str) -> str:
 
 # --- patterns (each linear: character classes with bounded repeats, no nested quantifiers) ---------------------
 
-_SMI_DRIVER = re.compile(r"(?:NVIDIA-SMI\s{1,40}[\d.]{3,12}\s{1,40})?Driver Version:\s{0,8}(\d{2,3}\.\d{1,3}(?:\.\d{1,3})?)")
+_SMI_DRIVER = re.compile(
+    r"(?:NVIDIA-SMI\s{1,40}[\d.]{3,12}\s{1,40})?Driver Version:\s{0,8}(\d{2,3}\.\d{1,3}(?:\.\d{1,3})?)"
+)
 _SMI_CUDA = re.compile(r"(?<!API )CUDA Version:\s{0,8}(\d{1,2}\.\d{1,2})")
 _SMI_HEAD = re.compile(r"NVIDIA-SMI\s{1,40}(\d{2,3}\.\d{1,3}(?:\.\d{1,3})?)")
 _SMI_GPU_ROW = re.compile(r"^\|\s{1,6}\d{1,2}\s{1,6}([A-Za-z][\w .\-/]{2,40}?)\s{1,30}(?:On|Off|WDDM|TCC)\s{0,6}\|")
-_QUERY_GPU = re.compile(r"^\s{0,4}(?:GPU \d{1,2}: )?((?:NVIDIA |Tesla |GeForce |Quadro )[\w .\-]{2,40}?)\s{0,4}(?:\(UUID|,\s{0,3}\d{1,2}\.\d)")
+_QUERY_GPU = re.compile(
+    r"^\s{0,4}(?:GPU \d{1,2}: )?((?:NVIDIA |Tesla |GeForce |Quadro )[\w .\-]{2,40}?)\s{0,4}(?:\(UUID|,\s{0,3}\d{1,2}\.\d)"
+)
 _TEXT_DRIVER = re.compile(r"(?:驱动|driver)[^\n\d]{0,24}?(\d{3}\.\d{1,3}(?:\.\d{1,3})?)(?![\d.])", re.IGNORECASE)
 _WIN_DRIVER = re.compile(r"(?<![\d.])(\d{2})\.(\d{2})\.1(\d)\.(\d{2})(\d{2})(?![\d.])")
 _PADDLE_CC = re.compile(r"(?:GPU Compute|CUDA) Capability:\s{0,4}(\d{1,2})(?:\.(\d))?")
@@ -71,83 +78,141 @@ _RUNTIME_API = re.compile(r"Runtime API Version:\s{0,4}(\d{1,2}\.\d{1,2})")
 _PADDLE_CUDNN = re.compile(r"cuDNN Version:\s{0,4}(\d{1,2}\.\d{1,2})")
 _CUDNN_OLDER = re.compile(
     r"compiled with CUDNN\s{0,4}(\d{1,2}\.\d{1,2}),\s{0,4}but CUDNN version in your machine is\s{0,4}(\d{1,2})\s{0,40}\.\s{0,4}(\d{1,2})",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _CUDA_OLDER = re.compile(
     r"compiled with CUDA\s{0,4}(\d{1,2}\.\d{1,2}),\s{0,4}but CUDA runtime version in your machine is\s{0,4}(\d{1,2}\.\d{1,2})",
-    re.IGNORECASE)
-_PADDLE_ARCH = re.compile(r"machine is (\w{2,12}), which is not compatible with Paddle installation with arch:\s{0,4}([\d ]{2,80})")
+    re.IGNORECASE,
+)
+_PADDLE_ARCH = re.compile(
+    r"machine is (\w{2,12}), which is not compatible with Paddle installation with arch:\s{0,4}([\d ]{2,80})"
+)
 _TORCH_ARCH = re.compile(r"with CUDA capability sm_(\d{2,3}) is not compatible", re.IGNORECASE)
 _TORCH_ARCH_LIST = re.compile(r"supports CUDA capabilities ((?:sm_\d{2,3} ?){1,20})", re.IGNORECASE)
-_TF_CUDNN = re.compile(r"Loaded runtime CuDNN library:\s{0,4}(\d{1,2}\.\d{1,2})[\d.]{0,6} but source was compiled with:\s{0,4}(\d{1,2}\.\d{1,2})",
-                       re.IGNORECASE)
+_TF_CUDNN = re.compile(
+    r"Loaded runtime CuDNN library:\s{0,4}(\d{1,2}\.\d{1,2})[\d.]{0,6} but source was compiled with:\s{0,4}(\d{1,2}\.\d{1,2})",
+    re.IGNORECASE,
+)
 _TF_JIT = re.compile(r"not built with CUDA kernel binaries compatible with compute capability (\d{1,2}\.\d)")
-_TF_MIN_CC = re.compile(r"with Cuda compute capability (\d{1,2}\.\d)\. The minimum required Cuda capability is (\d{1,2}\.\d)")
-_TF_DEVICE = re.compile(r"name: ([A-Za-z][\w .\-]{2,40}?)(?:, pci bus id: [\w:.]{4,20}, compute capability: (\d{1,2}\.\d)|"
-                        r" major: (\d{1,2}) minor: (\d)| computeCapability: (\d{1,2}\.\d))")
+_TF_MIN_CC = re.compile(
+    r"with Cuda compute capability (\d{1,2}\.\d)\. The minimum required Cuda capability is (\d{1,2}\.\d)"
+)
+_TF_DEVICE = re.compile(
+    r"name: ([A-Za-z][\w .\-]{2,40}?)(?:, pci bus id: [\w:.]{4,20}, compute capability: (\d{1,2}\.\d)|"
+    r" major: (\d{1,2}) minor: (\d)| computeCapability: (\d{1,2}\.\d))"
+)
 _TF_LOADED_CUDNN = re.compile(r"Loaded cuDNN version (\d{4,5})")
-_TORCH_CUDNN = re.compile(r"compiled against \((\d{1,2}), (\d{1,2}), \d{1,3}\) but (?:found|linked against) runtime version "
-                          r"\((\d{1,2}), (\d{1,2})")
+_TORCH_CUDNN = re.compile(
+    r"compiled against \((\d{1,2}), (\d{1,2}), \d{1,3}\) but (?:found|linked against) runtime version "
+    r"\((\d{1,2}), (\d{1,2})"
+)
 _TORCH_FOUND = re.compile(r"driver on your system is too old \(found version (\d{2})(\d)\d{1,2}\)")
 _NVCC = re.compile(r"Cuda compilation tools, release (\d{1,2}\.\d{1,2})|Build cuda_(\d{1,2}\.\d{1,2})\.r")
 _VERSION_TXT = re.compile(r"CUDA Version (\d{1,2}\.\d{1,2})\.\d{1,4}")
 _TEXT_CUDA = re.compile(
     r"(?<![\w\-./])(?:cuda|cudatoolkit)(?:\s{0,3}(?:toolkit|版本|ver\w{0,8}|version))?\s{0,3}[:：=]?\s{0,3}v?(\d{1,2}(?:\.\d{1,2})?)(?![\d.]{0,1}\d)",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _CUDA_WITH = re.compile(r"paddle\s{0,3}with\s{0,3}cuda\s{0,3}[:：=]?\s{0,3}(\d{1,2}\.\d{1,2})", re.IGNORECASE)
-_TEXT_CUDNN = re.compile(r"(?<![\w\-./])cudnn(?:\s{0,3}(?:版本|ver\w{0,8}|version))?\s{0,3}[:：=]?\s{0,3}v?(\d\.\d{1,2}(?:\.\d{1,2})?)",
-                         re.IGNORECASE)
+_TEXT_CUDNN = re.compile(
+    r"(?<![\w\-./])cudnn(?:\s{0,3}(?:版本|ver\w{0,8}|version))?\s{0,3}[:：=]?\s{0,3}v?(\d\.\d{1,2}(?:\.\d{1,2})?)",
+    re.IGNORECASE,
+)
 _CUDNN_H = re.compile(r"CUDNN_MAJOR\s{1,8}(\d{1,2})\s{0,8}#define CUDNN_MINOR\s{1,8}(\d{1,2})")
 _NCCL = re.compile(r"NCCL (?:version )?(\d\.\d{1,2}\.\d{1,2})|nccl[:=\s]{1,4}(\d\.\d{1,2}\.\d{1,2})", re.IGNORECASE)
-_DOCKER_TAG = re.compile(r"([\w./\-]{0,80}paddle:[\w.\-]{0,80}|[\w./\-]{0,80}(?:tensorflow|pytorch)[\w./\-]{0,40}:[\w.\-]{0,80})")
+_DOCKER_TAG = re.compile(
+    r"([\w./\-]{0,80}paddle:[\w.\-]{0,80}|[\w./\-]{0,80}(?:tensorflow|pytorch)[\w./\-]{0,40}:[\w.\-]{0,80})"
+)
 _TAG_CUDA = re.compile(r"cuda(\d{1,2}\.\d{1,2})")
 _TAG_CUDNN = re.compile(r"cudnn(\d{1,2}(?:\.\d{1,2})?)")
 _TAG_VERSION = re.compile(r":(\d\.\d{1,2}\.\d{1,2}\w{0,6})-gpu")
 
 _PKG_NAMES = r"paddlepaddle[-_]gpu|paddlepaddle|tensorflow[-_]gpu|tensorflow[-_]cpu|tensorflow[-_]intel|tensorflow|torch|jax|jaxlib"
-_PIP_LINE = re.compile(rf"^[\s*`>]{{0,6}}({_PKG_NAMES})\s{{1,40}}v?(\d{{1,2}}\.\d{{1,3}}[\w.+]{{0,24}})(?:\s|$)", re.IGNORECASE)
-_PIP_SPEC = re.compile(rf"(?<![\w\-])({_PKG_NAMES})\s{{0,3}}(==|=|：|:|\(|\s)\s{{0,3}}\*{{0,2}}v?(\d{{1,2}}\.\d{{1,3}}[\w.+]{{0,24}})",
-                       re.IGNORECASE)
-_PIP_SHOW = re.compile(rf"Name:\s{{0,4}}({_PKG_NAMES})\s{{0,4}}\n\s{{0,4}}Version:\s{{0,4}}(\d{{1,2}}\.\d{{1,3}}[\w.+]{{0,24}})", re.IGNORECASE)
-_FRAMEWORK_TEXT = re.compile(r"(?<![\w\-])(paddle(?:paddle)?|tensorflow|tf|torch|pytorch)(?:[\s_.]{0,3}(?:version|版本|__version__))?\s{0,3}"
-                             r"(?:==|=|：|:|是|为)?\s{0,3}(\d\.\d{1,2}(?:\.\d{1,2})?(?:rc\d?|\.post\d{2,3}|\.cu\d{3}|\+cu\d{3}|\+cpu)?)",
-                             re.IGNORECASE)
-_VERSION_PRINT = re.compile(r"(tf|tensorflow|torch|paddle)\.__version__\)?\s{0,4}\n?\s{0,4}['\"]?(\d\.\d{1,2}\.\d{1,2}[\w+.]{0,12})")
+_PIP_LINE = re.compile(
+    rf"^[\s*`>]{{0,6}}({_PKG_NAMES})\s{{1,40}}v?(\d{{1,2}}\.\d{{1,3}}[\w.+]{{0,24}})(?:\s|$)", re.IGNORECASE
+)
+_PIP_SPEC = re.compile(
+    rf"(?<![\w\-])({_PKG_NAMES})\s{{0,3}}(==|=|：|:|\(|\s)\s{{0,3}}\*{{0,2}}v?(\d{{1,2}}\.\d{{1,3}}[\w.+]{{0,24}})",
+    re.IGNORECASE,
+)
+_PIP_SHOW = re.compile(
+    rf"Name:\s{{0,4}}({_PKG_NAMES})\s{{0,4}}\n\s{{0,4}}Version:\s{{0,4}}(\d{{1,2}}\.\d{{1,3}}[\w.+]{{0,24}})",
+    re.IGNORECASE,
+)
+_FRAMEWORK_TEXT = re.compile(
+    r"(?<![\w\-])(paddle(?:paddle)?|tensorflow|tf|torch|pytorch)(?:[\s_.]{0,3}(?:version|版本|__version__))?\s{0,3}"
+    r"(?:==|=|：|:|是|为)?\s{0,3}(\d\.\d{1,2}(?:\.\d{1,2})?(?:rc\d?|\.post\d{2,3}|\.cu\d{3}|\+cu\d{3}|\+cpu)?)",
+    re.IGNORECASE,
+)
+_VERSION_PRINT = re.compile(
+    r"(tf|tensorflow|torch|paddle)\.__version__\)?\s{0,4}\n?\s{0,4}['\"]?(\d\.\d{1,2}\.\d{1,2}[\w+.]{0,12})"
+)
 _TORCH_CUDA = re.compile(r"torch\.version\.cuda\)?\s{0,4}\n?\s{0,4}['\"]?(\d{1,2}\.\d{1,2})")
 _TF_BUILD_CUDA = re.compile(r"'cuda_version'[:,]\s{0,2}'(?:64_)?(\d{1,2})\.?(\d)'")
 _TF_BUILD_CUDNN = re.compile(r"'cudnn_version'[:,]\s{0,2}'(?:64_)?(\d{1,2}(?:\.\d{1,2})?)'")
 _TF_IS_CUDA = re.compile(r"'is_cuda_build'[:,]\s{0,2}(True|False)")
-_CONDA_LINE = re.compile(r"^\s{0,4}(cudatoolkit|cuda-toolkit|cuda-runtime|cuda-cudart|cudnn|nccl|nvidia-cudnn-cu1\d|"
-                         r"nvidia-cuda-runtime-cu1\d|nvidia-nccl-cu1\d)\s{2,60}(\d{1,2}\.\d{1,2}(?:\.\d{1,4})?)", re.IGNORECASE)
+_CONDA_LINE = re.compile(
+    r"^\s{0,4}(cudatoolkit|cuda-toolkit|cuda-runtime|cuda-cudart|cudnn|nccl|nvidia-cudnn-cu1\d|"
+    r"nvidia-cuda-runtime-cu1\d|nvidia-nccl-cu1\d)\s{2,60}(\d{1,2}\.\d{1,2}(?:\.\d{1,4})?)",
+    re.IGNORECASE,
+)
 _LDCONFIG = re.compile(r"lib(cudnn|cudart|nccl)\.so\.(\d{1,2}(?:\.\d{1,2}){0,2})\s{1,4}\(libc6")
 _TORCH_VER = re.compile(r"(\d\.\d{1,2}\.\d{1,2})\+(cpu|cu\d{2,3})")
-_LIB_SO = re.compile(r"(lib(?:cudart|cudnn(?:_\w{1,20})?|cublasLt|cublas|cufft|curand|cusolver|cusparse|nccl|cuda|nvrtc)\.so(?:\.\d{1,3}){0,3})")
-_LIB_DLL = re.compile(r"((?:cudnn(?:_\w{1,20})?64_\d{1,2}|cudart64_\d{2,4}|cublas(?:Lt)?64_\d{2,4}|cufft64_\d{2,4}|curand64_\d{2,4}|"
-                      r"cusolver64_\d{2,4}|cusparse64_\d{2,4}|nvcuda|zlibwapi|nccl)\.dll)", re.IGNORECASE)
-_LIB_FAIL = re.compile(r"cannot open shared object|not found|No such file|Could not load|Could not locate|Can not find|"
-                       r"Cannot load|Failed to find|not configured correctly|error code is 126|找不到|缺少|缺失|dlerror", re.IGNORECASE)
+_LIB_SO = re.compile(
+    r"(lib(?:cudart|cudnn(?:_\w{1,20})?|cublasLt|cublas|cufft|curand|cusolver|cusparse|nccl|cuda|nvrtc)\.so(?:\.\d{1,3}){0,3})"
+)
+_LIB_DLL = re.compile(
+    r"((?:cudnn(?:_\w{1,20})?64_\d{1,2}|cudart64_\d{2,4}|cublas(?:Lt)?64_\d{2,4}|cufft64_\d{2,4}|curand64_\d{2,4}|"
+    r"cusolver64_\d{2,4}|cusparse64_\d{2,4}|nvcuda|zlibwapi|nccl)\.dll)",
+    re.IGNORECASE,
+)
+_LIB_FAIL = re.compile(
+    r"cannot open shared object|not found|No such file|Could not load|Could not locate|Can not find|"
+    r"Cannot load|Failed to find|not configured correctly|error code is 126|找不到|缺少|缺失|dlerror",
+    re.IGNORECASE,
+)
 _CUDNN_NOT_LOADED = re.compile(r"Cannot load cudnn shared library|cudnn_dso_handle should not be null", re.IGNORECASE)
-_INSUFFICIENT = re.compile(r"driver version is insufficient for CUDA runtime|cudaErrorInsufficientDriver|CUDA error\(35\)|"
-                           r"Cuda error\(35\)|NVIDIA driver on your system is too old", re.IGNORECASE)
+_INSUFFICIENT = re.compile(
+    r"driver version is insufficient for CUDA runtime|cudaErrorInsufficientDriver|CUDA error\(35\)|"
+    r"Cuda error\(35\)|NVIDIA driver on your system is too old",
+    re.IGNORECASE,
+)
 _NO_KERNEL = re.compile(r"no kernel image is available|cudaErrorNoKernelImageForDevice", re.IGNORECASE)
 _CPU_VERSION = re.compile(r"You are using paddlepaddle cpu version", re.IGNORECASE)
-_NOT_COMPILED = re.compile(r"Not compiled with CUDA|Torch not compiled with CUDA enabled|is_built_with_cuda\(\)\s{0,4}\n?\s{0,4}False|"
-                           r"is_compiled_with_cuda\(\)\s{0,4}\n?\s{0,4}False", re.IGNORECASE)
-_GPU_BUILD = re.compile(r"(?:compiled|built) with (?:cuda|CUDA)\s{0,3}[:：]?\s{0,3}True|is_built_with_cuda\(\)\s{0,4}\n?\s{0,4}True|"
-                        r"is_compiled_with_cuda\(\)\s{0,4}\n?\s{0,4}True")
+_NOT_COMPILED = re.compile(
+    r"Not compiled with CUDA|Torch not compiled with CUDA enabled|is_built_with_cuda\(\)\s{0,4}\n?\s{0,4}False|"
+    r"is_compiled_with_cuda\(\)\s{0,4}\n?\s{0,4}False",
+    re.IGNORECASE,
+)
+_GPU_BUILD = re.compile(
+    r"(?:compiled|built) with (?:cuda|CUDA)\s{0,3}[:：]?\s{0,3}True|is_built_with_cuda\(\)\s{0,4}\n?\s{0,4}True|"
+    r"is_compiled_with_cuda\(\)\s{0,4}\n?\s{0,4}True"
+)
 # A GPU named in prose: GeForce/RTX/GTX numbers, and data-centre models (two-character ones only with a prefix).
 _TEXT_GPU = re.compile(
     r"(?<![A-Za-z0-9])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX) ?\d{3,4}(?: ?Ti)?(?: Laptop GPU| SUPER)?|"
     r"(?:NVIDIA |Tesla )?(?:A100|A30|A40|A10|A16|H100|H200|H800|A800|L40S|L40|T4|V100|P100|P40)(?:-[A-Z0-9]{2,8}){0,2}|"
-    r"(?:NVIDIA |Tesla )(?:A2|L4|P4|K80))(?![A-Za-z0-9])")
-_GPU_WORKS = re.compile(r"PaddlePaddle works well on \d{1,2} GPU|PhysicalDevice\(name='/physical_device:GPU|"
-                        r"Created (?:TensorFlow )?device \(?/job:\w{1,20}/replica:0/task:0/device:GPU|is_available\(\)\s{0,4}\n?\s{0,4}True|"
-                        r"GPU available: True", re.IGNORECASE)
-_NO_GPU = re.compile(r"list_physical_devices\(\s{0,2}'GPU'\s{0,2}\)\)?\s{0,4}\n?\s{0,4}\[\]|is_available\(\)\s{0,4}\n?\s{0,4}False",
-                     re.IGNORECASE)
-_OS = re.compile(r"(Ubuntu\s{0,2}\d{2}\.\d{2}|Ubuntu\s{0,2}\d{2}|CentOS\s{0,2}\d{1,2}|Red Hat|Debian|win(?:dows)?\s{0,2}1[01]|"
-                 r"Windows Server \d{4}|winserver\d{4}|macOS|Windows)", re.IGNORECASE)
+    r"(?:NVIDIA |Tesla )(?:A2|L4|P4|K80))(?![A-Za-z0-9])"
+)
+_GPU_WORKS = re.compile(
+    r"PaddlePaddle works well on \d{1,2} GPU|PhysicalDevice\(name='/physical_device:GPU|"
+    r"Created (?:TensorFlow )?device \(?/job:\w{1,20}/replica:0/task:0/device:GPU|is_available\(\)\s{0,4}\n?\s{0,4}True|"
+    r"GPU available: True",
+    re.IGNORECASE,
+)
+_NO_GPU = re.compile(
+    r"list_physical_devices\(\s{0,2}'GPU'\s{0,2}\)\)?\s{0,4}\n?\s{0,4}\[\]|is_available\(\)\s{0,4}\n?\s{0,4}False",
+    re.IGNORECASE,
+)
+_OS = re.compile(
+    r"(Ubuntu\s{0,2}\d{2}\.\d{2}|Ubuntu\s{0,2}\d{2}|CentOS\s{0,2}\d{1,2}|Red Hat|Debian|win(?:dows)?\s{0,2}1[01]|"
+    r"Windows Server \d{4}|winserver\d{4}|macOS|Windows)",
+    re.IGNORECASE,
+)
 _WIN_PATH = re.compile(r"(?<![\w])[A-Z]:\\\\?[\w.]|\.dll\b|\.exe\b|win32|win_amd64", re.IGNORECASE)
-_PYTHON = re.compile(r"(?:python|Python|py)\s{0,3}(?:version)?\s{0,3}[:：=]?\s{0,3}(3\.\d{1,2}(?:\.\d{1,2})?|2\.7(?:\.\d{1,2})?)(?![\d])")
+_PYTHON = re.compile(
+    r"(?:python|Python|py)\s{0,3}(?:version)?\s{0,3}[:：=]?\s{0,3}(3\.\d{1,2}(?:\.\d{1,2})?|2\.7(?:\.\d{1,2})?)(?![\d])"
+)
 _PY_SITE = re.compile(r"python(3\.\d{1,2}|2\.7)/site-packages")
 _DOCKER = re.compile(r"docker|nvidia-docker|/\.dockerenv|container", re.IGNORECASE)
 _WSL = re.compile(r"\bWSL2?\b|microsoft-standard|/mnt/c/", re.IGNORECASE)
@@ -155,12 +220,76 @@ _WSL = re.compile(r"\bWSL2?\b|microsoft-standard|/mnt/c/", re.IGNORECASE)
 
 # A line is read only when it holds one of these (lower case); every line pattern needs at least one of them.
 _LINE_KEYWORDS = (
-    "driver", "smi", "cuda", "cudnn", "nccl", "capability", "api", "paddle", "tensorflow", "torch", "tf", "jax",
-    "lib", ".dll", "nvidia", "gpu", "rtx", "gtx", "tesla", "quadro", "titan", "a100", "a30", "a40", "a10", "a16",
-    "h100", "h200", "h800", "a800", "l40", "t4", "v100", "p100", "p40", "k80", "驱动", "显卡", "版本", "py", "ubuntu",
-    "centos", "red hat", "debian", "win", "macos", "wsl", "docker", "version", "sm_", "arch", "compiled", "kernel",
-    "name:", "found", "cannot", "could not", "can not", "failed", "找不到", "缺少", "缺失", "error",
-    "/mnt/c", "microsoft-standard", "container", "#define", "true", "false", "[]",
+    "driver",
+    "smi",
+    "cuda",
+    "cudnn",
+    "nccl",
+    "capability",
+    "api",
+    "paddle",
+    "tensorflow",
+    "torch",
+    "tf",
+    "jax",
+    "lib",
+    ".dll",
+    "nvidia",
+    "gpu",
+    "rtx",
+    "gtx",
+    "tesla",
+    "quadro",
+    "titan",
+    "a100",
+    "a30",
+    "a40",
+    "a10",
+    "a16",
+    "h100",
+    "h200",
+    "h800",
+    "a800",
+    "l40",
+    "t4",
+    "v100",
+    "p100",
+    "p40",
+    "k80",
+    "驱动",
+    "显卡",
+    "版本",
+    "py",
+    "ubuntu",
+    "centos",
+    "red hat",
+    "debian",
+    "win",
+    "macos",
+    "wsl",
+    "docker",
+    "version",
+    "sm_",
+    "arch",
+    "compiled",
+    "kernel",
+    "name:",
+    "found",
+    "cannot",
+    "could not",
+    "can not",
+    "failed",
+    "找不到",
+    "缺少",
+    "缺失",
+    "error",
+    "/mnt/c",
+    "microsoft-standard",
+    "container",
+    "#define",
+    "true",
+    "false",
+    "[]",
 )
 
 _KEYWORD = re.compile("|".join(re.escape(k) for k in _LINE_KEYWORDS))
@@ -211,7 +340,9 @@ def read_environment(text: str) -> Environment:
 
     # Whole-text patterns (they may span a line break).
     for m in _PIP_SHOW.finditer(text):
-        packages.setdefault((_name(m.group(1)), m.group(2)), Package(_name(m.group(1)), m.group(2), _variant(m.group(2))))
+        packages.setdefault(
+            (_name(m.group(1)), m.group(2)), Package(_name(m.group(1)), m.group(2), _variant(m.group(2)))
+        )
     for m in _CUDNN_H.finditer(text):
         cudnn = _add(cudnn, f"{m.group(1)}.{m.group(2)}")
     if _NOT_COMPILED.search(text):
@@ -340,7 +471,9 @@ def read_environment(text: str) -> Environment:
             if ":" in tag and ("gpu" in tag or "cuda" in tag):
                 first("docker_image", tag.strip("`'\" "))
         if m := _PIP_LINE.search(line):
-            packages.setdefault((_name(m.group(1)), m.group(2)), Package(_name(m.group(1)), m.group(2), _variant(m.group(2))))
+            packages.setdefault(
+                (_name(m.group(1)), m.group(2)), Package(_name(m.group(1)), m.group(2), _variant(m.group(2)))
+            )
         for m in _PIP_SPEC.finditer(line):
             name, sep, version = _name(m.group(1)), m.group(2), m.group(3)
             if name in ("paddlepaddle", "tensorflow") and not (m.group(1).islower() and sep in ("==", "=", "(")):
@@ -352,7 +485,8 @@ def read_environment(text: str) -> Environment:
         if not any(p.name.startswith(("paddlepaddle", "tensorflow", "torch")) for p in packages.values()):
             for m in _FRAMEWORK_TEXT.finditer(line):
                 name = {"paddle": "paddle", "paddlepaddle": "paddle", "tf": "tensorflow", "pytorch": "torch"}.get(
-                    m.group(1).lower(), m.group(1).lower())
+                    m.group(1).lower(), m.group(1).lower()
+                )
                 first("framework_text", f"{name}=={m.group(2)}")
         failed = _LIB_FAIL.search(line)
         if failed:
@@ -437,7 +571,11 @@ def merge(earlier: Environment, later: Environment) -> Environment:
         new = getattr(later, f.name)
         old = getattr(earlier, f.name)
         if f.name == "signals":
-            changes[f.name] = old | new
+            # A message about an earlier setup goes stale when a later turn shows that part changed.
+            stale = {
+                s for field_name, about in _SIGNALS_ABOUT.items() if _changed(earlier, later, field_name) for s in about
+            }
+            changes[f.name] = (old - stale) | new
         elif f.name in ("docker", "wsl", "gpu_intent"):
             changes[f.name] = old or new
         elif f.name == "driver_api_from_framework":
@@ -445,3 +583,26 @@ def merge(earlier: Environment, later: Environment) -> Environment:
         elif new not in (None, ()):
             changes[f.name] = new
     return replace(earlier, **changes)
+
+
+# Which fields a library's message is about (bot.records.Signal): a new value there makes the message stale.
+_SIGNALS_ABOUT: dict[str, tuple[Signal, ...]] = {
+    "driver": ("insufficient_driver",),
+    "packages": (
+        "paddle_cpu_version",
+        "not_compiled_with_cuda",
+        "paddle_arch",
+        "torch_arch",
+        "no_kernel_image",
+        "paddle_cuda_older",
+        "tf_jit_arch",
+        "gpu_build",
+    ),
+    "cudnn_loaded": ("paddle_cudnn_older", "tf_cudnn_mismatch", "torch_cudnn_mismatch"),
+    "gpus": ("no_kernel_image", "paddle_arch", "torch_arch", "tf_jit_arch", "tf_min_capability"),
+}
+
+
+def _changed(earlier: Environment, later: Environment, name: str) -> bool:
+    new = getattr(later, name)
+    return new not in (None, ()) and new != getattr(earlier, name)

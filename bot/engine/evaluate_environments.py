@@ -58,7 +58,9 @@ def read_batch(path: Path) -> list[dict]:
         try:
             cases.append(json.loads(line))
         except json.JSONDecodeError as error:
-            raise ValueError(f"{path}:{n}: not JSON ({error.msg}). Each line is one case: see docs/labelling-environments.md")
+            raise ValueError(
+                f"{path}:{n}: not JSON ({error.msg}). Each line is one case: see docs/labelling-environments.md"
+            ) from None
     return cases
 
 
