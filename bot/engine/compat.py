@@ -645,7 +645,7 @@ def _ask(
     if has_build and not env.driver and not env.cuda_driver_api:
         return "nvidia_smi"
     if (
-        (env.driver or env.cuda_driver_api or env.gpus)
+        (env.driver or env.cuda_driver_api)
         and not env.packages
         and not env.cuda_runtime
         and built is None

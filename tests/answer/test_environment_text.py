@@ -39,3 +39,8 @@ def test_no_environment_no_words():
 def test_every_code_has_words_in_both_languages():
     for words in (TITLES, FIXES):
         assert all(set(v) == {"zh", "en"} for v in words.values()) and len(words) == 6
+
+
+def test_a_gpu_named_in_an_ordinary_question_asks_for_nothing():
+    d = check(read_environment("训练时显存不足怎么办？我的卡是 NVIDIA A30"), table_from_toml(TABLE))
+    assert d.ask is None and describe(d, "zh") == ""
