@@ -10,8 +10,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from bot.engine.compat import Diagnosis, Mismatch
 
 Language = str  # "zh" or "en"; anything else reads as English
@@ -50,23 +48,6 @@ FIXES = {
         "zh": "确认该库已安装，并把它所在目录加入 LD_LIBRARY_PATH（Linux）或 PATH（Windows）。",
         "en": "make sure the library is installed and its directory is on LD_LIBRARY_PATH (Linux) or PATH (Windows).",
     },
-}
-
-VALUE_NAMES = {
-    "driver": {"zh": "驱动", "en": "driver"},
-    "driver_cuda": {"zh": "驱动支持的 CUDA", "en": "driver's CUDA"},
-    "cuda": {"zh": "CUDA", "en": "CUDA"},
-    "build_cuda": {"zh": "安装包的 CUDA", "en": "build's CUDA"},
-    "cudnn": {"zh": "cuDNN", "en": "cuDNN"},
-    "build_cudnn": {"zh": "编译用的 cuDNN", "en": "build's cuDNN"},
-    "compute_capability": {"zh": "计算能力", "en": "compute capability"},
-    "gpu": {"zh": "GPU", "en": "GPU"},
-    "max_cc": {"zh": "该 CUDA 支持的最高计算能力", "en": "highest capability of that CUDA"},
-    "min_cc": {"zh": "最低计算能力", "en": "lowest capability"},
-    "build_arch": {"zh": "安装包编译的架构", "en": "build's architectures"},
-    "package": {"zh": "安装包", "en": "package"},
-    "library": {"zh": "库", "en": "library"},
-    "os": {"zh": "系统", "en": "OS"},
 }
 
 ASKS = {
@@ -238,11 +219,6 @@ def describe(diagnosis: Diagnosis, language: Language) -> str:
     if diagnosis.status == "incomplete" and diagnosis.ask:
         return f"{HEADINGS['incomplete'][lang]} {ASKS[diagnosis.ask][lang]}"
     return ""
-
-
-def values_text(values: Mapping[str, str], language: Language) -> str:
-    lang = _lang(language)
-    return ", ".join(f"{VALUE_NAMES.get(k, {}).get(lang, k)} {v}" for k, v in values.items())
 
 
 def _cap(text: str, lang: str) -> str:

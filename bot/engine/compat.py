@@ -655,7 +655,3 @@ def _ask(
     if env.packages and not machine_cuda(env) and not env.cuda_driver_api and env.gpu_intent:
         return "run_check"
     return None
-
-
-def codes_of(diagnosis: Diagnosis) -> tuple[Code, ...]:
-    return diagnosis.codes
