@@ -220,8 +220,11 @@ class Conversation:
         reply.environment = environment.as_dict()
         reply.mismatches = tuple(m.as_dict() for m in diagnosis.mismatches)
         said = "" if shown_now.is_empty else describe(diagnosis, language)
-        if said:
-            reply.markdown = said + "\n\n" + reply.markdown
+        if said:  # first, or right after a pasted log's detected error line (the reply leads with the user's error)
+            blocks = reply.markdown.split("\n\n")
+            detected = f"**{text(language, 'detected')}:**"
+            at = next((n + 1 for n, block in enumerate(blocks) if block.startswith(detected)), 0)
+            reply.markdown = "\n\n".join([*blocks[:at], said, *blocks[at:]])
 
     def _question_event(self, message: str, language: str, reply: Reply, answer: Answer) -> Event:
         return Event(

@@ -179,18 +179,23 @@ def sentence(m: Mismatch, language: Language) -> str:
                 if zh
                 else f"the package looks for {v['library']}, which belongs to another CUDA/cuDNN than this machine's {v.get('cuda') or v.get('cudnn')}"
             )
-        pkg = v.get("package") or ("安装包" if zh else "the package")
+        pkg = v.get("package") or ("安装包" if zh else "")
         return (
             f"{pkg} 是 CUDA {v.get('build_cuda')} 版本，本机是 CUDA {v.get('cuda')}"
             if zh
-            else f"{pkg} is built for CUDA {v.get('build_cuda')}; this machine has CUDA {v.get('cuda')}"
+            else f"{f'the package {pkg}' if pkg else 'the package'} is built for CUDA {v.get('build_cuda')}; "
+            f"this machine has CUDA {v.get('cuda')}"
         )
     if m.code == "cpu_only_wheel":
         pkg = v.get("package")
         if pkg:
-            return f"装的是 CPU 版 {pkg}，不会使用 GPU" if zh else f"{pkg} is a CPU-only build; it does not use the GPU"
+            return (
+                f"装的是 CPU 版 {pkg}，不会使用 GPU"
+                if zh
+                else f"the package {pkg} is a CPU-only build; it does not use the GPU"
+            )
         return "框架是 CPU 版（没有用 CUDA 编译）" if zh else "the framework build has no CUDA (CPU-only)"
-    return f"找不到 {v.get('library', 'CUDA 库')}" if zh else f"{v.get('library', 'a CUDA library')} was not found"
+    return f"找不到 {v.get('library', 'CUDA 库')}" if zh else f"the library {v.get('library', 'of CUDA')} was not found"
 
 
 def _source_link(m: Mismatch) -> str:

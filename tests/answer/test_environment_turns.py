@@ -63,3 +63,17 @@ def test_check_env_prints_the_diagnosis(tmp_path: Path, capsys):
     assert main(["--seeds", str(tmp_path), "check-env", str(paste)]) == 0
     out = capsys.readouterr().out
     assert "Status: mismatch" in out and "driver 418.67" in out and "Driver too old" in out
+
+
+def test_a_pasted_log_still_leads_with_its_error_line(engine):
+    log = (
+        'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n'
+        "OSError: libcudart.so.11.0: cannot open shared object file: No such file or directory"
+    )
+    turned, _ = take_turn(engine, log)
+    blocks = turned.reply.markdown.split("\n\n")
+    detected = next(n for n, block in enumerate(blocks) if block.startswith("**Detected:**"))
+    assert blocks[detected + 1].startswith("**Environment check**")
+    assert not any(block.startswith("**Environment check**") for block in blocks[:detected])
+    assert "The library libcudart.so.11.0 was not found" in turned.reply.markdown
+    assert [m["code"] for m in turned.to_json()["mismatches"]] == ["missing_library"]
