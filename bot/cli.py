@@ -1,4 +1,4 @@
-"""Command line: ``python -m bot build | ask | eval | calibrate | meta check | report | settings``.
+"""Command line: ``python -m bot build | ask | eval | calibrate | meta check | report | settings | check-env | eval-env``.
 
 The library raises; this module turns those errors into one stderr line with
 the fix and a non-zero exit code.
@@ -91,6 +91,15 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--log", type=Path, help="summarise an old JSON-lines feedback log instead of the store")
     report.add_argument("--top", type=int, default=10, help="with --log: how many questions per list")
     report.add_argument("--json", action="store_true")
+
+    env = add(
+        "check-env", "read a pasted GPU environment (nvidia-smi, nvcc, run_check, pip list …) and name mismatches"
+    )
+    env.add_argument("file", type=Path)
+    env.add_argument("--lang", choices=["en", "zh"], default="en")
+    env_eval = add("eval-env", "figures on labelled pasted environments (eval/environments/*.jsonl), each file apart")
+    env_eval.add_argument("files", type=Path, nargs="+")
+    env_eval.add_argument("--cases", action="store_true", help="also list every case with its claims")
 
     add("settings", "every BOT_* variable: default, what is allowed, what it does (Markdown, as docs/settings.md)")
     return parser
@@ -312,6 +321,20 @@ def cmd_settings(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check_env(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.answer.check_environment import check_file
+
+    print(check_file(args.file, seeds_dir=settings.seeds_dir, language=args.lang))
+    return 0
+
+
+def cmd_eval_env(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.answer.check_environment import evaluate_files
+
+    print(evaluate_files(list(args.files), seeds_dir=settings.seeds_dir, cases=args.cases))
+    return 0
+
+
 COMMANDS = {
     "build": cmd_build,
     "ask": cmd_ask,
@@ -320,6 +343,8 @@ COMMANDS = {
     "meta": cmd_meta,
     "report": cmd_report,
     "settings": cmd_settings,
+    "check-env": cmd_check_env,
+    "eval-env": cmd_eval_env,
 }
 
 

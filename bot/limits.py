@@ -26,3 +26,9 @@ HISTORY_ITEMS_ACCEPTED = 100  # items of an API request's history; more is refus
 HISTORY_ITEMS_READ = 20  # the newest history items read from an API request
 HISTORY_TURNS_REPLAYED = 8  # user turns of an API history replayed to rebuild the case
 CONVERSATION_TURNS_KEPT = 12  # turns the chat page keeps for follow-ups, and a hand-off sends along
+
+# A pasted environment (bot.engine.environment): characters read at all (a 5,000-line pip list is ~150,000),
+# characters of one line given to the line patterns, distinct values kept per field (GPUs, packages, libraries).
+ENVIRONMENT_CHARS = 200_000
+ENVIRONMENT_LINE_CHARS = 1_000
+ENVIRONMENT_ITEMS = 16

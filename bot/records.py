@@ -110,6 +110,111 @@ class Reason:
 
 
 @dataclass(frozen=True)
+class Package:
+    """A framework package as a paste lists it: name normalised, version as printed, build variant when the
+    version says it (``post112``, ``cu117``, ``cpu``)."""
+
+    name: str
+    version: str
+    variant: str = ""
+
+
+# What a paste's own messages say (bot.engine.environment reads them; bot.engine.compat weighs them).
+Signal = Literal[
+    "insufficient_driver",  # CUDA error 35: the driver is older than the runtime
+    "no_kernel_image",  # CUDA error 209: the binary has no code for this GPU
+    "paddle_arch",  # Paddle: GPU architecture not among the wheel's
+    "paddle_cudnn_older",  # Paddle: compiled with cuDNN X, the machine has an older Y
+    "paddle_cuda_older",  # Paddle: compiled with CUDA X, the machine has an older Y
+    "paddle_cpu_version",  # "You are using paddlepaddle cpu version!"
+    "not_compiled_with_cuda",  # Paddle/Torch/TF say the build has no CUDA
+    "library_not_found",  # a CUDA/cuDNN/NCCL library was not found
+    "gpu_works",  # run_check passed on a GPU, TF created a GPU device, torch.cuda.is_available() True
+    "no_gpu_visible",  # list_physical_devices('GPU') == [], torch.cuda.is_available() False
+    "tf_cudnn_mismatch",  # TF: loaded runtime cuDNN X but source was compiled with Y
+    "torch_arch",  # Torch: GPU with capability sm_X is not compatible with the current install
+    "tf_jit_arch",  # TF: not built with kernels for this compute capability (PTX JIT)
+    "tf_min_capability",  # TF: GPU ignored, below the build's minimum compute capability
+    "torch_cudnn_mismatch",  # Torch: compiled against cuDNN X but found runtime Y
+    "gpu_build",  # the framework says it was compiled with CUDA
+]
+
+
+@dataclass(frozen=True)
+class Environment:
+    """The GPU environment a conversation has shown (read by :func:`bot.engine.environment.read_environment`).
+    Tuples keep every distinct value seen, in order of appearance; what was not shown stays empty."""
+
+    driver: str | None = None  # NVIDIA driver (nvidia-smi; Windows file version 23.21.13.9135 read as 391.35)
+    cuda_driver_api: str | None = None  # CUDA the driver supports (nvidia-smi "CUDA Version", Paddle "Driver API")
+    driver_api_from_framework: bool = False  # that figure came from the framework (forward compatibility counts)
+    cuda_runtime: str | None = None  # CUDA runtime the framework loaded (Paddle "Runtime API Version")
+    cuda_toolkit: tuple[str, ...] = ()  # nvcc, version.txt, conda, "cuda 10.2" statements
+    cudnn: tuple[str, ...] = ()  # cuDNN on the machine (header, conda, statements)
+    cudnn_loaded: str | None = None  # cuDNN the framework loaded
+    build_cuda: str | None = None  # CUDA the framework was compiled with, when printed
+    build_cudnn: str | None = None  # cuDNN the framework was compiled with, when printed
+    image_cuda: str | None = None  # CUDA of the Docker image named (paddle:2.1.0-gpu-cuda10.2-cudnn7)
+    image_cudnn: str | None = None
+    build_arch: tuple[str, ...] = ()  # architectures the build was compiled for (Paddle's warning, Torch's list)
+    nccl: str | None = None
+    gpus: tuple[str, ...] = ()  # GPU models as printed
+    compute_capability: str | None = None  # printed by the framework
+    packages: tuple[Package, ...] = ()
+    docker_image: str | None = None
+    docker: bool = False
+    wsl: bool = False
+    os: str | None = None
+    python: str | None = None
+    missing_libraries: tuple[str, ...] = ()
+    signals: frozenset[Signal] = frozenset()
+    gpu_intent: bool = False  # the text is about running on a GPU (a CPU package then reads as a mistake)
+
+    @property
+    def is_empty(self) -> bool:
+        """True when nothing about versions, GPUs, packages or libraries was read."""
+        return self == Environment(gpu_intent=self.gpu_intent)
+
+    def as_dict(self) -> dict[str, object]:
+        """The known fields as JSON values (what /api/ask returns as ``environment``)."""
+        out: dict[str, object] = {}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if name == "gpu_intent" or value in (None, (), False) or value == frozenset():
+                continue
+            if name == "packages":
+                value = [{"name": p.name, "version": p.version, "variant": p.variant} for p in value]
+            elif isinstance(value, frozenset):
+                value = sorted(value)
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[name] = value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Environment:
+        """The record again from :meth:`as_dict` (the chat page keeps a conversation as JSON); unknown keys dropped.
+
+        >>> e = Environment(driver="418.67", packages=(Package("paddlepaddle-gpu", "2.5.2"),), signals=frozenset({"gpu_works"}))
+        >>> Environment.from_dict(e.as_dict()) == e
+        True
+        """
+        values: dict[str, object] = {}
+        for name in cls.__dataclass_fields__:
+            if name not in data:
+                continue
+            value = data[name]
+            if name == "packages":
+                value = tuple(Package(str(p["name"]), str(p["version"]), str(p.get("variant", ""))) for p in value)
+            elif name == "signals":
+                value = frozenset(str(v) for v in value)
+            elif isinstance(value, list):
+                value = tuple(str(v) for v in value)
+            values[name] = value
+        return cls(**values)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
 class Case:
     """What a conversation is about so far (see :mod:`bot.engine.case`); empty before the first question.
 
@@ -128,6 +233,7 @@ class Case:
     language: str = ""
     signature: str = ""
     turns: int = 0
+    environment: Environment = Environment()  # versions shown so far (kept across the conversation's turns)
 
     @property
     def is_open(self) -> bool:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from bot.answer.environment_text import describe
 from bot.answer.reply import (
     Contact,
     Reply,
@@ -40,10 +41,12 @@ from bot.answer.reply import (
 )
 from bot.engine.answerer import Answerer
 from bot.engine.case import is_follow_up, is_not_helpful  # noqa: F401  (re-exported: the UI and tests use them)
+from bot.engine.compat import check, table_for
+from bot.engine.environment import merge
 from bot.engine.message import Message
 from bot.kb.tokenize import detect_language
 from bot.limits import HISTORY_TURNS_REPLAYED, QUESTION_CHARS
-from bot.records import Answer, Case, Event, Hit
+from bot.records import Answer, Case, Environment, Event, Hit
 
 CLOSE_GAP = 0.3  # sections within this much of the best fused score (z-score units) are "close"
 CLARIFY_MAX_CHARS = 40  # only short, vague questions get a clarifying question
@@ -69,6 +72,7 @@ class Turn:
     case_shown: list[str] = field(default_factory=list)  # every section shown for this case
     tried: list[str] = field(default_factory=list)  # the user's words about what they tried
     move: str = "new"
+    environment: dict = field(default_factory=dict)  # the versions shown so far (Environment.as_dict)
 
     def case(self) -> Case:
         return Case(
@@ -81,6 +85,7 @@ class Turn:
             language=self.language,
             signature=self.signature,
             turns=1,
+            environment=Environment.from_dict(self.environment),
         )
 
 
@@ -168,6 +173,9 @@ class Conversation:
     def _ask(self, read: Message, case: Case) -> Reply:
         message = read.sent
         answer = self.engine.ask(read, k=10, case=case)
+        # The machine does not change with the problem: what this message shows joins what earlier turns showed.
+        environment = merge(case.environment, read.environment)
+        answer = _replace(answer, case=_replace(answer.case, environment=environment))
         language = answer.language
         notes: list[str] = []
         if answer.move == "follow_up":
@@ -194,6 +202,7 @@ class Conversation:
             reply = self._decide(answer, message, language, notes, allow_clarify=allow_clarify)
             events = [self._question_event(message, language, reply, answer)]
         reply.events.extend(events)
+        self._with_environment(reply, environment, read.environment, language)
         question = (
             self._case_question()
             if answer.move in ("follow_up", "retry") and read.cues.not_helpful
@@ -201,6 +210,21 @@ class Conversation:
         )
         self._remember(question, reply, answer, top_score=top)
         return reply
+
+    def _with_environment(self, reply: Reply, environment: Environment, shown_now: Environment, language: str) -> None:
+        """The environment and its mismatches on the reply (for the APIs), and the diagnosis in words above it when
+        this message showed versions: the mismatch with its source and fix, "consistent", or the one command to run."""
+        if environment.is_empty:
+            return
+        diagnosis = check(environment, table_for(getattr(self.engine.settings, "seeds_dir", None)))
+        reply.environment = environment.as_dict()
+        reply.mismatches = tuple(m.as_dict() for m in diagnosis.mismatches)
+        said = "" if shown_now.is_empty else describe(diagnosis, language)
+        if said:  # first, or right after a pasted log's detected error line (the reply leads with the user's error)
+            blocks = reply.markdown.split("\n\n")
+            detected = f"**{text(language, 'detected')}:**"
+            at = next((n + 1 for n, block in enumerate(blocks) if block.startswith(detected)), 0)
+            reply.markdown = "\n\n".join([*blocks[:at], said, *blocks[at:]])
 
     def _question_event(self, message: str, language: str, reply: Reply, answer: Answer) -> Event:
         return Event(
@@ -280,6 +304,7 @@ class Conversation:
             language=language,
             signature=case.signature,
             turns=case.turns + 1,
+            environment=case.environment,
         )
         self._remember(
             last.question if last else section.heading,
@@ -322,6 +347,7 @@ class Conversation:
                 case_shown=list(dict.fromkeys((*case.shown, *(shown if reply.kind == "clarify" else ())))),
                 tried=list(case.tried),
                 move=answer.move,
+                environment=case.environment.as_dict(),
             )
         )
 

@@ -761,6 +761,8 @@ class Reply:
     reason: str = ""  # one line in the reply language; empty for a plain answer
     events: list[Event] = field(default_factory=list)  # what the edge should record for this turn
     handoff: bool = False  # the user asked for a person: the edge sends the transcript to BOT_HANDOFF_WEBHOOK
+    environment: dict = field(default_factory=dict)  # the versions the conversation has shown (Environment.as_dict)
+    mismatches: tuple[dict, ...] = ()  # each with code, values and source row (bot.engine.compat.Mismatch.as_dict)
 
     def __setattr__(self, name: str, value: object) -> None:
         # A reply from compose() is finished: the edges serialise and record it, they never edit it.
@@ -792,6 +794,8 @@ class Reply:
             "confidence": round(self.confidence, 4),
             "options": list(self.options),
             "hits": self.citations(),
+            "environment": dict(self.environment),
+            "mismatches": list(self.mismatches),
         }
 
 

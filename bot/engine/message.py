@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from bot.records import Environment
+
 Language = Literal["zh", "en"]
 
 
@@ -60,6 +62,7 @@ class Message:
     subjects: frozenset[str]
     intent: str | None
     cues: Cues
+    environment: Environment = Environment()  # the GPU environment the text shows (bot.engine.environment)
 
     @property
     def stripped(self) -> str:

@@ -48,6 +48,7 @@ from bot.engine.case import (
     points_back,
     starts_new_topic,
 )
+from bot.engine.environment import read_environment
 from bot.engine.facts import SectionFacts, section_facts
 from bot.engine.intents import classify
 from bot.engine.message import Cues, Message
@@ -67,7 +68,7 @@ from bot.kb.parse import FIX_FIELDS
 from bot.kb.signature import extract_signature, looks_like_log
 from bot.kb.tokenize import detect_language, tokenize, warm_up
 from bot.kb.vocabulary import words
-from bot.records import Answer, Case, Hit, Move, Reason, Section, Tier
+from bot.records import Answer, Case, Environment, Hit, Move, Reason, Section, Tier
 from bot.settings import Settings
 
 DENSE_CANDIDATES = 400  # nearest keys looked at per query
@@ -174,6 +175,7 @@ def read_message(message: object, *, limit: int, lexicon: Lexicon) -> Message:
             new_topic=starts_new_topic(text),
             points_back=points_back(text),
         ),
+        environment=read_environment(text) if worded else Environment(),
     )
 
 

@@ -279,6 +279,8 @@ def openai_router(
                     "signature": reply.signature or None,
                     "options": list(reply.options),
                     "suggestions": [{"label": o["label"], "value": o["value"]} for o in turned.options],
+                    "environment": dict(reply.environment),
+                    "mismatches": list(reply.mismatches),
                 },
                 "answer_id": turned.answer_id,  # what POST /api/feedback's answer_id refers to
             }

@@ -1,0 +1,230 @@
+"""The words for an environment diagnosis, in the user's language (zh/en). Pure: a Diagnosis in, markdown out.
+
+>>> from bot.engine.compat import Diagnosis, Mismatch, Source
+>>> from bot.records import Environment
+>>> row = Source("driver", "10.2", "https://docs.nvidia.com/x")
+>>> d = Diagnosis(Environment(driver="418.67"), (Mismatch("driver_too_old", {"driver": "418.67", "cuda": "10.2"}, row, "table"),), "mismatch")
+>>> print(describe(d, "en").splitlines()[1])
+- **Driver too old**: NVIDIA driver 418.67 is older than the minimum for CUDA 10.2. Source: [driver 10.2](https://docs.nvidia.com/x)
+"""
+
+from __future__ import annotations
+
+from bot.engine.compat import Diagnosis, Mismatch
+
+Language = str  # "zh" or "en"; anything else reads as English
+
+TITLES = {
+    "driver_too_old": {"zh": "驱动版本过旧", "en": "Driver too old"},
+    "cudnn_cuda": {"zh": "cuDNN 与 CUDA 不匹配", "en": "cuDNN does not match CUDA"},
+    "wheel_cuda": {"zh": "安装包的 CUDA 版本与本机不符", "en": "Package built for another CUDA"},
+    "cpu_only_wheel": {"zh": "装的是 CPU 版", "en": "CPU-only build installed"},
+    "compute_capability": {"zh": "GPU 架构与安装包不匹配", "en": "GPU architecture not in the build"},
+    "missing_library": {"zh": "找不到 CUDA 库", "en": "CUDA library not found"},
+}
+
+FIXES = {
+    "driver_too_old": {
+        "zh": "升级 NVIDIA 驱动到该 CUDA 要求的最低版本以上，或改装与当前驱动匹配的 CUDA 版本安装包。",
+        "en": "upgrade the NVIDIA driver to at least the minimum for that CUDA, or install the build for a CUDA your driver supports.",
+    },
+    "cudnn_cuda": {
+        "zh": "安装与 CUDA 和框架编译版本一致的 cuDNN，并确认 LD_LIBRARY_PATH / PATH 里没有更早的 cuDNN 排在前面。",
+        "en": "install the cuDNN that matches your CUDA and the framework build, and make sure no older cuDNN comes first on LD_LIBRARY_PATH / PATH.",
+    },
+    "wheel_cuda": {
+        "zh": "卸载后按本机 CUDA 版本重新安装对应的 GPU 包（如 paddlepaddle-gpu 的 postXXX / cuXXX 版本），或安装该包要求的 CUDA。",
+        "en": "reinstall the GPU package built for the CUDA on this machine (e.g. the postXXX / cuXXX build), or install the CUDA the package needs.",
+    },
+    "cpu_only_wheel": {
+        "zh": "卸载 CPU 版（pip uninstall paddlepaddle / tensorflow-cpu / torch+cpu），再安装 GPU 版。",
+        "en": "uninstall the CPU build (pip uninstall paddlepaddle / tensorflow-cpu / torch+cpu) and install the GPU build.",
+    },
+    "compute_capability": {
+        "zh": "换用支持该 GPU 架构的安装包（更新的 CUDA 版本编译的包，例如 Ampere 需要 CUDA 11 及以上）。",
+        "en": "install a build compiled for this GPU's architecture (a build for a newer CUDA; Ampere needs CUDA 11 or later).",
+    },
+    "missing_library": {
+        "zh": "确认该库已安装，并把它所在目录加入 LD_LIBRARY_PATH（Linux）或 PATH（Windows）。",
+        "en": "make sure the library is installed and its directory is on LD_LIBRARY_PATH (Linux) or PATH (Windows).",
+    },
+}
+
+ASKS = {
+    "nvidia_smi": {
+        "zh": "请贴出 `nvidia-smi` 的输出（前几行即可），以便确认驱动版本。",
+        "en": "Please paste the output of `nvidia-smi` (the first lines are enough) so the driver version is known.",
+    },
+    "nvcc": {"zh": "请贴出 `nvcc --version` 的输出。", "en": "Please paste the output of `nvcc --version`."},
+    "run_check": {
+        "zh": '请贴出 `python -c "import paddle; paddle.utils.run_check()"` 的输出（TensorFlow 用 '
+        '`python -c "import tensorflow as tf; print(tf.sysconfig.get_build_info())"`）。',
+        "en": 'Please paste the output of `python -c "import paddle; paddle.utils.run_check()"` (TensorFlow: '
+        '`python -c "import tensorflow as tf; print(tf.sysconfig.get_build_info())"`).',
+    },
+    "pip_list": {
+        "zh": '请贴出 `pip list | grep -i -E "paddle|tensorflow|torch"` 的输出，以便确认装的是哪个版本的包。',
+        "en": 'Please paste the output of `pip list | grep -i -E "paddle|tensorflow|torch"` so the installed build is known.',
+    },
+    "gpu_query": {
+        "zh": "请贴出 `nvidia-smi --query-gpu=name,compute_cap --format=csv` 的输出，以便确认 GPU 的计算能力。",
+        "en": "Please paste the output of `nvidia-smi --query-gpu=name,compute_cap --format=csv` so the GPU's compute capability is known.",
+    },
+    "cudnn_version": {
+        "zh": "请贴出 `cat /usr/include/cudnn_version.h | grep CUDNN_MAJOR -A 2` 的输出。",
+        "en": "Please paste the output of `cat /usr/include/cudnn_version.h | grep CUDNN_MAJOR -A 2`.",
+    },
+}
+
+HEADINGS = {
+    "mismatch": {
+        "zh": "**环境检查**：从你贴出的信息中发现以下版本问题：",
+        "en": "**Environment check**: the versions you pasted show:",
+    },
+    "consistent": {
+        "zh": "**环境检查**：你贴出的版本之间没有发现不匹配（{checked}），下面按问题本身回答。",
+        "en": "**Environment check**: the versions you pasted are consistent ({checked}); the answer below goes on from there.",
+    },
+    "incomplete": {
+        "zh": "**环境检查**：还差一个版本信息才能判断。",
+        "en": "**Environment check**: one value is missing to decide.",
+    },
+}
+CHECKED = {
+    "driver": {"zh": "驱动与 CUDA", "en": "driver and CUDA"},
+    "compute_capability": {"zh": "GPU 架构", "en": "GPU architecture"},
+    "wheel_cuda": {"zh": "安装包与 CUDA", "en": "package and CUDA"},
+    "cudnn_cuda": {"zh": "cuDNN 与 CUDA", "en": "cuDNN and CUDA"},
+}
+FIX_WORD = {"zh": "解决", "en": "Fix"}
+SOURCE_WORD = {"zh": "来源", "en": "Source"}
+
+
+def _lang(language: Language) -> str:
+    return "zh" if language == "zh" else "en"
+
+
+def sentence(m: Mismatch, language: Language) -> str:
+    """What is wrong, with the values read, in one sentence.
+
+    >>> from bot.engine.compat import Mismatch, Source
+    >>> sentence(Mismatch("driver_too_old", {"driver": "418.67", "driver_cuda": "10.1", "build_cuda": "11.7"},
+    ...                   Source("driver", "11.x", "u"), "table"), "zh")
+    '驱动 418.67 最高支持 CUDA 10.1；安装包是 CUDA 11.7 版本'
+    """
+    lang = _lang(language)
+    v = m.values
+    zh = lang == "zh"
+    cuda = v.get("build_cuda") or v.get("cuda")
+    if m.code == "driver_too_old":
+        if v.get("driver") and v.get("driver_cuda") and cuda:
+            return (
+                f"驱动 {v['driver']} 最高支持 CUDA {v['driver_cuda']}；安装包是 CUDA {cuda} 版本"
+                if zh
+                else f"driver {v['driver']} supports CUDA up to {v['driver_cuda']}; the build needs CUDA {cuda}"
+            )
+        if v.get("driver") and cuda:
+            return (
+                f"NVIDIA 驱动 {v['driver']} 低于 CUDA {cuda} 要求的最低版本"
+                if zh
+                else f"NVIDIA driver {v['driver']} is older than the minimum for CUDA {cuda}"
+            )
+        return (
+            "报错 “CUDA driver version is insufficient for CUDA runtime version” 说明驱动比安装包用的 CUDA 旧"
+            if zh
+            else "the error “CUDA driver version is insufficient for CUDA runtime version” says the driver is older than the CUDA the build uses"
+        )
+    if m.code == "compute_capability":
+        gpu = v.get("gpu") or "GPU"
+        cc = v.get("compute_capability")
+        if v.get("build_arch") and cc:
+            return (
+                f"{gpu}（计算能力 {cc}）不在安装包编译的架构 {v['build_arch']} 之内"
+                if zh
+                else f"{gpu} (compute capability {cc}) is not among the build's architectures {v['build_arch']}"
+            )
+        if cc and cuda and v.get("max_cc"):
+            return (
+                f"{gpu} 的计算能力是 {cc}，而 CUDA {cuda} 最高只支持 {v['max_cc']}"
+                if zh
+                else f"{gpu} has compute capability {cc}; CUDA {cuda} compiles for at most {v['max_cc']}"
+            )
+        if cc and cuda:
+            return (
+                f"{gpu}（计算能力 {cc}）没有 CUDA {cuda} 版本安装包可用的内核"
+                if zh
+                else f"the CUDA {cuda} build has no kernels for {gpu} (compute capability {cc})"
+            )
+        return (
+            "报错 “no kernel image is available for execution on the device” 说明安装包没有为这块 GPU 编译"
+            if zh
+            else "the error “no kernel image is available for execution on the device” says the build has no code for this GPU"
+        )
+    if m.code == "cudnn_cuda":
+        if v.get("build_cudnn") and v.get("cudnn"):
+            return (
+                f"框架用 cuDNN {v['build_cudnn']} 编译，但运行时加载的是 cuDNN {v['cudnn']}"
+                if zh
+                else f"the framework was compiled with cuDNN {v['build_cudnn']} but loads cuDNN {v['cudnn']}"
+            )
+        return (
+            f"cuDNN {v.get('cudnn', '?')} 不支持 CUDA {v.get('cuda', '?')}"
+            if zh
+            else f"cuDNN {v.get('cudnn', '?')} does not support CUDA {v.get('cuda', '?')}"
+        )
+    if m.code == "wheel_cuda":
+        if v.get("library"):
+            return (
+                f"安装包要找的 {v['library']} 属于另一个 CUDA/cuDNN 版本，本机是 {v.get('cuda') or v.get('cudnn')}"
+                if zh
+                else f"the package looks for {v['library']}, which belongs to another CUDA/cuDNN than this machine's {v.get('cuda') or v.get('cudnn')}"
+            )
+        pkg = v.get("package") or ("安装包" if zh else "")
+        return (
+            f"{pkg} 是 CUDA {v.get('build_cuda')} 版本，本机是 CUDA {v.get('cuda')}"
+            if zh
+            else f"{f'the package {pkg}' if pkg else 'the package'} is built for CUDA {v.get('build_cuda')}; "
+            f"this machine has CUDA {v.get('cuda')}"
+        )
+    if m.code == "cpu_only_wheel":
+        pkg = v.get("package")
+        if pkg:
+            return (
+                f"装的是 CPU 版 {pkg}，不会使用 GPU"
+                if zh
+                else f"the package {pkg} is a CPU-only build; it does not use the GPU"
+            )
+        return "框架是 CPU 版（没有用 CUDA 编译）" if zh else "the framework build has no CUDA (CPU-only)"
+    return f"找不到 {v.get('library', 'CUDA 库')}" if zh else f"the library {v.get('library', 'of CUDA')} was not found"
+
+
+def _source_link(m: Mismatch) -> str:
+    label = f"{m.source.kind} {m.source.key}".strip()
+    return f"[{label}]({m.source.url})"
+
+
+def describe(diagnosis: Diagnosis, language: Language) -> str:
+    """The environment paragraph of a reply: the mismatches with source and fix, or 'consistent', or the one ask.
+    Empty when the message shows no environment."""
+    lang = _lang(language)
+    if diagnosis.status == "mismatch":
+        lines = [HEADINGS["mismatch"][lang]]
+        for m in diagnosis.mismatches:
+            colon, stop = ("：", "。") if lang == "zh" else (": ", ". ")
+            lines.append(
+                f"- **{TITLES[m.code][lang]}**{colon}{_cap(sentence(m, lang), lang)}{stop}"
+                f"{SOURCE_WORD[lang]}{colon}{_source_link(m)}"
+            )
+            lines.append(f"  {FIX_WORD[lang]}{colon}{FIXES[m.code][lang]}")
+        return "\n".join(lines)
+    if diagnosis.status == "consistent" and diagnosis.checked:
+        sep = "、" if lang == "zh" else ", "
+        checked = sep.join(CHECKED[c][lang] for c in dict.fromkeys(diagnosis.checked) if c in CHECKED)
+        return HEADINGS["consistent"][lang].format(checked=checked)
+    if diagnosis.status == "incomplete" and diagnosis.ask:
+        return f"{HEADINGS['incomplete'][lang]} {ASKS[diagnosis.ask][lang]}"
+    return ""
+
+
+def _cap(text: str, lang: str) -> str:
+    return text[:1].upper() + text[1:] if lang == "en" else text

@@ -1,0 +1,657 @@
+"""Check an :class:`~environment.Environment` against the compatibility table; every finding names its source row.
+
+The table is data (``compat.toml``): NVIDIA's minimum driver per CUDA toolkit, compute capability per GPU model, the
+compute capabilities a CUDA toolkit compiles for, cuDNN <-> CUDA support, the frameworks' tested builds, and the
+library messages that are themselves evidence (CUDA error 35, Paddle's architecture warning …). A company adds rows
+for its own images and wheels in a second file; :func:`load_table` reads both, company rows first.
+
+    >>> from bot.engine.environment import read_environment
+    >>> table = table_from_toml('''
+    ... [[driver]]
+    ... cuda = "10.2"
+    ... linux_min = "440.33"
+    ... windows_min = "441.22"
+    ... source = "https://example.org/nvidia"
+    ... read = "2026-11-24"
+    ... ''')
+    >>> env = read_environment("Driver Version: 418.67   CUDA Version: 10.1\\npaddle with cuda: 10.2")
+    >>> [(m.code, m.values["driver"], m.source.url) for m in check(env, table).mismatches]
+    [('driver_too_old', '418.67', 'https://example.org/nvidia')]
+
+The checker returns codes, values and rows; the words are written by the reply layer. Unknown values stay unknown:
+a check runs only when every value it needs was read, and a table without the row means "not decided".
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Literal
+
+from bot.records import Environment, Package
+
+SHIPPED_TABLE = Path(__file__).resolve().parents[1] / "data" / "compat.toml"
+COMPANY_TABLE = "compat.toml"  # a company's own rows, in the knowledge-base folder (seeds/compat.toml)
+
+Code = Literal["driver_too_old", "cudnn_cuda", "wheel_cuda", "cpu_only_wheel", "compute_capability", "missing_library"]
+CODES: tuple[Code, ...] = (
+    "driver_too_old",
+    "cudnn_cuda",
+    "wheel_cuda",
+    "cpu_only_wheel",
+    "compute_capability",
+    "missing_library",
+)
+Status = Literal["none", "consistent", "mismatch", "incomplete"]
+# The one command that gives a missing value (the reply layer holds the command text for each key).
+Ask = Literal["nvidia_smi", "nvcc", "run_check", "pip_list", "gpu_query", "cudnn_version"]
+
+KINDS = ("driver", "gpu", "cuda_arch", "cudnn", "wheel", "message")
+
+
+@dataclass(frozen=True)
+class Source:
+    """A table row a finding rests on: its kind and key, the official page, the copy it was read from, the date."""
+
+    kind: str
+    key: str
+    url: str
+    via: str = ""
+    read: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One table row: its kind, its fields as read (strings or lists), and where it came from."""
+
+    kind: str
+    data: Mapping[str, object]
+    source: Source
+
+    def get(self, key: str) -> str:
+        value = self.data.get(key, "")
+        return value if isinstance(value, str) else ""
+
+
+@dataclass(frozen=True)
+class CompatTable:
+    rows: tuple[Row, ...]
+
+    def of(self, kind: str) -> tuple[Row, ...]:
+        return tuple(r for r in self.rows if r.kind == kind)
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    code: Code
+    values: Mapping[str, str]
+    source: Source
+    evidence: Literal["message", "table"]  # a library said so, or the table decided it from versions
+
+    def as_dict(self) -> dict[str, object]:
+        """The finding as JSON (what /api/ask and /v1's ``bot`` return in ``mismatches``)."""
+        source = self.source
+        row = {"kind": source.kind, "key": source.key, "url": source.url, "read": source.read}
+        row |= {k: v for k, v in (("via", source.via), ("note", source.note)) if v}
+        return {"code": self.code, "values": dict(self.values), "evidence": self.evidence, "source": row}
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    environment: Environment
+    mismatches: tuple[Mismatch, ...]
+    status: Status
+    ask: Ask | None = None
+    checked: tuple[str, ...] = ()  # the checks that had every value they need and passed
+
+    @property
+    def codes(self) -> tuple[Code, ...]:
+        return tuple(dict.fromkeys(m.code for m in self.mismatches))
+
+
+# --- the table ---------------------------------------------------------------------------------------------------
+
+_KEY_FIELD = {
+    "driver": "cuda",
+    "gpu": "model",
+    "cuda_arch": "cuda",
+    "cudnn": "cudnn",
+    "wheel": "version",
+    "message": "key",
+}
+
+
+def table_from_toml(text: str, *, origin: str = "compat.toml") -> CompatTable:
+    """Rows of every known kind; a row without ``source`` is refused with the file and the fix named."""
+    data = tomllib.loads(text)
+    rows: list[Row] = []
+    for kind in KINDS:
+        for i, raw in enumerate(data.get(kind, ())):
+            url = raw.get("source", "")
+            if not url:
+                raise ValueError(
+                    f'{origin}: [[{kind}]] row {i + 1} has no source. Add source = "<URL of the page read>".'
+                )
+            key = str(raw.get(_KEY_FIELD[kind], ""))
+            if kind == "wheel":
+                key = f"{raw.get('package', '')}=={key} {raw.get('variant', '')} {raw.get('platform', '')}".strip()
+            rows.append(
+                Row(
+                    kind,
+                    MappingProxyType(dict(raw)),
+                    Source(kind, key, url, raw.get("via", ""), str(raw.get("read", "")), raw.get("note", "")),
+                )
+            )
+    return CompatTable(tuple(rows))
+
+
+def load_table(paths: Iterable[Path]) -> CompatTable:
+    """Rows of every file that exists, the later files' rows first (a company's seeds/compat.toml wins)."""
+    tables = [table_from_toml(p.read_text(encoding="utf-8"), origin=str(p)) for p in paths if p.exists()]
+    rows: list[Row] = []
+    for t in reversed(tables):
+        rows.extend(t.rows)
+    return CompatTable(tuple(rows))
+
+
+def table_for(seeds_dir: Path | None) -> CompatTable:
+    """The shipped table with the company's rows from ``seeds_dir/compat.toml`` first (read again when a file
+    changes)."""
+    paths = [SHIPPED_TABLE] + ([Path(seeds_dir) / COMPANY_TABLE] if seeds_dir is not None else [])
+    stamps = tuple((str(p), p.stat().st_mtime_ns if p.exists() else 0) for p in paths)
+    return _cached_table(stamps)
+
+
+@lru_cache(maxsize=4)
+def _cached_table(stamps: tuple[tuple[str, int], ...]) -> CompatTable:
+    return load_table([Path(p) for p, _ in stamps])
+
+
+# --- versions ----------------------------------------------------------------------------------------------------
+
+
+def vtuple(version: str) -> tuple[int, ...]:
+    """'450.80.02' -> (450, 80, 2); '11.2 update 1' -> (11, 2); non-numbers end the tuple."""
+    out: list[int] = []
+    for part in re.split(r"[.\s]", version.strip()):
+        if not part.isdigit():
+            break
+        out.append(int(part))
+    return tuple(out)
+
+
+def _mm(version: str) -> tuple[int, ...]:
+    return vtuple(version)[:2]
+
+
+def _in_range(cuda: tuple[int, ...], spec: str) -> bool:
+    """'10.0-10.2' or '11.0' or '12.x' contains cuda (major, minor)."""
+    spec = spec.strip()
+    if spec.endswith(".x"):
+        return bool(cuda) and cuda[0] == int(spec[:-2])
+    lo, _, hi = spec.partition("-")
+    lo_t, hi_t = _mm(lo), _mm(hi or lo)
+    return len(cuda) >= 2 and lo_t <= cuda[:2] <= hi_t
+
+
+def _windows(env: Environment) -> bool | None:
+    if env.wsl:
+        return False
+    if env.os is None:
+        return None
+    return env.os.lower().startswith("win")
+
+
+# --- what the environment needs ----------------------------------------------------------------------------------
+
+
+def gpu_packages(env: Environment) -> tuple[Package, ...]:
+    return tuple(
+        p
+        for p in env.packages
+        if p.name in ("paddlepaddle-gpu", "tensorflow-gpu") or p.variant.startswith(("post", "cu"))
+    )
+
+
+def build_cuda(env: Environment, table: CompatTable) -> tuple[str, Source | None] | None:
+    """CUDA the framework build was made for: printed, in the version string's suffix or image tag, or the table's
+    row for that version and platform. None when it cannot be read (several candidate versions count as unknown)."""
+    if env.build_cuda:
+        return env.build_cuda, None
+    candidates = [
+        p for p in env.packages if p.name in ("paddlepaddle-gpu", "tensorflow", "tensorflow-gpu", "torch", "paddle")
+    ]
+    versions = {p.version for p in candidates}
+    if len(versions) != 1:
+        return None
+    pkg = candidates[0]
+    if pkg.variant.startswith("cu") and pkg.variant[2:].isdigit():
+        digits = pkg.variant[2:]
+        return f"{digits[:-1]}.{digits[-1]}", None
+    windows = _windows(env)
+    base = pkg.version.split("+")[0]
+    base = re.sub(r"\.(post\d{2,3}|cu\d{3})$", "", base)
+    for row in table.of("wheel"):
+        package = row.get("package")
+        if pkg.name == "paddle" and package != "paddlepaddle-gpu":
+            continue
+        if pkg.name != "paddle" and package != pkg.name:
+            continue
+        if row.get("version") != base:
+            continue
+        variant = row.get("variant")
+        platform = row.get("platform")
+        if pkg.variant.startswith("post"):
+            if variant != pkg.variant:
+                continue
+        elif variant and not variant.startswith("(none"):
+            continue
+        if windows is None and package.startswith("paddle"):
+            continue  # a plain Paddle version differs by platform: unknown without the OS
+        if windows and "windows" not in platform:
+            continue
+        if windows is False and "linux" not in platform:
+            continue
+        if row.get("cuda"):
+            return row.get("cuda"), row.source
+    if pkg.variant.startswith("post"):
+        # The table names the suffix's CUDA for other versions of the same package: the suffix means the same build.
+        for row in table.of("wheel"):
+            if row.get("variant") == pkg.variant and row.get("cuda") and row.get("package") == "paddlepaddle-gpu":
+                return row.get("cuda"), row.source
+    return None
+
+
+def _bundles_cuda(env: Environment) -> bool:
+    """PyTorch wheels, and Paddle from 3.0, bring their own CUDA runtime: the machine's toolkit does not decide."""
+    for p in env.packages:
+        if p.name == "torch" or (p.name in ("paddlepaddle-gpu", "paddle") and vtuple(p.version)[:1] >= (3,)):
+            return True
+    return False
+
+
+def machine_cuda(env: Environment) -> tuple[str, ...]:
+    """CUDA on the machine as the framework sees it: the runtime it loaded, else the toolkits the paste names."""
+    if env.cuda_runtime:
+        return (env.cuda_runtime,)
+    return env.cuda_toolkit
+
+
+def compute_capabilities(env: Environment, table: CompatTable) -> tuple[tuple[str, str, Source | None], ...]:
+    """(gpu, compute capability, row) for each GPU whose capability is known: printed by the framework, else the
+    table's row for the model named. Models without a row are left out (unknown, not guessed)."""
+    if env.compute_capability:
+        return ((env.gpus[0] if len(env.gpus) == 1 else "", env.compute_capability, None),)
+    out: dict[str, tuple[str, str, Source | None]] = {}
+    for name in env.gpus:
+        row = _gpu_row(name, table)
+        if row is not None:
+            out.setdefault(row.get("model"), (name, row.get("compute_capability"), row.source))
+    return tuple(out.values())
+
+
+def compute_capability(env: Environment, table: CompatTable) -> tuple[str, Source | None] | None:
+    """The one capability of every GPU named, when all are known and agree; else None."""
+    known = compute_capabilities(env, table)
+    ccs = {cc for _, cc, _ in known}
+    if len(ccs) == 1 and (
+        env.compute_capability
+        or len(known) == len({_norm_model(g) for g in env.gpus})
+        or all(_gpu_row(g, table) for g in env.gpus)
+    ):
+        return known[0][1], known[0][2]
+    return None
+
+
+def _norm_model(name: str) -> str:
+    name = re.sub(r"\b(?:nvidia|geforce|tesla)\b", " ", name.lower())
+    return re.sub(r"[\s\-_]+", "", name).removesuffix("...")
+
+
+def _gpu_row(name: str, table: CompatTable) -> Row | None:
+    """The row whose model is the printed name (NVIDIA/GeForce/Tesla prefixes and spacing ignored; a printed
+    suffix such as -PCIE-40GB, -SXM2 or 16GB is allowed, a different model number is not)."""
+    printed = _norm_model(name)
+    best: Row | None = None
+    for row in table.of("gpu"):
+        model = _norm_model(row.get("model"))
+        if not model:
+            continue
+        same = printed == model or (
+            printed.startswith(model) and re.match(r"(?:pcie|sxm|\d{1,3}gb|$)", printed[len(model) :])
+        )
+        if same and (best is None or len(model) > len(_norm_model(best.get("model")))):
+            best = row
+    return best
+
+
+def _arch_row(cuda: str, table: CompatTable) -> Row | None:
+    t = _mm(cuda)
+    for row in table.of("cuda_arch"):
+        if row.get("max_cc") and _in_range(t, row.get("cuda")):
+            return row
+    return None
+
+
+def _message(key: str, table: CompatTable) -> Source | None:
+    for row in table.of("message"):
+        if row.get("key") == key:
+            return row.source
+    return None
+
+
+# --- the checks --------------------------------------------------------------------------------------------------
+
+
+def check(env: Environment, table: CompatTable) -> Diagnosis:
+    """Every mismatch the paste proves, each with its source row; the status; the one command to ask for if needed."""
+    found: list[Mismatch] = []
+    passed: list[str] = []
+    works = "gpu_works" in env.signals
+
+    def claim(
+        code: Code, values: Mapping[str, str | None], source: Source | None, evidence: Literal["message", "table"]
+    ) -> None:
+        if source is None:
+            return  # no row, no claim: every finding cites one
+        clean = {k: v for k, v in values.items() if v}
+        found.append(Mismatch(code, MappingProxyType(clean), source, evidence))
+
+    # Messages printed by the libraries: evidence in themselves.
+    for signal, code in (
+        ("insufficient_driver", "driver_too_old"),
+        ("no_kernel_image", "compute_capability"),
+        ("paddle_arch", "compute_capability"),
+        ("torch_arch", "compute_capability"),
+        ("paddle_cudnn_older", "cudnn_cuda"),
+        ("tf_cudnn_mismatch", "cudnn_cuda"),
+        ("paddle_cpu_version", "cpu_only_wheel"),
+        ("not_compiled_with_cuda", "cpu_only_wheel"),
+        ("paddle_cuda_older", "wheel_cuda"),
+        ("torch_cudnn_mismatch", "cudnn_cuda"),
+        ("tf_min_capability", "compute_capability"),
+        ("tf_jit_arch", "compute_capability"),
+    ):
+        if signal in env.signals:
+            if signal == "tf_jit_arch" and works:
+                continue  # TensorFlow compiles the kernels from PTX and runs: slow start, not a failure
+            key = signal
+            claim(code, _message_values(code, env), _message(key, table), "message")
+
+    built = build_cuda(env, table)
+    machine = machine_cuda(env)
+    cc = compute_capability(env, table)
+
+    # driver_too_old: the driver is older than the minimum for the CUDA the build (or the loaded runtime) needs.
+    need = env.cuda_runtime or (built[0] if built else None) or env.image_cuda
+    if env.driver and need and not works:
+        verdict = _driver_verdict(env, need, table)
+        if verdict is not None:
+            ok, row = verdict
+            if ok:
+                passed.append("driver")
+            else:
+                claim(
+                    "driver_too_old",
+                    {"driver": env.driver, "driver_cuda": env.cuda_driver_api, "cuda": need},
+                    row.source,
+                    "table",
+                )
+    elif env.cuda_driver_api and need and env.driver_api_from_framework and not works:
+        if _mm(env.cuda_driver_api) < _mm(need) and _mm(env.cuda_driver_api)[:1] < _mm(need)[:1]:
+            claim(
+                "driver_too_old", {"driver_cuda": env.cuda_driver_api, "cuda": need}, _family_row(need, table), "table"
+            )
+        else:
+            passed.append("driver")
+
+    # compute_capability: the GPU is newer (another major) than the CUDA the build was compiled with, or older than
+    # the toolkit's minimum.
+    arch_cuda = (
+        env.cuda_runtime
+        or (built[0] if built else None)
+        or env.image_cuda
+        or (machine[0] if len(machine) == 1 else None)
+    )
+    known_cc = compute_capabilities(env, table)
+    if known_cc and arch_cuda and not works:
+        row = _arch_row(arch_cuda, table)
+        if row is not None:
+            too_new = [
+                (g, c)
+                for g, c, _ in known_cc
+                if _mm(c)[:1] > _mm(row.get("max_cc"))[:1] or _mm(c) < _mm(row.get("min_cc") or "0")
+            ]
+            if too_new:
+                gpu, cc_value = too_new[0]
+                claim(
+                    "compute_capability",
+                    {
+                        "compute_capability": cc_value,
+                        "gpu": gpu,
+                        "cuda": arch_cuda,
+                        "max_cc": row.get("max_cc"),
+                        "min_cc": row.get("min_cc"),
+                    },
+                    row.source,
+                    "table",
+                )
+            else:
+                passed.append("compute_capability")
+
+    # wheel_cuda: the build's CUDA major differs from every CUDA the machine shows; or a missing library's soname
+    # asks for another major than the machine has.
+    if built and machine and not works and not env.cuda_runtime and not _bundles_cuda(env):
+        # Libraries are found by soname: libcudart.so.11.0 serves every 11.x, but 10.x and older name the minor
+        # (libcudart.so.10.1), so TensorFlow builds for CUDA 10 and older need the same minor.
+        exact = _mm(built[0])[0] <= 10 and any(p.name.startswith("tensorflow") for p in env.packages)
+        width = 2 if exact else 1
+        majors = {_mm(m)[:width] for m in machine if len(_mm(m)) >= width}
+        if majors and _mm(built[0])[:width] not in majors:
+            claim(
+                "wheel_cuda",
+                {"build_cuda": built[0], "cuda": ", ".join(machine), "package": _package_text(env)},
+                built[1] or _message("paddle_cuda_older", table),
+                "table",
+            )
+        else:
+            passed.append("wheel_cuda")
+    lib_need = _library_versions(env)
+    if lib_need:
+        for lib, (what, major) in lib_need.items():
+            have = env.cudnn if what == "cudnn" else machine
+            have_majors = {_mm(h)[:1] for h in have}
+            if have_majors and (major,) not in have_majors:
+                claim(
+                    "wheel_cuda",
+                    {"library": lib, what: ", ".join(have)},
+                    _message("library_not_found", table),
+                    "message",
+                )
+
+    # missing_library: a library the framework needs was not found.
+    if env.missing_libraries:
+        claim(
+            "missing_library",
+            {"library": ", ".join(env.missing_libraries)},
+            _message("library_not_found", table),
+            "message",
+        )
+
+    # cudnn_cuda: the cuDNN on the machine is not listed for the machine's CUDA (rows of the same cuDNN major.minor).
+    cudnn = env.cudnn_loaded or (env.cudnn[0] if len(env.cudnn) == 1 else None)
+    cuda_for_cudnn = env.cuda_runtime or (machine[0] if len(machine) == 1 else None)
+    if cudnn and cuda_for_cudnn and not works:
+        rows = [r for r in table.of("cudnn") if _cudnn_mm(r.get("cudnn")) == _mm(cudnn)]
+        if rows:
+            cuda_majors = {_mm(c)[:1] for r in rows for c in _list(r.data.get("cuda"))}
+            if _mm(cuda_for_cudnn)[:1] not in cuda_majors:
+                claim("cudnn_cuda", {"cudnn": cudnn, "cuda": cuda_for_cudnn}, rows[0].source, "table")
+            else:
+                passed.append("cudnn_cuda")
+
+    # cpu_only_wheel: only the CPU package is listed while the paste is about a GPU.
+    names = {p.name for p in env.packages}
+    cpu_pkgs = [p for p in env.packages if p.name in ("paddlepaddle", "tensorflow-cpu") or p.variant == "cpu"]
+    gpu_evidence = works or bool({"no_kernel_image", "gpu_build"} & env.signals) or env.cuda_runtime is not None
+    if cpu_pkgs and env.gpu_intent and not gpu_evidence and "paddlepaddle-gpu" not in names:
+        row = _message("not_compiled_with_cuda", table)
+        claim("cpu_only_wheel", {"package": f"{cpu_pkgs[0].name}=={cpu_pkgs[0].version}"}, row, "table")
+    tf_windows = _tf_windows_cpu(env, table)
+    if tf_windows is not None and not works:
+        claim("cpu_only_wheel", {"package": tf_windows[0], "os": env.os}, tf_windows[1], "table")
+
+    mismatches = tuple(_dedupe(found))
+    if mismatches:
+        return Diagnosis(env, mismatches, "mismatch", None, tuple(passed))
+    if env.is_empty:
+        return Diagnosis(env, (), "none")
+    ask = _ask(env, table, built, cc)
+    if passed and ask is None:
+        return Diagnosis(env, (), "consistent", None, tuple(passed))
+    return Diagnosis(env, (), "incomplete" if ask else "consistent", ask, tuple(passed))
+
+
+def _list(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _cudnn_mm(label: str) -> tuple[int, ...]:
+    return _mm(label.split("-")[0])
+
+
+def _package_text(env: Environment) -> str:
+    pkgs = gpu_packages(env) or env.packages
+    return f"{pkgs[0].name}=={pkgs[0].version}" if pkgs else ""
+
+
+def _message_values(code: Code, env: Environment) -> dict[str, str | None]:
+    if code == "driver_too_old":
+        return {"driver": env.driver, "driver_cuda": env.cuda_driver_api, "cuda": env.cuda_runtime or env.build_cuda}
+    if code == "compute_capability":
+        return {
+            "compute_capability": env.compute_capability,
+            "gpu": env.gpus[0] if env.gpus else None,
+            "cuda": env.cuda_runtime or env.build_cuda,
+            "build_arch": " ".join(env.build_arch) or None,
+        }
+    if code == "cudnn_cuda":
+        return {"cudnn": env.cudnn_loaded, "build_cudnn": env.build_cudnn}
+    if code == "wheel_cuda":
+        return {"build_cuda": env.build_cuda, "cuda": env.cuda_runtime}
+    return {"package": _package_text(env) or None}
+
+
+def _family_row(cuda: str, table: CompatTable) -> Source | None:
+    for row in table.of("driver"):
+        if row.get("cuda") == f"{_mm(cuda)[0]}.x":
+            return row.source
+    return None
+
+
+def _driver_verdict(env: Environment, cuda: str, table: CompatTable) -> tuple[bool, Row] | None:
+    """(driver new enough?, the row) for the CUDA needed; None when the table has no row for it.
+
+    From CUDA 11 on, a driver of the family's branch runs every minor release (minor-version compatibility), so the
+    family row decides; for 10.x and older the toolkit's own row does."""
+    driver = vtuple(env.driver or "")
+    if not driver:
+        return None
+    need = _mm(cuda)
+    if env.driver_api_from_framework and env.cuda_driver_api and _mm(env.cuda_driver_api) >= need:
+        # The framework reports what the driver stack supports (including a forward-compatibility package).
+        return None
+    windows = _windows(env)
+    if need and need[0] >= 11:
+        for row in table.of("driver"):
+            if row.get("cuda") == f"{need[0]}.x":
+                exact = row.get("minor_compat_windows" if windows else "minor_compat_linux")
+                branch = vtuple(row.get("branch_min").lstrip(">="))
+                if exact and windows is not None:
+                    return driver >= vtuple(exact), row
+                if branch:
+                    return driver[:1] >= branch[:1], row
+        return None
+    for row in table.of("driver"):
+        if _mm(row.get("cuda")) == need and row.get("linux_min"):
+            mins = [vtuple(row.get("linux_min")), vtuple(row.get("windows_min"))]
+            limit = mins[1] if windows else mins[0] if windows is False else min(mins)
+            return driver >= limit, row
+    return None
+
+
+_SO_VERSION = re.compile(r"^lib(cudart|cudnn|cublas)\w{0,20}\.so\.(\d{1,2})")
+_DLL_VERSION = re.compile(r"^(cudnn|cudart|cublas)\w{0,20}?64_(\d{1,2})\d{0,2}\.dll$", re.IGNORECASE)
+
+
+def _library_versions(env: Environment) -> dict[str, tuple[str, int]]:
+    """Missing libraries whose name carries the major they were built against: libcudart.so.11.0 -> CUDA 11,
+    cudnn64_7.dll -> cuDNN 7, cudart64_110.dll -> CUDA 11."""
+    out: dict[str, tuple[str, int]] = {}
+    for lib in env.missing_libraries:
+        m = _SO_VERSION.match(lib) or _DLL_VERSION.match(lib)
+        if not m:
+            continue
+        kind = m.group(1).lower()
+        digits = m.group(2)
+        if kind == "cudnn":
+            out[lib] = ("cudnn", int(digits))
+        elif kind == "cudart" and lib.endswith(".dll"):
+            out[lib] = ("cuda", int(re.search(r"64_(\d{2,3})", lib).group(1)[:-1]))  # type: ignore[union-attr]
+        elif kind == "cudart":
+            out[lib] = ("cuda", int(digits))
+    return out
+
+
+def _tf_windows_cpu(env: Environment, table: CompatTable) -> tuple[str, Source] | None:
+    """TensorFlow newer than 2.10 on native Windows has no GPU build (the install page's note)."""
+    if not _windows(env) or not env.gpu_intent:
+        return None
+    for p in env.packages:
+        if p.name == "tensorflow" and vtuple(p.version)[:2] >= (2, 11):
+            for row in table.rows:
+                if row.kind == "wheel" and "Windows" in str(row.data.get("note", "")):
+                    return f"{p.name}=={p.version}", row.source
+    return None
+
+
+def _dedupe(found: list[Mismatch]) -> list[Mismatch]:
+    """One finding per code: the one naming more values, and of two alike a library's own message."""
+    best: dict[str, Mismatch] = {}
+    for m in found:
+        held = best.get(m.code)
+        if held is None or (len(m.values), m.evidence == "message") > (len(held.values), held.evidence == "message"):
+            best[m.code] = m
+    return [best[c] for c in CODES if c in best]
+
+
+def _ask(
+    env: Environment, table: CompatTable, built: tuple[str, Source | None] | None, cc: tuple[str, Source | None] | None
+) -> Ask | None:
+    """The one command whose output decides a check that lacks one value."""
+    has_build = built is not None or bool(gpu_packages(env))
+    if (
+        any(_gpu_row(g, table) is None for g in env.gpus)
+        and not env.compute_capability
+        and (has_build or machine_cuda(env))
+    ):
+        return "gpu_query"
+    if has_build and not env.driver and not env.cuda_driver_api:
+        return "nvidia_smi"
+    if (
+        (env.driver or env.cuda_driver_api)
+        and not env.packages
+        and not env.cuda_runtime
+        and built is None
+        and env.image_cuda is None
+    ):
+        return "pip_list"
+    if env.packages and not machine_cuda(env) and not env.cuda_driver_api and env.gpu_intent:
+        return "run_check"
+    return None
