@@ -290,7 +290,9 @@ def make_ui(
         chatbot.option_select(on_option, [state], [chatbot, state], queue=False).then(None, js=scroll_user).then(
             on_answer, [state], [chatbot, state, saved], show_progress="minimal"
         ).then(None, [saved], None, js=save_js).then(None, js=scroll_bot)
-        chatbot.like(on_vote, [state], [state, reason_row, saved, reason_label, reason_contact]).then(None, [saved], None, js=save_js)
+        chatbot.like(on_vote, [state], [state, reason_row, saved, reason_label, reason_contact]).then(
+            None, [saved], None, js=save_js
+        )
         reasons.select(lambda value, s: on_reason(value, s), [reasons, state], [state, reason_row, saved]).then(
             None, [saved], None, js=save_js
         )
