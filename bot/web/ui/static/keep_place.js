@@ -14,12 +14,23 @@
     }, {capture: true, passive: true});
   }
   if (!(saved > 0)) { done(); return; }
+  // Gradio scrolls the restored messages to their end once they are drawn: the place is set again for a moment
+  // after the messages fit it, unless the person scrolls themselves (wheel, touch, a key) meanwhile.
+  let touched = false;
+  const mine = () => { touched = true; };
+  ['wheel', 'touchstart', 'keydown', 'mousedown'].forEach(t => window.addEventListener(t, mine, {once: true, capture: true}));
   const started = performance.now();
+  let fitted = 0;
   const place = () => {
     const box = document.querySelector('#chat .bubble-wrap');
-    const ready = box && box.scrollHeight - box.clientHeight >= saved;
-    if (ready || performance.now() - started > 3000) {
-      if (box) box.scrollTop = saved;
+    const now = performance.now();
+    if (box && !touched && box.scrollHeight - box.clientHeight >= saved) {
+      if (!fitted) fitted = now;
+      if (Math.abs(box.scrollTop - saved) > 2) box.scrollTop = saved;
+    }
+    if (touched || (fitted && now - fitted > 1000) || now - started > 5000) {
+      if (box && !touched && !fitted) box.scrollTop = saved;
+      try { sessionStorage.setItem('KEY', String(Math.round(box ? box.scrollTop : 0))); } catch (e) {}
       done();
       return;
     }
