@@ -240,8 +240,9 @@ def make_ui(
             show_label=False,
             elem_id="chat",
             elem_classes=["bot-chat"],
-            # English until the load event shows the tab's language (chat.css keeps it hidden until then).
-            placeholder=welcome.shown("en")[0],
+            # English until the load event shows the tab's language (chat.css keeps it hidden until then). Without
+            # "Try:": an embedded widget's first frame (before its CSS and the chips) showed "Try:" and nothing after.
+            placeholder=Welcome().shown("en")[0],
             examples=as_chips(welcome.shown("en")[1]),
             scale=1,
             # The chat scrolls inside; the input stays in view (dvh: phones' browser bars are not counted twice).
