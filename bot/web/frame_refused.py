@@ -12,6 +12,8 @@ never served to that frame. Without a ``Referer`` the request goes on, and the b
     >>> refused_origin({"sec-fetch-dest": "iframe", "referer": "https://portal.example/p"},
     ...                ("https://portal.example",), "bot.example")
     >>> refused_origin({"sec-fetch-dest": "document", "referer": "https://other.example/"}, ("'self'",), "bot.example")
+    >>> refused_origin({"sec-fetch-dest": "iframe", "sec-fetch-site": "same-origin", "referer": "https://bot.example/"},
+    ...                ("'self'",), "10.0.0.5:7860")
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ def refused_origin(headers: Mapping[str, str], allowed: tuple[str, ...], host: s
     origin = f"{parts.scheme}://{parts.netloc}"
     if "*" in allowed or origin in allowed:
         return None
-    if "'self'" in allowed and parts.netloc == host:
+    # 'self': the browser says whether the framing page is of this origin (behind a proxy, Host is not the public one)
+    if "'self'" in allowed and (headers.get("sec-fetch-site") == "same-origin" or parts.netloc == host):
         return None
     return origin
 
