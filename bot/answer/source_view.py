@@ -221,7 +221,8 @@ TEXT = {
         "section": "只显示本章节",
         "missing": "找不到这个章节。它可能已被修改或删除，请重新提问。",
         "title": "原文",
-        "image": "图片（不在此处显示）",
+        "image": "图片",
+        "image_off": "图片不在此处显示",
     },
     "en": {
         "lines": "lines {a}–{b}",
@@ -230,7 +231,8 @@ TEXT = {
         "section": "show only this section",
         "missing": "This section was not found. It may have changed or been removed; please ask again.",
         "title": "Source",
-        "image": "image (not shown here)",
+        "image": "image",
+        "image_off": "the image is not shown here",
     },
 }
 
@@ -281,6 +283,7 @@ def section_name(section: Section) -> str:
 _INLINE = re.compile(
     r"!\[(?P<alt>[^\]]*)\]\((?P<src>[^)\s]*)[^)]*\)"
     r"|\[(?P<label>[^\]]+)\]\((?P<href>[^)\s]+)[^)]*\)"
+    r"|<a\s[^>]*?href=[\"'](?P<ahref>[^\"']+)[\"'][^>]*>(?P<atext>.*?)</a>"
     r"|`(?P<code>[^`]+)`"
     r"|\*\*(?P<strong>[^*]+)\*\*"
 )
@@ -302,6 +305,8 @@ def inline_pieces(line: str) -> list[tuple[str, Style, str]]:
     [('see ', 'text', ''), ('GPU', 'img', ''), (' and ', 'text', ''), ('nvidia-smi', 'code', '')]
     >>> inline_pieces("![](https://x.org/a.png) [docs](https://x.org)")
     [('image', 'img', 'https://x.org/a.png'), (' ', 'text', ''), ('docs', 'link', 'https://x.org')]
+    >>> inline_pieces('- <a href="https://x.org/ml" target="_blank">https://x.org/ml</a>')
+    [('- ', 'text', ''), ('https://x.org/ml', 'link', 'https://x.org/ml')]
     """
     pieces: list[tuple[str, Style, str]] = []
     last = 0
@@ -312,6 +317,14 @@ def inline_pieces(line: str) -> list[tuple[str, Style, str]]:
             pieces.append((match.group("alt").strip() or "image", "img", _safe_href(match.group("src"))))
         elif match.group("href") is not None:
             pieces.append((match.group("label"), "link", _safe_href(match.group("href"))))
+        elif match.group("ahref") is not None:  # an HTML link written into a markdown document
+            pieces.append(
+                (
+                    re.sub(r"<[^>]+>", "", match.group("atext")) or match.group("ahref"),
+                    "link",
+                    _safe_href(match.group("ahref")),
+                )
+            )
         elif match.group("code") is not None:
             pieces.append((match.group("code"), "code", ""))
         else:
