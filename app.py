@@ -44,6 +44,7 @@ from bot.settings import Settings
 from bot.store import NotSpooled, feedback
 from bot.web.api_models import AskRequest, FeedbackRequest
 from bot.web.config import AppConfig
+from bot.web.frame_refused import FrameRefused
 from bot.web.handoff import api_turn
 from bot.web.http import SecurityHeaders, WebSettings, request_base, server_config
 from bot.web.security import Door, LinkSigner, SecurityMiddleware, json_object
@@ -133,6 +134,7 @@ def build_app(
         max_age=600,
     )
     app.add_middleware(SecurityHeaders, frame_ancestors=web.frame_ancestors)
+    app.add_middleware(FrameRefused, frame_ancestors=web.frame_ancestors)  # a readable page, not a blank frame
 
     @app.exception_handler(NotSpooled)  # disk full: nothing acknowledged, the client retries
     async def not_spooled(_request: Request, exc: NotSpooled) -> JSONResponse:

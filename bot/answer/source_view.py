@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -221,6 +221,8 @@ TEXT = {
         "section": "只显示本章节",
         "missing": "找不到这个章节。它可能已被修改或删除，请重新提问。",
         "title": "原文",
+        "image": "图片",
+        "image_off": "图片不在此处显示",
     },
     "en": {
         "lines": "lines {a}–{b}",
@@ -229,6 +231,8 @@ TEXT = {
         "section": "show only this section",
         "missing": "This section was not found. It may have changed or been removed; please ask again.",
         "title": "Source",
+        "image": "image",
+        "image_off": "the image is not shown here",
     },
 }
 
@@ -272,11 +276,112 @@ def section_name(section: Section) -> str:
     return " ".join(re.sub(r"^`[^`]*`\s*", "", section.heading).split()) or document_name(section)
 
 
+# ---------------------------------------------------------------- markdown, line by line
+
+# Inline markdown a document line may hold: an image, a link, code, bold. The page keeps one row per source line
+# (a citation links to its line), so markdown is rendered within each line; it showed raw `![GPU](/img/GPU-02.png)`.
+_INLINE = re.compile(
+    r"!\[(?P<alt>[^\]]*)\]\((?P<src>[^)\s]*)[^)]*\)"
+    r"|\[(?P<label>[^\]]+)\]\((?P<href>[^)\s]+)[^)]*\)"
+    r"|<a\s[^>]*?href=[\"'](?P<ahref>[^\"']+)[\"'][^>]*>(?P<atext>.*?)</a>"
+    r"|`(?P<code>[^`]+)`"
+    r"|\*\*(?P<strong>[^*]+)\*\*"
+)
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+Style = Literal["text", "img", "link", "code", "strong"]
+
+
+def _safe_href(url: str) -> str:
+    """A link target the page may follow: http(s) only (a relative image path has nothing to point at here)."""
+    return url if re.match(r"https?://", url, re.IGNORECASE) else ""
+
+
+def inline_pieces(line: str) -> list[tuple[str, Style, str]]:
+    """A line of markdown as (text, style, href) pieces; an image becomes its alt text (a link when its address is
+    absolute), so the page never shows markdown syntax.
+
+    >>> inline_pieces("see ![GPU](/img/GPU-02.png) and `nvidia-smi`")
+    [('see ', 'text', ''), ('GPU', 'img', ''), (' and ', 'text', ''), ('nvidia-smi', 'code', '')]
+    >>> inline_pieces("![](https://x.org/a.png) [docs](https://x.org)")
+    [('image', 'img', 'https://x.org/a.png'), (' ', 'text', ''), ('docs', 'link', 'https://x.org')]
+    >>> inline_pieces('- <a href="https://x.org/ml" target="_blank">https://x.org/ml</a>')
+    [('- ', 'text', ''), ('https://x.org/ml', 'link', 'https://x.org/ml')]
+    """
+    pieces: list[tuple[str, Style, str]] = []
+    last = 0
+    for match in _INLINE.finditer(line):
+        if match.start() > last:
+            pieces.append((line[last : match.start()], "text", ""))
+        if match.group("src") is not None:
+            pieces.append((match.group("alt").strip() or "image", "img", _safe_href(match.group("src"))))
+        elif match.group("href") is not None:
+            pieces.append((match.group("label"), "link", _safe_href(match.group("href"))))
+        elif match.group("ahref") is not None:  # an HTML link written into a markdown document
+            pieces.append(
+                (
+                    re.sub(r"<[^>]+>", "", match.group("atext")) or match.group("ahref"),
+                    "link",
+                    _safe_href(match.group("ahref")),
+                )
+            )
+        elif match.group("code") is not None:
+            pieces.append((match.group("code"), "code", ""))
+        else:
+            pieces.append((match.group("strong"), "strong", ""))
+        last = match.end()
+    if last < len(line):
+        pieces.append((line[last:], "text", ""))
+    return pieces
+
+
+RowKind = Literal["text", "heading", "fence", "code"]
+
+
+def markdown_rows(lines: Sequence[str]) -> list[tuple[RowKind, str]]:
+    """Each line's kind and the text to show: a heading without its #s, a code fence's marker line, a line inside
+    a fence (shown as it is), or text (inline markdown rendered by :func:`inline_pieces`).
+
+    >>> markdown_rows(["## Fix", "```bash", "export A=1", "```", "done"])
+    [('heading', 'Fix'), ('fence', 'bash'), ('code', 'export A=1'), ('fence', ''), ('text', 'done')]
+    """
+    out: list[tuple[RowKind, str]] = []
+    fenced = False
+    for line in lines:
+        if _FENCE.match(line):
+            fenced = not fenced
+            out.append(("fence", _FENCE.sub("", line).strip()))
+        elif fenced:
+            out.append(("code", line))
+        elif heading := _HEADING.match(line):
+            out.append(("heading", heading.group(2)))
+        else:
+            out.append(("text", line))
+    return out
+
+
+@dataclass(frozen=True)
+class Piece:
+    text: str
+    marked: bool
+    style: Style = "text"
+    href: str = ""
+
+
 @dataclass(frozen=True)
 class Row:
     n: int
     inside: bool
-    pieces: list[tuple[str, bool]]
+    pieces: list[Piece]
+    kind: RowKind = "text"
+
+
+def row_pieces(kind: RowKind, text: str, pattern: re.Pattern[str] | None) -> list[Piece]:
+    """A row's pieces: inline markdown rendered (text rows and headings), matched terms marked in every piece."""
+    parts = inline_pieces(text) if kind in ("text", "heading") else [(text, "text", "")]
+    return [
+        Piece(chunk, marked, style, href) for part, style, href in parts for chunk, marked in highlight(part, pattern)
+    ]
 
 
 def _lines(section: Section, seeds_dir: Path) -> list[str]:
@@ -317,7 +422,8 @@ def render_source(engine: Any, settings: Any, key: str, terms: str, language: st
         if whole
         else range(start, last + 1)
     )
-    rows = [Row(n, start <= n <= end, highlight(lines[n - 1], pattern)) for n in shown]
+    kinds = markdown_rows(lines[: shown[-1]] if shown else [])  # from line 1: a fence opened above counts
+    rows = [Row(n, start <= n <= end, row_pieces(*kinds[n - 1], pattern), kinds[n - 1][0]) for n in shown]
     toggle = urlencode({"key": key, "terms": terms or "", "lang": lang, **({} if whole else {"whole": "1"})})
     era = old_release(section)
     return 200, page.render(

@@ -115,7 +115,7 @@ def test_without_a_contact_no_reply_offers_a_person(engine, hash_settings):
     for message in state.messages:
         assert "找人帮忙" not in message["content"] and "ask a person" not in message["content"]
     state, _ = vote(deps, state, len(state.messages) - 1, "Dislike")
-    assert reason_prompt(deps, state) == "哪里不对？（可选）"
+    assert reason_prompt(deps, state) == "哪里不对？"
 
 
 # ---------------------------------------------------------------- with a contact: everywhere a person may help

@@ -34,7 +34,9 @@ SPLIT_SILHOUETTE = 0.5
 # clear; a larger one mixes many topics and is always split by the best silhouette, as before.
 SMALL_BUCKET = 12
 # Most specific first: a question about PaddleOCR on a Jetson is, for the missing document, a Jetson question.
-PRIORITY = ("hardware", "product", "tool", "os", "feature", "library", "framework", "error", "task", "scale")
+# An error before a framework: "loss becomes NaN" in PyTorch, Paddle and TensorFlow is one missing document about
+# NaN losses (it was split into one group per framework).
+PRIORITY = ("hardware", "product", "tool", "os", "feature", "library", "error", "framework", "task", "scale")
 
 
 def primary_subject(subjects: set[str] | frozenset[str], lexicon: Lexicon | None = None) -> str:

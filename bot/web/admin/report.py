@@ -255,6 +255,35 @@ def questions_by_answer(rows: Sequence[dict]) -> dict[str, dict]:
     return {row["answer_id"]: row for row in rows if row["kind"] == "question" and row.get("answer_id")}
 
 
+def with_tiers(rows: Sequence[dict]) -> list[dict]:
+    """``rows`` (oldest first) where a vote or a "didn't help" that carries no tier (one sent through /api/feedback,
+    a row stored before tiers were recorded) takes the tier of the answer it is about: the question with its answer
+    id, else the session's latest question before it. A row that says nothing either way keeps none ("–" on /admin;
+    a PyTorch "didn't help" showed "–" although its answer was tentative).
+
+    >>> from datetime import datetime as d
+    >>> rows = [{"kind": "question", "tier": "tentative", "session": "s", "at": d(2026, 1, 1), "answer_id": "a"},
+    ...         {"kind": "not_helpful", "tier": "", "session": "s", "at": d(2026, 1, 2)},
+    ...         {"kind": "vote", "vote": "down", "session": "x", "at": d(2026, 1, 3), "answer_id": "a"}]
+    >>> [r["tier"] for r in with_tiers(rows)]
+    ['tentative', 'tentative', 'tentative']
+    """
+    by_answer: dict[str, str] = {}
+    last_in_session: dict[str, str] = {}
+    out = []
+    for row in sorted(rows, key=lambda r: r["at"]):
+        if row["kind"] == "question" and row.get("tier"):
+            if row.get("answer_id"):
+                by_answer[row["answer_id"]] = row["tier"]
+            if row.get("session"):
+                last_in_session[row["session"]] = row["tier"]
+        elif not row.get("tier"):
+            tier = by_answer.get(row.get("answer_id") or "") or last_in_session.get(row.get("session") or "", "")
+            row = {**row, "tier": tier}
+        out.append(row)
+    return out
+
+
 def read_gaps(rows: Sequence[dict], lexicon: Lexicon) -> tuple[list[Gap], Counter[str]]:
     """The gaps among ``rows`` (oldest first), each in its session's context, and the votes and "didn't help"
     on messages that are not questions (thanks, small talk …), by why. Such questions themselves are counted
@@ -265,6 +294,7 @@ def read_gaps(rows: Sequence[dict], lexicon: Lexicon) -> tuple[list[Gap], Counte
     the gap, shown with that question's wording, tier, section and session. Rows stored before schema
     version 3 have no answer id on their question: such a vote is matched by session and wording instead.
     """
+    rows = with_tiers(rows)
     left_out: Counter[str] = Counter()
     asked: dict[str, list[tuple[datetime, str]]] = defaultdict(list)  # session -> its questions, oldest first
     for row in rows:

@@ -71,6 +71,7 @@ STORAGE_KEY = "gpu-bot:" + "PAGE"
 SAVE_JS = static_text("save.js")
 LOAD_JS = static_text("load.js")
 AFTER_LOAD_JS = static_text("after_load.js")
+KEEP_PLACE_JS = static_text("keep_place.js")
 
 
 # ---------------------------------------------------------------- layout
@@ -116,6 +117,7 @@ def make_ui(
     page = "widget" if compact else "page"
     save_js = SAVE_JS.replace("KEY", STORAGE_KEY.replace("PAGE", page))
     load_js = LOAD_JS.replace("KEY", STORAGE_KEY.replace("PAGE", page))
+    keep_place_js = KEEP_PLACE_JS.replace("KEY", STORAGE_KEY.replace("PAGE", page) + ":place")
     # The operator's title (BOT_TITLE) or a neutral one; the welcome's examples are questions the indexed
     # sections answer, so another company's documents never show this repository's seed questions.
     title = {language: page_title(settings.title, language) for language in UI}
@@ -162,7 +164,15 @@ def make_ui(
         if toast:
             notify(state.language, toast)
         show = state.disliked is not None
-        return state, gr.update(visible=show, value=None), snapshot(state), gr.update(value=reason_prompt(deps, state))
+        # One row (chat.css): the question before the reasons, the contact (if any) after them.
+        label, _, contact = reason_prompt(deps, state).partition("  \n")
+        return (
+            state,
+            gr.update(visible=show, value=None),
+            snapshot(state),
+            gr.update(value=label),
+            gr.update(value=contact, visible=bool(contact)),
+        )
 
     def on_reason(reason: str | None, state: Any):
         state = as_state(state)
@@ -230,8 +240,9 @@ def make_ui(
             show_label=False,
             elem_id="chat",
             elem_classes=["bot-chat"],
-            # English until the load event shows the tab's language (chat.css keeps it hidden until then).
-            placeholder=welcome.shown("en")[0],
+            # English until the load event shows the tab's language (chat.css keeps it hidden until then). Without
+            # "Try:": an embedded widget's first frame (before its CSS and the chips) showed "Try:" and nothing after.
+            placeholder=Welcome().shown("en")[0],
             examples=as_chips(welcome.shown("en")[1]),
             scale=1,
             # The chat scrolls inside; the input stays in view (dvh: phones' browser bars are not counted twice).
@@ -256,6 +267,7 @@ def make_ui(
                 elem_id="vote-reason",
                 container=False,
             )
+            reason_contact = gr.Markdown("", visible=False, elem_classes=["bot-reason-contact"])
         box = gr.Textbox(
             placeholder=UI["en"]["placeholder"],
             show_label=False,
@@ -279,7 +291,9 @@ def make_ui(
         chatbot.option_select(on_option, [state], [chatbot, state], queue=False).then(None, js=scroll_user).then(
             on_answer, [state], [chatbot, state, saved], show_progress="minimal"
         ).then(None, [saved], None, js=save_js).then(None, js=scroll_bot)
-        chatbot.like(on_vote, [state], [state, reason_row, saved, reason_label]).then(None, [saved], None, js=save_js)
+        chatbot.like(on_vote, [state], [state, reason_row, saved, reason_label, reason_contact]).then(
+            None, [saved], None, js=save_js
+        )
         reasons.select(lambda value, s: on_reason(value, s), [reasons, state], [state, reason_row, saved]).then(
             None, [saved], None, js=save_js
         )
@@ -299,6 +313,6 @@ def make_ui(
             [chatbot, state, box, reasons, reason_label, intro, person, new, language, tab_title],
             js=load_js,
             queue=False,
-        ).then(None, [language, tab_title], None, js=AFTER_LOAD_JS)
+        ).then(None, [language, tab_title], None, js=AFTER_LOAD_JS).then(None, js=keep_place_js)
     blocks.state_session_capacity = MAX_SESSIONS
     return blocks

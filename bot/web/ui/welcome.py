@@ -2,7 +2,8 @@
 the page title (``BOT_TITLE``, else a neutral one) and a welcome in the UI's language with example questions
 taken from the indexed sections.
 
-An example is a whole question a document answers: a curated phrasing of the section (``seeds/meta``:
+An example is a whole question a document answers, a troubleshooting one first (a symptom: an error, a
+failure, something stuck or wrong): a curated phrasing of the section (``seeds/meta``:
 ``phrasings_zh`` for a Chinese page, ``phrasings_en`` for an English one) or, without metadata, the
 section's heading when it reads as a question, in the language it is written in. One per document (the
 largest documents first), so the examples show the breadth of the knowledge base; one too long for a chip
@@ -51,6 +52,15 @@ _QUESTION = re.compile(
 )
 
 
+# A troubleshooting phrasing names a symptom (an error, a failure, something stuck or wrong), the kind of question a
+# person brings to this chat; "paddle stop_gradient=True affects which layers" is a reference question and comes after.
+_SYMPTOM = re.compile(
+    r"error|fail|crash|not (work|found|updat|using)|cannot|can't|doesn't|does not|wrong|differ|mismatch|stuck|"
+    r"\b0%|\boom\b|out of memory|\bnan\b|slow|idle|报错|失败|错误|找不到|不一致|不对|卡住|为0|为 0|溢出|慢",
+    re.IGNORECASE,
+)
+
+
 def page_title(setting: str, language: str) -> str:
     """The operator's title (``BOT_TITLE``), else a neutral one in ``language``."""
     return " ".join(setting.split()) or ui_text(language, "title")
@@ -71,7 +81,12 @@ def _questions(section: Section, meta: Any, language: UiLanguage) -> list[str]:
         question = re.sub(r"^问题\s*[:：]\s*", "", heading).strip()
         phrasings = [question] if _QUESTION.search(heading) and detect_language(question) == language else []
     whole = [q for q in (" ".join(p.split()) for p in phrasings) if 0 < len(q) <= MAX_EXAMPLE_CHARS]
-    return sorted(whole, key=lambda q: not _QUESTION.search(q))  # questions before keyword-style phrasings
+    return sorted(whole, key=_rank)
+
+
+def _rank(question: str) -> tuple[bool, bool]:
+    """Symptoms first (what a person brings here), then questions, then keyword-style phrasings."""
+    return not _SYMPTOM.search(question), not _QUESTION.search(question)
 
 
 def examples(
@@ -84,7 +99,9 @@ def examples(
             by_source.setdefault(section.source, []).append(section)
     out: list[str] = []
     for document in sorted(by_source.values(), key=len, reverse=True):
-        question = next((q for s in document for q in _questions(s, meta(s.key), language) if q not in out), None)
+        found = [q for s in document for q in _questions(s, meta(s.key), language) if q not in out]
+        # the document's best phrasing over all its sections: a symptom before a reference question
+        question = min(found, key=_rank) if found else None
         if question is not None:
             out.append(question)
         if len(out) >= limit:
