@@ -81,7 +81,7 @@ COOKIE = "bot_session"
 COOKIE_MAX_AGE = 12 * 3600  # the browser's Max-Age and the server's limit on the issue time in the cookie
 JSON_PREFIXES = ("/api/", "/v1/")
 GRADIO_API = "/gradio_api/"  # Gradio's own routes (queue/join, run/*, call/* …), under each mount
-COUNTED = "bot.credential_failed"  # set in the scope when the door counted this request's wrong credential
+COUNTED = "bot.credential_judged"  # set in the scope when the door judged (and counted) this request's Bearer
 JSON_METHODS = ("POST", "PUT", "PATCH")
 MOUNTS = ("", "/widget")  # the full UI at /, the compact widget at /widget/
 # Static files of the UI (no session data), open even when the door is locked.
@@ -231,7 +231,7 @@ class Door:
         self, realm: Realm, headers: Any, cookies: Any, client: str, counted: bool = False
     ) -> Literal["ok", "unauthorized", "locked", "off"]:
         """What the request's credentials are worth for ``realm`` (``headers``/``cookies``: mappings; ``counted``:
-        the :class:`SecurityMiddleware` already counted this request's wrong Bearer in the shared throttle)."""
+        the :class:`SecurityMiddleware` already judged this request's Bearer, and counted it if wrong)."""
         authorization = headers.get("authorization", "")
         if realm == "api":
             web = self.web
@@ -263,7 +263,7 @@ class Door:
         def check(request: Request) -> None:
             peer = getattr(request, "client", None)
             client = peer.host if peer else "?"  # the real peer: the door resolved trusted proxies
-            counted = bool(request.scope.get(COUNTED))
+            counted = bool(getattr(request, "scope", {}).get(COUNTED))
             verdict = self.verdict(realm, request.headers, getattr(request, "cookies", {}), client, counted)
             if verdict == "ok":
                 return
@@ -673,14 +673,15 @@ class SecurityMiddleware:
         """None when the request presents no credential the door checks; else whether what it presents is wrong.
 
         A Bearer counts where the door checks one: everywhere with ``BOT_API_TOKEN``, on ``/admin*`` with
-        ``BOT_ADMIN_TOKEN`` (OpenAI clients send ``Bearer sk-…`` to an open ``/v1``: not a guess).
+        ``BOT_ADMIN_TOKEN`` (OpenAI clients send ``Bearer sk-…`` to an open ``/v1``: not a guess). Either token
+        is no guess wherever it is sent, even where it does not open (the API token on ``/admin``).
         """
         given = bearer(headers.get(b"authorization", b""))
         admin = (path == "/admin" or path.startswith("/admin/")) and bool(self.admin_token)
         presented, wrong = False, False
         if given and (self.web.api_token or admin):
             presented = True
-            wrong = not (token_matches(given, self.web.api_token) or (admin and token_matches(given, self.admin_token)))
+            wrong = not (token_matches(given, self.web.api_token) or token_matches(given, self.admin_token))
         if query[0]:
             presented, wrong = True, wrong or not query[1]
         return wrong if presented else None
@@ -822,8 +823,8 @@ class SecurityMiddleware:
                 return
             if wrong:
                 self.throttle.failed(peer)
-                scope = dict(scope)
-                scope[COUNTED] = True  # /admin's own check must not count it twice
+            scope = dict(scope)
+            scope[COUNTED] = True  # judged here: /admin's own check must not count it (again)
         if self.locked and not self._is_open(path) and not self._authorized(scope, headers, path):
             link = self._signed_link(scope, path)
             if link == "ok":

@@ -255,7 +255,9 @@ def test_open_v1_with_a_dummy_bearer_is_not_throttled(engine, tmp_path):
     # OpenAI clients send "Bearer sk-..." even where no token is needed: with the API open that is no guess.
     server, store = serve(engine, tmp_path, WebSettings())
     with server, httpx.Client(base_url=server.url, timeout=30) as client:
-        statuses = {client.get("/v1/models", headers={"Authorization": "Bearer sk-dummy"}).status_code for _ in range(12)}
+        statuses = {
+            client.get("/v1/models", headers={"Authorization": "Bearer sk-dummy"}).status_code for _ in range(12)
+        }
     store.close()
     assert statuses == {200}
 
