@@ -41,9 +41,20 @@ grows with the number of values, not bytes; an 8 MB body of ``[]`` took 5 s of C
 event loop (health checks and small requests go on meanwhile). The checked body is replayed to the
 route, and the parsed value is left in ``scope["bot.json"]`` so the route need not parse it again.
 
+Gradio's own routes (``/gradio_api/*``, with and without ``/widget``) get the same size cap and check (any
+JSON-ish or missing ``Content-Type``; other bodies only the size cap) before Gradio parses them on the loop.
+
 **Forwarded headers.** ``X-Forwarded-*`` and ``Forwarded`` are honoured only from the peers in
 ``WebSettings.trusted_proxies`` (uvicorn's proxy-header handling runs inside this middleware,
-with that list); from anyone else they are dropped before the app sees them.
+with that list); from anyone else they are dropped before the app sees them, and so is the trusted
+header (``BOT_TRUSTED_HEADER``): only a trusted proxy may open the door with it.
+
+**One throttle.** Every credential the door checks (a Bearer where a token is set, ``?token=``) counts
+towards one :class:`LoginThrottle` per client, shared with ``/admin``'s sign-in form: while a client is
+locked out, every request of it that presents a credential gets 429.
+
+**Framing.** A request with both ``Content-Length`` and ``Transfer-Encoding`` gets 400 and its connection
+is closed (RFC 9112 §6.1: no bytes after its body can be read as another request).
 
 **Disconnects.** A client that goes away mid-request is logged in one line, not a traceback.
 """
