@@ -47,7 +47,7 @@ from bot.web.config import AppConfig
 from bot.web.frame_refused import FrameRefused
 from bot.web.handoff import api_turn
 from bot.web.http import SecurityHeaders, WebSettings, request_base, server_config
-from bot.web.security import Door, LinkSigner, SecurityMiddleware, json_object
+from bot.web.security import Door, LinkSigner, LoginThrottle, SecurityMiddleware, json_object
 
 __all__ = ["WebSettings", "build_app", "deferred_app", "main", "open_engine"]
 
@@ -122,7 +122,10 @@ def build_app(
     engine = watch_index(engine, ops.index_poll_seconds)
     app = FastAPI(title="GPU troubleshooting assistant", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
     # One door for every route, no uploads, JSON checks; /admin* also opens to the operator's Bearer token.
-    app.add_middleware(SecurityMiddleware, web=web, admin_token=getattr(ops, "admin_token", "") or "")
+    # One throttle of wrong credentials per client: the door's (API token, ?token=, Bearer) and /admin's sign-in.
+    throttle = LoginThrottle()
+    admin_token = getattr(ops, "admin_token", "") or ""
+    app.add_middleware(SecurityMiddleware, web=web, admin_token=admin_token, throttle=throttle)
     # CORS: only the configured origins. Gradio leaves CORS to the parent app when it has this middleware,
     # so the UI routes get the same policy (and no blanket grant).
     app.add_middleware(
@@ -189,7 +192,7 @@ def build_app(
     if admin:
         from bot.web.admin import mount_admin
 
-        mount_admin(app, store, engine, ops)
+        mount_admin(app, store, engine, ops, throttle=throttle)
 
     @app.get("/source", response_class=HTMLResponse)
     def source(

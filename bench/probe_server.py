@@ -15,6 +15,17 @@ Starts ``app.py`` on a free 127.0.0.1 port (hash embedder, the repo's seeds, a t
 - **keep-alive**: failed requests over ``clients`` keep-alive clients x ``rounds`` requests with
   idle gaps around 5 s (uvicorn's default keep-alive timeout, where the race is).
 
+Issue 28 (``--only door28`` runs just these):
+
+- **gradio_stall**: ``/healthz`` p50/p95 while 4 clients post 8 MB of ``[],`` to ``/gradio_api/queue/join``;
+- **gradio_64mb**: status and seconds until a 64 MB ``Content-Length`` to ``queue/join`` is answered (head only);
+- **v1_usage_stall**: ``/healthz`` p50/p95 while 4 clients post 7.2 MB system messages to ``/v1``;
+- **trickle**: seconds until a body trickled one byte every 10 s is closed (40 s at most);
+- **idle**: with the server at 1,024 descriptors, 1,100 connections that each sent one ``GET /healthz`` and
+  stay idle, then the seconds a fresh client waits for ``/healthz`` (each try 5 s, 30 s in all);
+- **smuggle**: responses to one ``Content-Length`` + ``Transfer-Encoding`` request with a second request
+  after its chunked end; **throttle**: wrong Bearer guesses on ``/admin`` before the first 429 (300 at most).
+
 Prints one JSON object; the figures in docs/security.md ("Server limits") come from it.
 """
 
@@ -62,10 +73,10 @@ def padded_body() -> bytes:
     return b'{"question": "\xe6\x98\xbe\xe5\xad\x98\xe4\xb8\x8d\xe8\xb6\xb3", "pad": "' + b"x" * (MB8 - 60) + b'"}'
 
 
-def post(port: int, path: str, body: bytes, timeout: float = 120) -> int:
+def post(port: int, path: str, body: bytes, timeout: float = 120, headers: dict | None = None) -> int:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
-        conn.request("POST", path, body=body, headers=AUTH)
+        conn.request("POST", path, body=body, headers=headers or AUTH)
         response = conn.getresponse()
         response.read()
         return response.status
@@ -73,14 +84,14 @@ def post(port: int, path: str, body: bytes, timeout: float = 120) -> int:
         conn.close()
 
 
-def stall(port: int, body: bytes, small: int = 60) -> dict:
+def stall(port: int, body: bytes, small: int = 60, path: str = "/api/ask") -> dict:
     stop_flag = threading.Event()
     statuses: list[int] = []
 
     def hammer() -> None:
         while not stop_flag.is_set():
             try:
-                statuses.append(post(port, "/api/ask", body))
+                statuses.append(post(port, path, body))
             except OSError:
                 statuses.append(0)
 
@@ -183,6 +194,143 @@ def keep_alive(port: int, clients: int, rounds: int) -> dict:
     return {"requests": clients * rounds, "ok": done[0], "failed": len(failures), "errors": sorted(set(failures))}
 
 
+def gradio_values_body() -> bytes:
+    return b'{"data": [' + b",".join([b"[]"] * (MB8 // 3)) + b'], "fn_index": 0, "session_hash": "probe"}'
+
+
+def v1_system_body() -> bytes:
+    system = "显存不足 " * (7_200_000 // 15)  # about 7.2 MB of UTF-8
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": "显存不足"}]
+    return json.dumps({"model": "gpu-troubleshooter", "messages": messages}, ensure_ascii=False).encode()
+
+
+def read_answer(sock: socket.socket, patience: float) -> tuple[bytes, float]:
+    """What the server sends until it closes ``sock`` or ``patience`` passes, and the seconds that took."""
+    started, data = time.monotonic(), b""
+    while time.monotonic() - started < patience:
+        sock.settimeout(max(0.05, patience - (time.monotonic() - started)))
+        try:
+            chunk = sock.recv(65536)
+        except TimeoutError:
+            break
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    return data, round(time.monotonic() - started, 2)
+
+
+def gradio_64mb(port: int) -> dict:
+    head = (
+        f"POST /gradio_api/queue/join HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {64 * 1024 * 1024}\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.sendall(head.encode())
+        data, seconds = read_answer(sock, 30)
+    return {"status_line": data.split(b"\r\n", 1)[0].decode("latin-1"), "seconds": seconds}
+
+
+def trickle(port: int, every: float = 10.0, patience: float = 40.0) -> dict:
+    head = (
+        f"POST /api/ask HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+        "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+    )
+    started = time.monotonic()
+    closed = False
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.sendall(head.encode())
+        while not closed and time.monotonic() - started < patience:
+            try:
+                sock.sendall(b" ")
+            except OSError:
+                break
+            _, waited = read_answer(sock, every)  # returns early only when the server answers or closes
+            closed = waited < every - 0.05
+    seconds = time.monotonic() - started
+    return {"closed_after_s": round(seconds, 1) if closed else None, "patience_s": patience}
+
+
+def idle_flood(port: int, count: int = 1_100) -> dict:
+    socks: list[socket.socket] = []
+    unanswered = 0
+    for _ in range(count):
+        try:
+            sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        except OSError:
+            unanswered += 1
+            continue
+        socks.append(sock)
+        try:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            sock.settimeout(2)
+            if not sock.recv(65536).startswith(b"HTTP/1.1 200"):
+                unanswered += 1
+        except OSError:
+            unanswered += 1
+        if unanswered >= 10:
+            break
+    started = time.monotonic()
+    served = None
+    while time.monotonic() - started < 30:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        try:
+            conn.request("GET", "/healthz")
+            if conn.getresponse().status == 200:
+                served = round(time.monotonic() - started, 2)
+                break
+        except OSError:
+            pass
+        finally:
+            conn.close()
+    for sock in socks:
+        sock.close()
+    return {"opened": len(socks), "unanswered": unanswered, "fresh_client_served_after_s": served}
+
+
+def smuggle(port: int) -> dict:
+    body = b'{"question": "q"}'
+    request = (
+        b"POST /api/ask HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + TOKEN.encode() + b"\r\n"
+        b"Content-Type: application/json\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + f"{len(body):x}\r\n".encode()
+        + body
+        + b"\r\n0\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.sendall(request)
+        data, _ = read_answer(sock, 15)
+    lines = [line.decode("latin-1") for line in data.split(b"\r\n") if line.startswith(b"HTTP/1.1 ")]
+    return {"responses": lines}
+
+
+def throttle(port: int, limit: int = 300) -> dict:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    for n in range(1, limit + 1):
+        conn.request("GET", "/admin/export.csv", headers={"Authorization": "Bearer wrong-guess"})
+        response = conn.getresponse()
+        response.read()
+        if response.status == 429:
+            conn.close()
+            return {"first_429_at_guess": n}
+    conn.close()
+    return {"first_429_at_guess": None, "guesses": limit}
+
+
+def door28(port: int) -> dict:
+    out = {
+        "smuggle": smuggle(port),
+        "gradio_64mb": gradio_64mb(port),
+        "gradio_stall": stall(port, gradio_values_body(), small=20, path="/gradio_api/queue/join"),
+        "v1_usage_stall": stall(port, v1_system_body(), small=20, path="/v1/chat/completions"),
+        "trickle": trickle(port),
+        "idle": idle_flood(port),
+        "throttle": throttle(port),  # last: it locks this address out
+    }
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--clients", type=int, default=200)
@@ -191,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--request-timeout", type=float, default=15.0, help="the server's BOT_REQUEST_TIMEOUT")
     p.add_argument("--bodies", default="values,string,padded", help="stall bodies: values,string,padded")
     p.add_argument("--skip", default="", help="comma-separated parts to skip: stall,history,slowloris,keepalive")
+    p.add_argument("--only", default="", help="door28: only the issue-28 probes (the server at 1,024 descriptors)")
     args = p.parse_args(argv)
     skip = set(args.skip.split(","))
     work = Path(tempfile.mkdtemp(prefix="probe-"))
@@ -205,12 +354,21 @@ def main(argv: list[str] | None = None) -> int:
         "BOT_DATA_DIR": str(work / "data"),
         "BOT_REQUEST_TIMEOUT": str(args.request_timeout),
     }
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if args.only == "door28":  # the server inherits a common 1,024 limit; this process keeps its own
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(1024, soft), hard))
     process = start_app(port, env)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     out: dict = {"python": sys.version.split()[0], "cores": os.cpu_count()}
     try:
         wait_ready(f"http://127.0.0.1:{port}/healthz", process)
         log_lines: list[str] = []  # drain the server's output so a full pipe never blocks it
         threading.Thread(target=lambda: log_lines.extend(process.stdout), daemon=True).start()
+        if args.only == "door28":
+            out["door28"] = door28(port)
+            skip = {"stall", "history", "slowloris", "keepalive"}
         if "stall" not in skip:
             makers = {"values": values_body, "string": string_body, "padded": padded_body}
             for name in args.bodies.split(","):

@@ -117,8 +117,8 @@ class WebSettings(BotSettings):
     )
     request_timeout: float = setting(
         15.0,
-        "seconds a client has to send a request's line and headers, and the longest pause while sending its "
-        "body; then the connection is closed",
+        "seconds a client has to send a request's line and headers, and then its whole body; then the "
+        "connection is closed",
         allowed="seconds above 0, at most 3600",
         gt=0,
         le=3600,
@@ -135,6 +135,15 @@ class WebSettings(BotSettings):
     # is reset (6 of 1,600 at 5 s).
     keep_alive_timeout: int = setting(
         75, "seconds an idle keep-alive connection stays open", allowed="whole seconds from 1 to 3600", ge=1, le=3600
+    )
+    # Idle connections cost a file descriptor each (1,010 idle ones used up a 1,024 limit and locked new clients
+    # out); past this many the oldest idle one is closed, so a fresh client always finds a descriptor.
+    max_idle: int = setting(
+        256,
+        "idle keep-alive connections kept open; past this the oldest idle one is closed",
+        allowed="an integer from 1 to 1,000,000",
+        ge=1,
+        le=1_000_000,
     )
 
     @field_validator("frame_ancestors", "cors_origins", "trusted_proxies", mode="before")
@@ -321,17 +330,19 @@ def history_messages(history: Any) -> list[str]:
 # ---------------------------------------------------------------- the server's limits
 
 
-def half_open_protocol(request_timeout: float, max_half_open: int) -> type:
-    """uvicorn's h11 protocol with a request timeout and a cap on half-open connections.
+def half_open_protocol(request_timeout: float, max_half_open: int, max_idle: int = 256) -> type:
+    """uvicorn's h11 protocol with a request timeout, a cap on half-open connections and one on idle ones.
 
     uvicorn closes idle keep-alive connections but has no read timeout: a client that connects and
     never finishes its headers, or announces a body and never sends it, held its connection for as
     long as it liked (1,000 such connections stayed open 300 s, no credential needed). Here a
     connection must send a request's line and headers within ``request_timeout`` seconds of its
-    first byte (or of connecting), and may pause at most that long while sending the body (unless
-    the server itself stopped reading: flow control while the app is busy); else it is closed.
-    At most ``max_half_open`` connections may be in the middle of sending a request: past that the
-    oldest of them is closed, so new clients still get in while an attacker refills.
+    first byte (or of connecting), and then its whole body within as long again, however it is
+    paced (a body trickled one byte every 10 s used to keep its connection, since each byte restarted
+    the clock); time the server itself stopped reading (flow control while the app is busy) does not
+    count. At most ``max_half_open`` connections may be in the middle of sending a request, and at
+    most ``max_idle`` may sit idle between requests: past either the oldest of them is closed, so new
+    clients still get a file descriptor while an attacker refills.
 
     Each call makes a new class (one per server) holding its own table of half-open connections.
     """
@@ -339,24 +350,30 @@ def half_open_protocol(request_timeout: float, max_half_open: int) -> type:
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     half_open: dict[Any, None] = {}  # insertion-ordered: the oldest half-open connection first
+    idle: dict[Any, None] = {}  # likewise: connections between requests (uvicorn's keep-alive timer runs)
     evictions = {"count": 0, "logged": 0.0}
 
     class HalfOpenH11Protocol(H11Protocol):
         _timer: asyncio.TimerHandle | None = None
+        _in_body = False  # the body's deadline is set once, when its head is in
 
         def connection_made(self, transport: Any) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self._start_request()  # a new connection owes its first request within the timeout
 
         def data_received(self, data: bytes) -> None:
+            idle.pop(self, None)
             super().data_received(data)
-            self._watch(progress=True)
+            self._watch()
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
-            self._watch(progress=False)
+            self._watch()
+            if self not in half_open and self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                self._idle()
 
         def connection_lost(self, exc: Exception | None) -> None:
+            idle.pop(self, None)
             self._done()
             super().connection_lost(exc)
 
@@ -366,7 +383,7 @@ def half_open_protocol(request_timeout: float, max_half_open: int) -> type:
 
         # ---- bookkeeping
 
-        def _watch(self, progress: bool) -> None:
+        def _watch(self) -> None:
             if self.transport is None or self.transport.is_closing():
                 self._done()
                 return
@@ -374,7 +391,8 @@ def half_open_protocol(request_timeout: float, max_half_open: int) -> type:
             if state is h11.IDLE and self.conn.trailing_data[0]:
                 self._start_request()  # part of the next request's headers: the clock runs from its first byte
             elif state is h11.SEND_BODY:
-                if progress or self._timer is None:  # the body's clock restarts whenever bytes arrive
+                if not self._in_body:  # one deadline for the whole body, not one per pause
+                    self._in_body = True
                     self._arm()
                 half_open.setdefault(self, None)
             else:  # idle between requests (the keep-alive timer's job), or the whole request is in
@@ -387,7 +405,7 @@ def half_open_protocol(request_timeout: float, max_half_open: int) -> type:
                 oldest = next(iter(half_open))
                 half_open.pop(oldest, None)
                 oldest._close("too many half-open connections")
-                self._evicted()
+                self._evicted("still sending a request", max_half_open, "BOT_MAX_HALF_OPEN")
             half_open[self] = None
             self._arm()
 
@@ -396,7 +414,16 @@ def half_open_protocol(request_timeout: float, max_half_open: int) -> type:
                 self._timer.cancel()
             self._timer = self.loop.call_later(request_timeout, self._expired)
 
+        def _idle(self) -> None:
+            idle[self] = None
+            while len(idle) > max_idle:
+                oldest = next(iter(idle))
+                idle.pop(oldest, None)
+                oldest._close("too many idle connections")
+                self._evicted("idle", max_idle, "BOT_MAX_IDLE")
+
         def _done(self) -> None:
+            self._in_body = False
             half_open.pop(self, None)
             if self._timer is not None:
                 self._timer.cancel()
@@ -418,24 +445,26 @@ def half_open_protocol(request_timeout: float, max_half_open: int) -> type:
                 self.transport.close()
 
         @staticmethod
-        def _evicted() -> None:
+        def _evicted(what: str, limit: int, variable: str) -> None:
             evictions["count"] += 1
             now = time.monotonic()
             if now - evictions["logged"] > 60:  # one line a minute under a flood, not one per connection
                 evictions["logged"] = now
                 log.warning(
-                    "more than %d connections were still sending a request; closed the oldest "
-                    "(%d so far; BOT_MAX_HALF_OPEN)",
-                    max_half_open,
+                    "more than %d connections were %s; closed the oldest (%d so far; %s)",
+                    limit,
+                    what,
                     evictions["count"],
+                    variable,
                 )
 
     HalfOpenH11Protocol.half_open = half_open  # type: ignore[attr-defined]  # for tests and probes
+    HalfOpenH11Protocol.idle = idle  # type: ignore[attr-defined]
     return HalfOpenH11Protocol
 
 
 def server_config(app: Any, web: WebSettings, **options: Any) -> Any:
-    """The ``uvicorn.Config`` the app is served with: h11 with the request timeout and half-open cap of
+    """The ``uvicorn.Config`` the app is served with: h11 with the request timeout, half-open and idle caps of
     ``web``, its keep-alive timeout, and X-Forwarded-* left to :mod:`bot.web.security` (``trusted_proxies``)."""
     import uvicorn
 
@@ -445,7 +474,7 @@ def server_config(app: Any, web: WebSettings, **options: Any) -> Any:
         root_path=web.root_path,
         proxy_headers=False,
         timeout_keep_alive=web.keep_alive_timeout,
-        http=half_open_protocol(web.request_timeout, web.max_half_open),
+        http=half_open_protocol(web.request_timeout, web.max_half_open, web.max_idle),
     )
     settings.update(options)
     return uvicorn.Config(app, **settings)

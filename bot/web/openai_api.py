@@ -85,13 +85,22 @@ def count_tokens(text: str) -> int:
     >>> count_tokens("显存不足"), count_tokens("libnccl.so not found"), count_tokens("")
     (4, 5, 0)
     """
-    cjk = len(_CJK.findall(text))
+    cjk = sum(1 for _ in _CJK.finditer(text))  # counted, not listed: a list held one string per CJK character
     return cjk + math.ceil((len(text) - cjk) / 4)
 
 
-def usage(messages: list, reply: str) -> dict:
-    """OpenAI's ``usage`` for ``messages`` (every message's text) and the ``reply``."""
-    prompt = sum(count_tokens(_text(m.get("content")) or "") for m in messages if isinstance(m, dict))
+def usage(messages: list, reply: str, max_chars: int) -> dict:
+    """OpenAI's ``usage`` for ``messages`` and the ``reply``, counted on the text the bot reads: the question cut to
+    ``max_chars`` (``BOT_MAX_INPUT_CHARS``) and every other message (system and assistant too) sharing another
+    ``max_chars``, as the history does (:func:`cap_history`). Slow on a large body: call it off the event loop.
+
+    >>> usage([{"role": "system", "content": "x" * 400}, {"role": "user", "content": "显存"}], "ok", 40)
+    {'prompt_tokens': 12, 'completion_tokens': 1, 'total_tokens': 13}
+    """
+    texts = [_text(m.get("content")) or "" for m in messages if isinstance(m, dict)]
+    earlier, last = texts[:-1], texts[-1:]
+    read = cap_history(earlier, max_chars) + [t[:max_chars] for t in last]
+    prompt = sum(count_tokens(t) for t in read)
     completion = count_tokens(reply)
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
@@ -289,7 +298,8 @@ def openai_router(
                 task_reply,
                 {"citations": [], "bot": {"kind": "front_end_task"}, "answer_id": uuid.uuid4().hex},
             )
-        return _respond(body, text, extra, usage(messages, text))
+        counted = await run_in_threadpool(usage, messages, text, engine.settings.max_input_chars)
+        return _respond(body, text, extra, counted)
 
     return router
 

@@ -41,9 +41,20 @@ grows with the number of values, not bytes; an 8 MB body of ``[]`` took 5 s of C
 event loop (health checks and small requests go on meanwhile). The checked body is replayed to the
 route, and the parsed value is left in ``scope["bot.json"]`` so the route need not parse it again.
 
+Gradio's own routes (``/gradio_api/*``, with and without ``/widget``) get the same size cap and check (any
+JSON-ish or missing ``Content-Type``; other bodies only the size cap) before Gradio parses them on the loop.
+
 **Forwarded headers.** ``X-Forwarded-*`` and ``Forwarded`` are honoured only from the peers in
 ``WebSettings.trusted_proxies`` (uvicorn's proxy-header handling runs inside this middleware,
-with that list); from anyone else they are dropped before the app sees them.
+with that list); from anyone else they are dropped before the app sees them, and so is the trusted
+header (``BOT_TRUSTED_HEADER``): only a trusted proxy may open the door with it.
+
+**One throttle.** Every credential the door checks (a Bearer where a token is set, ``?token=``) counts
+towards one :class:`LoginThrottle` per client, shared with ``/admin``'s sign-in form: while a client is
+locked out, every request of it that presents a credential gets 429.
+
+**Framing.** A request with both ``Content-Length`` and ``Transfer-Encoding`` gets 400 and its connection
+is closed (RFC 9112 §6.1: no bytes after its body can be read as another request).
 
 **Disconnects.** A client that goes away mid-request is logged in one line, not a traceback.
 """
@@ -80,6 +91,8 @@ JSON_KEY = "bot.json"  # where the parsed body is left in the ASGI scope for the
 COOKIE = "bot_session"
 COOKIE_MAX_AGE = 12 * 3600  # the browser's Max-Age and the server's limit on the issue time in the cookie
 JSON_PREFIXES = ("/api/", "/v1/")
+GRADIO_API = "/gradio_api/"  # Gradio's own routes (queue/join, run/*, call/* …), under each mount
+COUNTED = "bot.credential_judged"  # set in the scope when the door judged (and counted) this request's Bearer
 JSON_METHODS = ("POST", "PUT", "PATCH")
 MOUNTS = ("", "/widget")  # the full UI at /, the compact widget at /widget/
 # Static files of the UI (no session data), open even when the door is locked.
@@ -226,9 +239,10 @@ class Door:
         self.operator_cookie, self.operator_key = operator_cookie, operator_key
 
     def verdict(
-        self, realm: Realm, headers: Any, cookies: Any, client: str
+        self, realm: Realm, headers: Any, cookies: Any, client: str, counted: bool = False
     ) -> Literal["ok", "unauthorized", "locked", "off"]:
-        """What the request's credentials are worth for ``realm`` (``headers``/``cookies``: mappings)."""
+        """What the request's credentials are worth for ``realm`` (``headers``/``cookies``: mappings; ``counted``:
+        the :class:`SecurityMiddleware` already judged this request's Bearer, and counted it if wrong)."""
         authorization = headers.get("authorization", "")
         if realm == "api":
             web = self.web
@@ -248,7 +262,8 @@ class Door:
             if bearer_matches(authorization, token):
                 self.throttle.succeeded(client)
                 return "ok"
-            self.throttle.failed(client)  # a wrong bearer is a guess like a wrong form
+            if not counted:
+                self.throttle.failed(client)  # a wrong bearer is a guess like a wrong form
         cookie = cookies.get(self.operator_cookie, "") if self.operator_cookie else ""
         ok = bool(cookie) and cookie_ok(cookie, self.operator_key(token), time.time())
         return "ok" if ok else "unauthorized"
@@ -259,7 +274,8 @@ class Door:
         def check(request: Request) -> None:
             peer = getattr(request, "client", None)
             client = peer.host if peer else "?"  # the real peer: the door resolved trusted proxies
-            verdict = self.verdict(realm, request.headers, getattr(request, "cookies", {}), client)
+            counted = bool(getattr(request, "scope", {}).get(COUNTED))
+            verdict = self.verdict(realm, request.headers, getattr(request, "cookies", {}), client, counted)
             if verdict == "ok":
                 return
             if realm == "api":
@@ -582,6 +598,7 @@ class SecurityMiddleware:
         max_body_bytes: int | None = None,
         admin_token: str = "",
         clock: Callable[[], float] = time.time,
+        throttle: LoginThrottle | None = None,
     ) -> None:
         from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
@@ -596,6 +613,10 @@ class SecurityMiddleware:
         self.app = self.proxy if proxies else app
         self.locked = bool(web.api_token or web.trusted_header)
         self.admin_token = admin_token
+        # One count of wrong credentials per client for the whole app (share it with /admin's sign-in form).
+        self.throttle = throttle or LoginThrottle()
+        # Only a trusted proxy may set the trusted header, like X-Forwarded-*: from anyone else it is dropped.
+        self.strip = FORWARDED + ((web.trusted_header.lower().encode(),) if web.trusted_header else ())
         self.clock = clock
         self.links = LinkSigner.from_web(web)  # signed /source links open that page without other credentials
         self._big_json: anyio.CapacityLimiter | None = None  # made on first use: it needs the running loop
@@ -638,16 +659,43 @@ class SecurityMiddleware:
             return True
         return False
 
-    def _query_token(self, scope: Scope) -> tuple[bool, str]:
-        """(token given and right, query string without it)."""
+    def _query_token(self, scope: Scope) -> tuple[bool, bool, str]:
+        """(a token given, it is right, the query string without it)."""
         query = scope.get("query_string", b"").decode("latin-1")
         if not self.web.api_token or "token=" not in query:
-            return False, query
+            return False, False, query
         pairs = parse_qsl(query, keep_blank_values=True)
         given = [v for k, v in pairs if k == "token"]
         rest = urlencode([(k, v) for k, v in pairs if k != "token"])
         ok = bool(given) and token_matches(given[-1], self.web.api_token)
-        return ok, rest
+        return bool(given), ok, rest
+
+    def _peer(self, scope: Scope, headers: dict[bytes, bytes], trusted: bool) -> str:
+        """The client the throttle counts: the real peer, or the client a trusted proxy names (as uvicorn resolves
+        ``X-Forwarded-For``), so that users behind one proxy are not locked out together."""
+        client = scope.get("client")
+        peer = client[0] if client else "?"
+        forwarded = headers.get(b"x-forwarded-for", b"")
+        if trusted and forwarded:
+            return self.proxy.trusted_hosts.get_trusted_client_address(forwarded.decode("latin-1")) or peer
+        return peer
+
+    def _wrong_credential(self, headers: dict[bytes, bytes], path: str, query: tuple[bool, bool, str]) -> bool | None:
+        """None when the request presents no credential the door checks; else whether what it presents is wrong.
+
+        A Bearer counts where the door checks one: everywhere with ``BOT_API_TOKEN``, on ``/admin*`` with
+        ``BOT_ADMIN_TOKEN`` (OpenAI clients send ``Bearer sk-…`` to an open ``/v1``: not a guess). Either token
+        is no guess wherever it is sent, even where it does not open (the API token on ``/admin``).
+        """
+        given = bearer(headers.get(b"authorization", b""))
+        admin = (path == "/admin" or path.startswith("/admin/")) and bool(self.admin_token)
+        presented, wrong = False, False
+        if given and (self.web.api_token or admin):
+            presented = True
+            wrong = not (token_matches(given, self.web.api_token) or token_matches(given, self.admin_token))
+        if query[0]:
+            presented, wrong = True, wrong or not query[1]
+        return wrong if presented else None
 
     def _set_cookie(self, scope: Scope, headers: dict[bytes, bytes]) -> tuple[bytes, bytes]:
         # Forwarded headers from untrusted peers are already gone here, so X-Forwarded-Proto is the proxy's word.
@@ -742,19 +790,52 @@ class SecurityMiddleware:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        client = scope.get("client")
-        if scope.get("headers") and not (client and client[0] in self.proxy.trusted_hosts):
-            # Links in answers are built from X-Forwarded-Host: only a configured proxy may set it.
-            scope = dict(scope)
-            scope["headers"] = [(n, v) for n, v in scope["headers"] if n.lower() not in FORWARDED]
-        path = self._path(scope)
         headers = _headers(scope)
+        if scope["type"] == "http" and b"transfer-encoding" in headers and b"content-length" in headers:
+            # RFC 9112 §6.1: framed by both, a proxy and this server may split the bytes differently (request
+            # smuggling); refuse and close, so nothing after the body is read as another request.
+            await self._send(
+                send,
+                400,
+                {"detail": "Content-Length and Transfer-Encoding together; send one of them"},
+                [(b"connection", b"close")],
+            )
+            return
+        client = scope.get("client")
+        trusted = bool(client) and client[0] in self.proxy.trusted_hosts
+        if scope.get("headers") and not trusted:
+            # Links in answers are built from X-Forwarded-Host, and the trusted header opens the door: only a
+            # configured proxy may set them.
+            scope = dict(scope)
+            scope["headers"] = [(n, v) for n, v in scope["headers"] if n.lower() not in self.strip]
+            headers = _headers(scope)
+        path = self._path(scope)
         if path.endswith(CLOSED_SUFFIXES):
             if scope["type"] == "http":
                 await self._send(send, 403, {"detail": "uploads are disabled: this assistant takes no files"})
             else:
                 await send({"type": "websocket.close", "code": 1008})
             return
+        query = self._query_token(scope)
+        wrong = self._wrong_credential(headers, path, query)
+        if wrong is not None:  # one throttle for every credential: API token, ?token=, operator Bearer
+            peer = self._peer(scope, headers, trusted)
+            wait = self.throttle.retry_after(peer)
+            if wait:  # right or wrong, a locked-out client learns nothing
+                if scope["type"] == "websocket":
+                    await send({"type": "websocket.close", "code": 1008})
+                else:
+                    await self._send(
+                        send,
+                        429,
+                        {"detail": f"too many wrong credentials from this address: try again in {wait} s"},
+                        [(b"retry-after", str(wait).encode())],
+                    )
+                return
+            if wrong:
+                self.throttle.failed(peer)
+            scope = dict(scope)
+            scope[COUNTED] = True  # judged here: /admin's own check must not count it (again)
         if self.locked and not self._is_open(path) and not self._authorized(scope, headers, path):
             link = self._signed_link(scope, path)
             if link == "ok":
@@ -763,7 +844,7 @@ class SecurityMiddleware:
             if link in ("expired", "tampered"):
                 await self._refuse_link(send, headers, link)
                 return
-            ok, rest = self._query_token(scope)
+            _, ok, rest = query
             if not ok:
                 if scope["type"] == "websocket":
                     await send({"type": "websocket.close", "code": 1008})
@@ -781,9 +862,14 @@ class SecurityMiddleware:
                     [(b"location", location.encode("ascii")), self._set_cookie(scope, headers)],
                 )
                 return
-        if scope["type"] == "http" and scope.get("method") in JSON_METHODS and path.startswith(JSON_PREFIXES):
-            await self._json_route(scope, receive, send, headers)
-            return
+        if scope["type"] == "http" and scope.get("method") in JSON_METHODS:
+            if path.startswith(JSON_PREFIXES):
+                await self._json_route(scope, receive, send, headers)
+                return
+            if path.removeprefix("/widget").startswith(GRADIO_API):
+                # Gradio's routes parse JSON on the event loop with no size limit: the same cap and check first.
+                await self._json_route(scope, receive, send, headers, strict=False)
+                return
         await self._guarded(scope, receive, send)
 
     async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -834,9 +920,15 @@ class SecurityMiddleware:
         client = scope.get("client") or ("?", 0)
         log.warning("client %s disconnected during %s %s", client[0], scope.get("method", ""), self._path(scope))
 
-    async def _json_route(self, scope: Scope, receive: Receive, send: Send, headers: dict[bytes, bytes]) -> None:
+    async def _json_route(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[bytes, bytes], strict: bool = True
+    ) -> None:
+        """Read the body (at most ``max_body``), check it as JSON (off the loop when large) and replay it.
+        ``strict``: only ``application/json`` (the API); else (Gradio) a body FastAPI would not parse as JSON
+        is only size-capped."""
         kind = _media_type(headers.get(b"content-type", b""))
-        if kind != "application/json":
+        as_json = kind in ("", "application/json") or kind.endswith("+json")
+        if strict and kind != "application/json":
             await self._send(
                 send,
                 415,
@@ -847,9 +939,10 @@ class SecurityMiddleware:
             )
             return
         limit = f"request body over {self.max_body // (1024 * 1024)} MB"
+        close = [(b"connection", b"close")]  # the rest of the body is never read
         length = headers.get(b"content-length", b"")
         if length.isdigit() and int(length) > self.max_body:
-            await self._send(send, 413, {"detail": limit})
+            await self._send(send, 413, {"detail": limit}, close)
             return
         body = bytearray()
         while True:
@@ -859,12 +952,14 @@ class SecurityMiddleware:
                 return
             body.extend(message.get("body", b""))
             if len(body) > self.max_body:
-                await self._send(send, 413, {"detail": limit})
+                await self._send(send, 413, {"detail": limit}, close)
                 return
             if not message.get("more_body"):
                 break
         try:
-            if len(body) <= INLINE_BYTES:
+            if not as_json:
+                data = None
+            elif len(body) <= INLINE_BYTES:
                 data = load_json(bytes(body))
             else:  # off the event loop, one at a time: the loop keeps serving while a large body is checked
                 if self._big_json is None:
@@ -873,7 +968,8 @@ class SecurityMiddleware:
         except JSONProblem as problem:
             await self._send(send, problem.status, {"detail": str(problem)})
             return
-        scope[JSON_KEY] = data
+        if as_json:
+            scope[JSON_KEY] = data
         replayed = False
 
         async def replay() -> Message:
