@@ -167,7 +167,10 @@ class Conversation:
 
     def _ask(self, read: Message, case: Case) -> Reply:
         message = read.sent
-        answer = self.engine.ask(read, k=10, case=case)
+        said = read.cues.failed and case.is_open  # the user says the shown fix did not work: a retry
+        # A retry never leads with a section an earlier turn led with, in this case or an earlier one, whatever
+        # move the engine reads (a long "tried X, now how do I …" may read as a new question).
+        answer = self.engine.ask(read, k=10, case=case, exclude=self._leads() if said else ())
         language = answer.language
         notes: list[str] = []
         if answer.move == "follow_up":
@@ -175,24 +178,19 @@ class Conversation:
             notes.append("_" + text(language, "followup", previous=escape_inline(_clip(previous))) + "_")
         top = answer.hits[0].score if answer.hits else 0.0
         answer = _replace(answer, hits=answer.hits[: answer.worth_showing])
-        if answer.move == "retry":
+        if answer.move == "retry" and said:
             reply = self._retry_reply(answer, language)
-            events = [
-                Event(
-                    "not_helpful",
-                    self._case_question(),
-                    language,
-                    tier="answer" if self._last_answered() else "",
-                    cited=tuple(case.shown[-3:]),
-                    signature=case.signature,
-                )
-            ]
-            if not read.cues.not_helpful:  # a retry with new details is also a question of its own
-                events.append(self._question_event(message, language, reply, answer))
         else:
+            # A report without a failure word ("ping 是通的") or a new question read as one ("Keras model.fit does not
+            # use my GPU") is answered as a question: no apology for what the user never said.
             allow_clarify = answer.move in ("new", "switch") and (self.last is None or self.last.kind != "clarify")
+            if answer.move == "retry":
+                answer = _replace(answer, signature="", truncated_from=0)
             reply = self._decide(answer, message, language, notes, allow_clarify=allow_clarify)
-            events = [self._question_event(message, language, reply, answer)]
+        # "Didn't help" is stored only when the user says it; anything else they type is a question of its own.
+        events = [self._not_helpful_event(case, language)] if said and case.shown else []
+        if not read.cues.not_helpful:
+            events.append(self._question_event(message, language, reply, answer))
         reply.events.extend(events)
         question = (
             self._case_question()
@@ -201,6 +199,16 @@ class Conversation:
         )
         self._remember(question, reply, answer, top_score=top)
         return reply
+
+    def _not_helpful_event(self, case: Case, language: str) -> Event:
+        return Event(
+            "not_helpful",
+            self._case_question(),
+            language,
+            tier="answer" if self._last_answered() else "",
+            cited=tuple(case.shown[-3:]),
+            signature=case.signature,
+        )
 
     def _question_event(self, message: str, language: str, reply: Reply, answer: Answer) -> Event:
         return Event(
@@ -297,6 +305,11 @@ class Conversation:
             if turn.move in ("new", "switch"):
                 return turn.question
         return self.last.question if self.last else ""
+
+    def _leads(self) -> tuple[str, ...]:
+        """Every section an earlier turn of this conversation led with (and the current case's shown ones)."""
+        leads = [turn.shown[0] for turn in self.turns if turn.shown]
+        return tuple(dict.fromkeys((*leads, *self.case.shown)))
 
     def _last_answered(self) -> bool:
         return bool(self.last and self.last.answered)
