@@ -222,12 +222,14 @@ def matching_lines(text: str, terms: tuple[str, ...] | list[str]) -> tuple[int, 
     where the reply opens a section it shows again for a new detail. Nothing when every line or none matches.
 
     >>> section = "Three fixes:\\nallow_growth = True\\nper_process_gpu_memory_fraction = 0.4"
-    >>> matching_lines(section, ("per_process_gpu_memory_fraction",))
+    >>> matching_lines(section, ("per_process_gpu_memory_fraction", "per", "gpu", "memory", "0.4"))
     (2,)
     >>> matching_lines("a\\nb", ("zzz",)), matching_lines("nccl\\nnccl", ("nccl",))
     ((), ())
     """
-    words = [t.lower() for t in terms if t.strip()]
+    # The whole identifier, not its parts ("per_process_gpu_memory_fraction", not "per", "gpu"); no bare numbers.
+    given = {t.lower() for t in terms if len(t) >= 3 and any(c.isalpha() for c in t)}
+    words = [w for w in given if not any(w != other and w in other for other in given)]
     if not words:
         return ()
     lines = text.splitlines()
