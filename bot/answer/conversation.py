@@ -168,9 +168,13 @@ class Conversation:
     def _ask(self, read: Message, case: Case) -> Reply:
         message = read.sent
         said = read.cues.failed and case.is_open  # the user says the shown fix did not work: a retry
-        # A retry never leads with a section an earlier turn led with, in this case or an earlier one, whatever
-        # move the engine reads (a long "tried X, now how do I …" may read as a new question).
-        answer = self.engine.ask(read, k=10, case=case, exclude=self._leads() if said else ())
+        answer = self.engine.ask(read, k=10, case=case)
+        leads = self._leads() if said else ()
+        if answer.hits and answer.hits[0].section.key in leads:
+            # A retry never leads with a section an earlier turn led with, in this case or an earlier one, whatever
+            # move the engine read (a long "tried X, now how do I …" may read as a new question). Asked again only
+            # then: leaving sections out beforehand would change how the engine reads the move.
+            answer = self.engine.ask(read, k=10, case=case, exclude=leads)
         language = answer.language
         notes: list[str] = []
         if answer.move == "follow_up":
