@@ -91,12 +91,17 @@ def test_a_new_question_after_an_answer_is_a_question_not_a_complaint(repo_hash_
 
 
 @pytest.mark.model
-def test_also_a_new_question_after_a_multi_card_one_is_answered_on_its_own(seeds_engine):
+@pytest.mark.parametrize(
+    "also",
+    ["also, which card does it use, and how do I pick one?", "also, how can I set which gpu paddle uses for training"],
+)
+def test_also_a_new_question_after_a_multi_card_one_is_answered_on_its_own(seeds_engine, also):
     talk = Conversation(seeds_engine)
     talk.respond("多卡训练保存的模型重新加载后预测结果不一致")
-    reply = talk.respond("好的。Also, how do I choose which GPU Paddle trains on?")
+    reply = talk.respond(also)
     top = reply.shown[0].hit.section
     assert "指定对应的GPU设备" in top.heading, top.heading
+    assert [e.kind for e in reply.events] == ["question"]
 
 
 @pytest.mark.model
