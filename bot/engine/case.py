@@ -112,8 +112,8 @@ _STILL = re.compile(
 # fact, not a failure of the answer, and "不对" describes a problem ("评估结果不对") more often than a verdict.
 _FAILED = re.compile(
     r"没用|没有用|不管用|没啥用|不行|没解决|没有解决|未解决|未能解决|没能解决|无效|不起作用|没效果|没有效果|不是这个|"
-    r"还是(?:不|没|会|报|一样|有|出现|爆|卡|失败|错|提示|显示|oom|nan|hang)|依然|仍然|仍旧|照样|又出现|又报|"
-    r"也一样|试过|试了|"
+    r"还是(?:不|没|会|报|一样|有|只|出现|爆|卡|失败|错|提示|显示|oom|nan|hang)|依然|仍然|仍旧|照样|又出现|又报|"
+    r"也一样|试过|试了|(?:不管|无论)怎么.{0,12}都(?:不|没)|"
     r"\b(?:did ?n[o']?t|does ?n[o']?t|do ?n[o']?t|not|never|wo ?n[o']?t)\s+(?:really\s+)?"
     r"(?:help|helped|helping|work|worked|working|fix|fixed|solve|solved|change|changed)\b|"
     r"\bno (?:luck|change|difference)\b|\bnot helpful\b|\bunhelpful\b|\buseless\b|\bnothing changed\b|"
@@ -313,6 +313,8 @@ def says_failed(message: str) -> bool:
     [False, False, False]
     >>> says_failed("what if I want it to use only 40%?"), says_failed("我已经装了 CUDA 10，怎么指定GPU")
     (False, False)
+    >>> says_failed("我发现好像还是只有一个进程"), says_failed("不管怎么改学习率，loss都不下降")
+    (True, True)
     """
     text = message[:QUESTION_CHARS]
     return is_not_helpful(text) or bool(_FAILED.search(text))
