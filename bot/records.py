@@ -269,6 +269,9 @@ class Answer:
     worth_showing: int = 1  # leading hits close enough to the first to show beside it (decided by the engine)
     move: Move = "new"  # how the message moved the conversation's case (bot.engine.case)
     case: Case = field(default_factory=Case)  # the case after this turn, its shown sections included
+    # A later turn (not a retry) that leads with a section an earlier turn led with: the 0-based lines of that
+    # section's text matching the new detail, where the reply opens it (bot.engine.case.matching_lines).
+    focus: tuple[int, ...] = ()
 
     @property
     def answered(self) -> bool:

@@ -172,7 +172,14 @@ class Conversation:
 
     def _ask(self, read: Message, case: Case) -> Reply:
         message = read.sent
+        said = read.cues.failed and case.is_open  # the user says the shown fix did not work: a retry
         answer = self.engine.ask(read, k=10, case=case)
+        leads = self._leads() if said else ()
+        if answer.hits and answer.hits[0].section.key in leads:
+            # A retry never leads with a section an earlier turn led with, in this case or an earlier one, whatever
+            # move the engine read (a long "tried X, now how do I …" may read as a new question). Asked again only
+            # then: leaving sections out beforehand would change how the engine reads the move.
+            answer = self.engine.ask(read, k=10, case=case, exclude=leads)
         # The machine does not change with the problem: what this message shows joins what earlier turns showed.
         environment = merge(case.environment, read.environment)
         answer = _replace(answer, case=_replace(answer.case, environment=environment))
@@ -183,24 +190,19 @@ class Conversation:
             notes.append("_" + text(language, "followup", previous=escape_inline(_clip(previous))) + "_")
         top = answer.hits[0].score if answer.hits else 0.0
         answer = _replace(answer, hits=answer.hits[: answer.worth_showing])
-        if answer.move == "retry":
+        if answer.move == "retry" and said:
             reply = self._retry_reply(answer, language)
-            events = [
-                Event(
-                    "not_helpful",
-                    self._case_question(),
-                    language,
-                    tier="answer" if self._last_answered() else "",
-                    cited=tuple(case.shown[-3:]),
-                    signature=case.signature,
-                )
-            ]
-            if not read.cues.not_helpful:  # a retry with new details is also a question of its own
-                events.append(self._question_event(message, language, reply, answer))
         else:
+            # A report without a failure word ("ping 是通的") or a new question read as one ("Keras model.fit does not
+            # use my GPU") is answered as a question: no apology for what the user never said.
             allow_clarify = answer.move in ("new", "switch") and (self.last is None or self.last.kind != "clarify")
+            if answer.move == "retry":
+                answer = _replace(answer, signature="", truncated_from=0)
             reply = self._decide(answer, message, language, notes, allow_clarify=allow_clarify)
-            events = [self._question_event(message, language, reply, answer)]
+        # "Didn't help" is stored only when the user says it; anything else they type is a question of its own.
+        events = [self._not_helpful_event(case, language)] if said and case.shown else []
+        if not read.cues.not_helpful:
+            events.append(self._question_event(message, language, reply, answer))
         reply.events.extend(events)
         self._with_environment(reply, environment, read.environment, language)
         question = (
@@ -225,6 +227,16 @@ class Conversation:
             detected = f"**{text(language, 'detected')}:**"
             at = next((n + 1 for n, block in enumerate(blocks) if block.startswith(detected)), 0)
             reply.markdown = "\n\n".join([*blocks[:at], said, *blocks[at:]])
+
+    def _not_helpful_event(self, case: Case, language: str) -> Event:
+        return Event(
+            "not_helpful",
+            self._case_question(),
+            language,
+            tier="answer" if self._last_answered() else "",
+            cited=tuple(case.shown[-3:]),
+            signature=case.signature,
+        )
 
     def _question_event(self, message: str, language: str, reply: Reply, answer: Answer) -> Event:
         return Event(
@@ -322,6 +334,11 @@ class Conversation:
             if turn.move in ("new", "switch"):
                 return turn.question
         return self.last.question if self.last else ""
+
+    def _leads(self) -> tuple[str, ...]:
+        """Every section an earlier turn of this conversation led with (and the current case's shown ones)."""
+        leads = [turn.shown[0] for turn in self.turns if turn.shown]
+        return tuple(dict.fromkeys((*leads, *self.case.shown)))
 
     def _last_answered(self) -> bool:
         return bool(self.last and self.last.answered)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from bot.answer.conversation import Conversation
 from bot.engine.answerer import Answerer
+from bot.engine.case import says_failed
 from bot.engine.evaluate import hit_matches
 
 KINDS = ("followup", "retry", "switch", "drift")
@@ -63,6 +64,7 @@ def evaluate_conversations(engine: Answerer, conversations: list[dict]) -> dict:
     for c, conversation in enumerate(conversations):
         history: list[str] = []
         previous_top = ""
+        leads: set[str] = set()  # every section an earlier turn led with (the retry convention)
         for n, turn in enumerate(conversation["turns"]):
             reply = Conversation.replay(engine, history).respond(turn["query"])
             shown = [s.hit.section for s in reply.shown]
@@ -83,10 +85,14 @@ def evaluate_conversations(engine: Answerer, conversations: list[dict]) -> dict:
                     "repeat": bool(
                         conversation["kind"] == "retry" and n > 0 and top is not None and top.key == previous_top
                     ),
+                    # A turn that says the fix failed must not lead with any earlier lead (issue 25's convention).
+                    "said_retry": n > 0 and says_failed(turn["query"]),
+                    "repeat_said": bool(n > 0 and says_failed(turn["query"]) and top is not None and top.key in leads),
                     "top": {"source": top.source, "section": top.heading} if top is not None else None,
                 }
             )
             previous_top = top.key if top is not None else ""
+            leads |= {previous_top} - {""}
             history.append(turn["query"])
     first = [t for t in turns if t["turn"] == 0]
     follow = [t for t in turns if t["turn"] > 0]
@@ -104,7 +110,8 @@ def evaluate_conversations(engine: Answerer, conversations: list[dict]) -> dict:
 
 def summarize(turns: list[dict]) -> dict:
     """hit@1/hit@3 and confident share over turns with an expected section; confident wrong over all
-    turns; the share of ``[]`` turns not answered confidently; repeats of the previous section on retries."""
+    turns; the share of ``[]`` turns not answered confidently; repeats of the previous section on the later turns
+    of "retry" conversations, and of any earlier lead on turns that say the fix failed (the retry convention)."""
     answerable = [t for t in turns if t["expect"]]
     empty = [t for t in turns if not t["expect"]]
     out: dict = {"n": len(turns), "n_with_answer": len(answerable)}
@@ -118,10 +125,21 @@ def summarize(turns: list[dict]) -> dict:
     if empty:
         out["empty_not_confident"] = sum(t["tier"] != "answer" for t in empty) / len(empty)
     out["repeat_on_retry"] = sum(t["repeat"] for t in turns)
+    out["repeat_on_said_retry"] = sum(t.get("repeat_said", False) for t in turns)
     return {k: round(v, 4) if isinstance(v, float) else v for k, v in out.items()}
 
 
-COLUMNS = ("n", "hit@1", "hit@3", "confident", "none", "confident_wrong", "empty_not_confident", "repeat_on_retry")
+COLUMNS = (
+    "n",
+    "hit@1",
+    "hit@3",
+    "confident",
+    "none",
+    "confident_wrong",
+    "empty_not_confident",
+    "repeat_on_retry",
+    "repeat_on_said_retry",
+)
 
 
 def format_conversation_table(report: dict) -> str:

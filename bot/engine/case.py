@@ -107,6 +107,20 @@ _STILL = re.compile(
     r"\bdoes(?:n'?t| not) (?:work|help)\b|\beven (?:after|with|though)\b",
     re.IGNORECASE,
 )
+# The user says the fix shown did not work (the retry convention, see :func:`says_failed`): "没用", "还是不行",
+# "didn't help", "still X after Y", "tried that". Narrower than _STILL: "已经装了 CUDA 10" or "again" report a
+# fact, not a failure of the answer, and "不对" describes a problem ("评估结果不对") more often than a verdict.
+_FAILED = re.compile(
+    r"没用|没有用|不管用|没啥用|不行|没解决|没有解决|未解决|未能解决|没能解决|无效|不起作用|没效果|没有效果|不是这个|"
+    r"还是(?:不|没|会|报|一样|有|只|出现|爆|卡|失败|错|提示|显示|oom|nan|hang)|依然|仍然|仍旧|照样|又出现|又报|"
+    r"也一样|试过|试了|(?:不管|无论)怎么.{0,12}都(?:不|没)|"
+    r"\b(?:did ?n[o']?t|does ?n[o']?t|do ?n[o']?t|not|never|wo ?n[o']?t)\s+(?:really\s+)?"
+    r"(?:help|helped|helping|work|worked|working|fix|fixed|solve|solved|change|changed)\b|"
+    r"\bno (?:luck|change|difference)\b|\bnot helpful\b|\bunhelpful\b|\buseless\b|\bnothing changed\b|"
+    r"\bsame (?:error|problem|issue|result)\b|\bstill\b(?!\s+(?:want|wish|wonder|need|like|supported|support))|"
+    r"\btried\b|\beven (?:after|with)\b",
+    re.IGNORECASE,
+)
 # A question rather than a report: asks something (how, which, whether) or ends with a question mark.
 _QUESTION = re.compile(
     r"[?？]|吗|呢|怎么|怎样|如何|什么|哪|为什么|为啥|多少|能否|是否|有没有|可不可以|能不能|可以.{0,10}吗|请问|求助|"
@@ -114,10 +128,17 @@ _QUESTION = re.compile(
     re.IGNORECASE,
 )
 # An explicit change of subject.
+# A thanks or an "ok" may come first ("好的，顺便问一下…", "Thanks. Also, how do I …"); "also, <a full question>"
+# asks something new, while "also, what about TensorFlow?" or "also, does it …" stays with the case.
+_COURTESY = (
+    r"^\s*(?:(?:thanks|thank you|thx|ok(?:ay)?|great|got it|好的|好|谢谢|多谢|感谢|明白了?|嗯|懂了)[\s,，.!！。~:：]*)?"
+)
 _NEW_TOPIC = re.compile(
-    r"^\s*(?:另外|另一个|换个|还有一个|新的?|其他)(?:一个)?(?:问题|事)|^\s*(?:问|请问)?(?:另外|另一)|"
-    r"^\s*(?:unrelated|different|separate|another|new|other)\s+(?:question|topic|issue|problem)\b|"
-    r"^\s*(?:unrelated|by the way|btw|on another note|also,? (?:a|one) (?:question|thing))\b|^\s*顺便(?:问|说)",
+    _COURTESY + r"(?:(?:另外|另一个|换个|还有一个|新的?|其他)(?:一个)?(?:问题|事)|(?:问|请问)?(?:另外|另一)|"
+    r"(?:unrelated|different|separate|another|new|other)\s+(?:question|topic|issue|problem)\b|"
+    r"(?:unrelated|by the way|btw|on another note|also,? (?:a|one) (?:question|thing))\b|顺便(?:问|说|请教)|"
+    r"also[,，:]?\s+(?:how|what|which|why|where|when|can|could|should|would|is there|do|does)\b"
+    r"(?!\s+(?:about|if|it|that|this|these|those|the same)\b)(?=(?:\s+\S+){3}))",
     re.IGNORECASE,
 )
 _FOLLOW_ZH_START = re.compile(r"^(?:那|那么|如果|要是|换成|改成|还有|同样|用|在|是不是|能不能|可以|怎么|哪|是)")
@@ -196,6 +217,26 @@ def advance(
     )
 
 
+def matching_lines(text: str, terms: tuple[str, ...] | list[str]) -> tuple[int, ...]:
+    """The 0-based lines of a section's ``text`` that hold one of the follow-up's own ``terms`` (case-insensitive):
+    where the reply opens a section it shows again for a new detail. Nothing when every line or none matches.
+
+    >>> section = "Three fixes:\\nallow_growth = True\\nper_process_gpu_memory_fraction = 0.4"
+    >>> matching_lines(section, ("per_process_gpu_memory_fraction", "per", "gpu", "memory", "0.4"))
+    (2,)
+    >>> matching_lines("a\\nb", ("zzz",)), matching_lines("nccl\\nnccl", ("nccl",))
+    ((), ())
+    """
+    # The whole identifier, not its parts ("per_process_gpu_memory_fraction", not "per", "gpu"); no bare numbers.
+    given = {t.lower() for t in terms if len(t) >= 3 and any(c.isalpha() for c in t)}
+    words = [w for w in given if not any(w != other and w in other for other in given)]
+    if not words:
+        return ()
+    lines = text.splitlines()
+    found = tuple(n for n, line in enumerate(lines) if any(w in line.lower() for w in words))
+    return () if len(found) == len(lines) else found
+
+
 def is_not_helpful(message: str) -> bool:
     """True for short "that didn't help" messages, not for real questions that happen to say "doesn't work".
 
@@ -261,11 +302,48 @@ def says_still(message: str) -> bool:
     return bool(_STILL.search(message[:QUESTION_CHARS]))
 
 
+def says_failed(message: str) -> bool:
+    """The message says the fix shown did not work: a *retry* by the product owner's convention, whose lead is
+    never a section an earlier turn led with and which alone is stored as "didn't help". A new question, a new
+    detail or a report without a failure word is not one, however short.
+
+    >>> [says_failed(m) for m in ("没用", "还是不行", "that didn't help", "still OOM after allow_growth", "tried that")]
+    [True, True, True, True, True]
+    >>> [says_failed(m) for m in ("Keras model.fit does not use my GPU", "which files do I change?", "ping 是通的")]
+    [False, False, False]
+    >>> says_failed("what if I want it to use only 40%?"), says_failed("我已经装了 CUDA 10，怎么指定GPU")
+    (False, False)
+    >>> says_failed("我发现好像还是只有一个进程"), says_failed("不管怎么改学习率，loss都不下降")
+    (True, True)
+    """
+    text = message[:QUESTION_CHARS]
+    return is_not_helpful(text) or bool(_FAILED.search(text))
+
+
+def asks_briefly(message: str) -> bool:
+    """A short question ("which files do I change?", "要改哪些文件？"): with no subject of its own it asks about
+    the answer just shown, whatever its words match elsewhere.
+
+    >>> asks_briefly("which files do I change?"), asks_briefly("要改哪些文件？"), asks_briefly("ping 是通的")
+    (True, True, False)
+    >>> asks_briefly("how do I make training use the second GPU of the machine?")
+    False
+    """
+    text = message.strip()
+    if not text or "\n" in text or not asks(text):
+        return False
+    return len(text) <= 12 if _CJK.search(text) else len(text.split()) <= 6
+
+
 def starts_new_topic(message: str) -> bool:
     """ "unrelated: …", "另外一个问题：…": the user says this is something else.
 
     >>> [starts_new_topic(m) for m in ("另外一个问题：怎么指定GPU", "unrelated: how do I pick a GPU?", "那多机呢")]
     [True, True, False]
+    >>> [starts_new_topic(m) for m in ("好的，顺便问一下：怎么让 op 等两个 op 算完", "Also, how do I choose which GPU Paddle uses?")]
+    [True, True]
+    >>> [starts_new_topic(m) for m in ("also, what about TensorFlow?", "also on Windows?", "and does it work on Windows?")]
+    [False, False, False]
     """
     return bool(_NEW_TOPIC.search(message[:200]))
 
@@ -371,11 +449,14 @@ __all__ = [
     "advance",
     "is_follow_up",
     "is_not_helpful",
+    "matching_lines",
     "move_of",
     "move_on_the_lead",
     "points_back",
     "requests",
+    "asks_briefly",
     "asks_for_another",
+    "says_failed",
     "says_still",
     "starts_new_topic",
 ]

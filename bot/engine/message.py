@@ -30,13 +30,15 @@ class Cues:
     """What the message says about the conversation, read from its own words (see :mod:`bot.engine.case`).
 
     ``not_helpful``: "没用", "that didn't help"; ``follow_up``: an elliptical "那多机呢？";
-    ``new_topic``: "unrelated: …", "另外一个问题"; ``points_back``: "这个", "that".
+    ``new_topic``: "unrelated: …", "另外一个问题"; ``points_back``: "这个", "that"; ``failed``: the message says
+    the fix shown did not work ("没用", "still OOM after allow_growth": a retry, the only "didn't help" stored).
     """
 
     not_helpful: bool = False
     follow_up: bool = False
     new_topic: bool = False
     points_back: bool = False
+    failed: bool = False
 
 
 @dataclass(frozen=True)

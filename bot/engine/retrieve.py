@@ -41,11 +41,14 @@ import numpy as np
 from bot.engine.calibration import Calibration, Weights, load_for, sources_fingerprint
 from bot.engine.case import (
     advance,
+    asks_briefly,
     is_follow_up,
     is_not_helpful,
+    matching_lines,
     move_of,
     move_on_the_lead,
     points_back,
+    says_failed,
     starts_new_topic,
 )
 from bot.engine.environment import read_environment
@@ -157,6 +160,7 @@ def read_message(message: object, *, limit: int, lexicon: Lexicon) -> Message:
     worded = _has_words(text)
     is_log = worded and looks_like_log(text)
     signature, search_text = _search_text(text, is_log) if worded else ("", text.strip())
+    subjects = frozenset(lexicon.find(text)) if worded else frozenset()
     return Message(
         sent=sent,
         text=text,
@@ -167,13 +171,14 @@ def read_message(message: object, *, limit: int, lexicon: Lexicon) -> Message:
         signature=signature,
         search_text=search_text,
         tokens=tuple(dict.fromkeys(tokenize(search_text[:5_000]))) if worded else (),
-        subjects=frozenset(lexicon.find(text)) if worded else frozenset(),
+        subjects=subjects,
         intent=classify(text.strip()),
         cues=Cues(
             not_helpful=is_not_helpful(text),
             follow_up=is_follow_up(text),
             new_topic=starts_new_topic(text),
-            points_back=points_back(text),
+            points_back=points_back(text) or (asks_briefly(text) and not subjects),
+            failed=says_failed(text),
         ),
         environment=read_environment(text) if worded else Environment(),
     )
@@ -429,8 +434,11 @@ class Engine:
             joined = self._scores(f"{case.search}\n{search_text}", use_meta)
             if move == "retry":
                 own_weight = 0.0 if message.cues.not_helpful else 1.0
-            elif named and not problems and len(own.tokens) <= SETTING_ONLY_TOKENS:
+            elif ((named and not problems) or (not named and message.cues.points_back)) and (
+                len(own.tokens) <= SETTING_ONLY_TOKENS
+            ):
                 # "what about PaddlePaddle?", "那多机呢？": the words only change the setting; the case's problem ranks.
+                # So with "which files do I change?": a short question about the answer shown, naming nothing.
                 own_weight = SETTING_FOLLOW_UP_WEIGHT
             else:
                 own_weight = FOLLOW_UP_OWN_WEIGHT
@@ -547,6 +555,8 @@ class Engine:
         worth = 1 + sum(1 for h in hits[1:] if best > 0 and h.score >= RELEVANT_SHARE * best)
         shown = (hits[0].section.key,)  # what the reply leads with; related sections may be the next answer
         after = self._advance(evidence, shown, best=hits[0].section.key if verdict.tier == "answer" else "")
+        again = evidence.move != "retry" and shown[0] in evidence.case.shown
+        focus = matching_lines(hits[0].section.text, hits[0].matched_terms) if again else ()
         return Answer(
             query=evidence.text,
             language=evidence.language,
@@ -562,6 +572,7 @@ class Engine:
             uncovered=verdict.uncovered,
             move=evidence.move,
             case=after,
+            focus=focus,
         )
 
     def _advance(self, evidence: Evidence, shown: tuple[str, ...], best: str = "") -> Case:

@@ -240,7 +240,47 @@ def _rebuild_sqlite_events(conn: sa.Connection) -> None:
     conn.execute(sa.text(f"DROP TABLE {parked}"))
 
 
-MIGRATIONS = [_v1, _v2, _v3]  # MIGRATIONS[n] upgrades version n to n + 1
+MISREAD = "misread"  # a "didn't help" the user never said (version 4); kept for audit, outside KINDS: never counted
+_SAME_TURN = timedelta(seconds=5)  # a turn's events are recorded together
+
+
+def _v4(conn: sa.Connection) -> None:
+    """Before version 4 a turn the engine read as a retry was stored as "didn't help" even when the user asked a new
+    question ("Keras model.fit does not use my GPU" after a TensorFlow answer): /admin counted complaints no one made.
+    Such a turn was stored as a ``not_helpful`` row followed by a ``question`` row with the message (a bare "没用"
+    got no question row); where that message does not say the fix failed (:func:`bot.engine.case.says_failed`)
+    the ``not_helpful`` row becomes :data:`MISREAD`: kept, no longer counted. Rows without the text
+    (``BOT_STORE_QUESTION_TEXT=0``) cannot be read again and are left as they are.
+    """
+    from bot.engine.case import says_failed
+
+    t = events_table.c
+    complaints = conn.execute(
+        sa.select(t.id, t.at, t.session).where(t.kind == "not_helpful").order_by(t.at, t.id)
+    ).all()
+    misread = []
+    for row in complaints:
+        said = conn.execute(
+            sa.select(t.question)
+            .where(
+                t.kind == "question",
+                t.session == row.session,
+                t.id > row.id,
+                t.at >= row.at,
+                t.at <= row.at + _SAME_TURN,
+            )
+            .order_by(t.id)
+            .limit(1)
+        ).scalar()
+        if said and not says_failed(said):
+            misread.append(row.id)
+    for start in range(0, len(misread), BATCH):
+        conn.execute(events_table.update().where(t.id.in_(misread[start : start + BATCH])).values(kind=MISREAD))
+    if misread:
+        log.warning('store: %d stored "didn\'t help" row(s) were new questions; now kind %r', len(misread), MISREAD)
+
+
+MIGRATIONS = [_v1, _v2, _v3, _v4]  # MIGRATIONS[n] upgrades version n to n + 1
 SCHEMA_VERSION = len(MIGRATIONS)
 _ADVISORY_LOCK = 0x6275_6773  # any constant shared by all replicas
 

@@ -132,7 +132,7 @@ def test_a_version_2_database_is_upgraded_with_every_row_kept(store_settings):
     _make_v2(store_settings)
     store = Store.open(store_settings)
     try:
-        assert _version(store) == SCHEMA_VERSION == 3
+        assert _version(store) == SCHEMA_VERSION == 4
         rows = store.rows()
         kept = [
             {c: r[c] for c in ("id", "kind", "question", "tier", "vote", "reason", "answer_id", "event_id")}
@@ -258,6 +258,6 @@ def test_an_upgrade_that_fails_half_way_leaves_version_2_whole(store_settings, m
     monkeypatch.undo()
     store = Store.open(store_settings)  # the next start upgrades it
     try:
-        assert _version(store) == 3 and len(store.rows()) == len(V2_ROWS)
+        assert _version(store) == SCHEMA_VERSION and len(store.rows()) == len(V2_ROWS)
     finally:
         store.close()
