@@ -933,6 +933,21 @@ def _option_list(
     return shown, options, "\n".join(lines)
 
 
+def best_fix(item: Shown, meta: MetaLookup, language: str) -> str:
+    """The closest section as a tentative reply shows it: its summary line, its fix (steps and code, the
+    section's details left out) and its citation line."""
+    section = item.hit.section
+    m = meta(section.key)
+    body, _ = section_body(item.hit, m, language)
+    lines = [
+        f"### {escape_inline(section_title(section, m, language))}",
+        body,
+        citation_line(section, item.url, language, m),
+    ]
+    era = era_line(section, language)
+    return "\n\n".join([*lines, era] if era else lines)
+
+
 def format_tentative(
     answer: Answer,
     meta: MetaLookup,
@@ -944,15 +959,21 @@ def format_tentative(
     suggestions: int = 3,
     contact: Contact | None = None,
 ) -> Reply:
-    """The closest sections, clearly marked as possibly not applying, with the reason in one line
-    (and "talk to a person" when a contact is configured)."""
+    """The closest section's fix under a caution line naming the reason, the other candidates collapsed below
+    (and "talk to a person" when a contact is configured).
+
+    The fix is what a person acts on: a list of headings one click away from it gave nothing to do (issue 26).
+    """
     language = language or answer.language
     reason = " ".join(reason_text(answer, meta, language).split()) or text(language, "tentative_reason")
     parts = [f"⚠️ **{text(language, 'may_not_apply')}:** {escape_inline(reason)}"]  # how sure, first
     parts.extend(_preamble(answer, language, limit, notes))
-    shown, options, listing = _option_list(answer.hits[:suggestions], meta, base, language, "suggestion")
-    if listing:
-        parts.append(text(language, "nearest") + "\n\n" + listing)
+    shown, options, _ = _option_list(answer.hits[:suggestions], meta, base, language, "suggestion")
+    if shown:
+        parts.append(best_fix(shown[0], meta, language))
+    _, _, others = _option_list(answer.hits[1:suggestions], meta, base, language, "suggestion")
+    if others:
+        parts.append(_details(f"{text(language, 'other_candidates')} ({len(shown) - 1})", others))
     parts.append(text(language, "ask_more"))
     person = person_line(language, contact, _cited(shown), collect=False)
     if person:
