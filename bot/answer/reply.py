@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import FrozenInstanceError, dataclass, field, replace
 from urllib.parse import quote, urlencode
 
-from bot.answer.reasons import reason_text
+from bot.answer.reasons import reason_text, shorten
 from bot.answer.safe_markdown import _blocks, code_block, code_span, doc_markdown, escape_inline, escape_text
 from bot.answer.source_view import focus_lines, old_release, section_terms
 from bot.answer.texts import TEXTS, text
@@ -347,8 +347,7 @@ def short_title(section: Section, meta: SectionMeta | None, language: str, limit
         label = re.sub(r"^问题\s*[:：]\s*", "", label).strip() or label
         if len(label) < 10 and section.title and section.title != label:  # "3. FAQ" alone says little
             label = f"{section.title} › {label}"
-    label = " ".join(label.split())
-    return label if len(label) <= limit else label[: limit - 1] + "…"
+    return shorten(label, limit)  # at a word boundary: "… install tensorflow-gpu, v" read as a typo
 
 
 def citation_label(section: Section, meta: SectionMeta | None, language: str) -> str:

@@ -1,0 +1,163 @@
+"""What a reply says (issue 26): the fix shown even when unsure, true reasons, what to collect, steps, hand-off."""
+
+from __future__ import annotations
+
+from bot.answer.reasons import reason_text, shorten
+from bot.answer.reply import format_no_match, short_title
+from bot.kb.meta import SectionMeta
+from bot.records import Answer, Hit, Reason, Section
+
+BASE = "http://assistant.test/bot"
+
+NCCL_TEXT = (
+    "多卡训练时报 NCCL error。\n\n"
+    "+ 解决方法：先打开调试信息：\n\n```bash\nexport NCCL_DEBUG=INFO\n```\n\n再运行 nccl-tests 检查通信。\n"
+)
+
+
+def nccl_section(n: int = 1, heading: str = "问题：多卡运行时报错 Nccl error，如何解决？") -> Section:
+    from bot.kb.parse import parse_fields
+
+    return Section(
+        "faq.md",
+        heading,
+        ("GPU FAQ", heading),
+        10 * n,
+        10 * n + 8,
+        f"q{n}",
+        NCCL_TEXT,
+        "GPU FAQ",
+        parse_fields(NCCL_TEXT),
+    )
+
+
+def other_section(n: int, heading: str) -> Section:
+    return Section("faq.md", heading, ("GPU FAQ", heading), 10 * n, 10 * n + 3, f"q{n}", "其他内容。", "GPU FAQ")
+
+
+def tentative(query: str, *sections: Section, reason: Reason | None = None, language: str = "en") -> Answer:
+    hits = tuple(Hit(section=s, score=1.0 - n / 10, matched_terms=("nccl",)) for n, s in enumerate(sections))
+    return Answer(
+        query=query,
+        language=language,
+        tier="tentative",
+        hits=hits,
+        reason=reason or Reason("weak", closest=sections[0].key),
+    )
+
+
+def no_meta(key: str):
+    return None
+
+
+# ---------------------------------------------------------------- the fix, even when unsure
+
+
+def test_a_tentative_reply_shows_the_closest_sections_fix_with_its_citation_under_the_caution_line():
+    a = tentative(
+        "NCCL error on two GPUs",
+        nccl_section(1),
+        other_section(2, "问题：显存不足"),
+        other_section(3, "问题：Loss 为 NaN"),
+    )
+    reply = format_no_match(a, no_meta, BASE, limit=100_000)
+    md = reply.markdown
+    assert md.startswith("⚠️ **May not apply:**")
+    assert "export NCCL_DEBUG=INFO" in md, "the fix itself, not only its heading"
+    assert md.index("May not apply") < md.index("export NCCL_DEBUG=INFO") < md.index("**Source:**")
+    assert "lines 10–18" in md.split("**Source:**")[1].split("\n")[0], "the fix's citation line"
+    others = md.split("<details>")[-1]
+    assert "显存不足" in others and "Loss 为 NaN" in others, "the other candidates, collapsed"
+    assert "显存不足" not in md.split("<details>")[0]
+
+
+def test_a_none_reply_shows_no_fix():
+    a = tentative("how do I bake bread", nccl_section(1))
+    a = Answer(query=a.query, language="en", tier="none", hits=a.hits, reason=Reason("nothing"))
+    md = format_no_match(a, no_meta, BASE, limit=100_000).markdown
+    assert "export NCCL_DEBUG=INFO" not in md and "**Source:**" not in md
+
+
+# ---------------------------------------------------------------- true reasons
+
+
+NCCL_LOG = "\n".join(
+    [
+        "$ python -m paddle.distributed.launch --gpus 0,1 train.py",
+        "LAUNCH INFO 2026-11-24 10:00:01,123 devices: 0,1",
+        "W1124 10:00:03.123456 12345 gpu_resources.cc:61] Please NOTE: device: 0, GPU Compute Capability: 8.6, "
+        "Driver API Version: 11.7, Runtime API Version: 11.7",
+        "W1124 10:00:03.130000 12345 gpu_resources.cc:91] device: 0, cuDNN Version: 8.4.",
+        *[f"I1124 10:00:04.{i:06d} 12345 program_interpreter.cc:212] New Executor is Running." for i in range(39)],
+        "Traceback (most recent call last):",
+        '  File "/usr/local/lib/python3.9/site-packages/paddle/distributed/parallel.py", line 1086, in init',
+        "    paddle.distributed.barrier(group=group)",
+        "OSError: (External) NCCL error(2), unhandled system error.",
+        "LAUNCH ERROR 2026-11-24 10:00:10,002 Container failed !!!",
+    ]
+)
+
+
+def test_a_subject_named_only_in_a_version_banner_is_not_a_reason():
+    s = nccl_section(1, "问题：使用NVIDIA多卡运行Paddle时报错 Nccl error，如何解决？")
+    a = Answer(
+        query=NCCL_LOG,
+        language="en",
+        tier="tentative",
+        hits=(Hit(s, 1.0),),
+        signature="OSError: (External) NCCL error(2), unhandled system error.",
+        reason=Reason("uncovered_top", subjects=("cuDNN",), closest=s.key),
+    )
+    assert len(NCCL_LOG.splitlines()) == 48
+    said = reason_text(a, no_meta, "en")
+    assert "cuDNN" not in said and "Nccl error" in said
+
+
+def test_a_subject_the_user_asks_about_is_still_named():
+    s = nccl_section(1)
+    a = Answer(
+        query="NCCL error on a Jetson board",
+        language="en",
+        tier="tentative",
+        hits=(Hit(s, 1.0),),
+        reason=Reason("uncovered_top", subjects=("Jetson",), closest=s.key),
+    )
+    assert "does not cover Jetson" in reason_text(a, no_meta, "en")
+
+
+def test_keras_counts_as_tensorflow():
+    s = Section(
+        "tf.md",
+        "enable GPU",
+        ("TF", "enable GPU"),
+        20,
+        68,
+        "enable-gpu",
+        "Install tensorflow-gpu and check that TensorFlow sees the GPU.",
+        "TF",
+    )
+    for query in ("Keras model.fit does not use my GPU", "tf.keras model trains on the CPU only"):
+        a = Answer(
+            query=query,
+            language="en",
+            tier="tentative",
+            hits=(Hit(s, 1.0),),
+            reason=Reason("uncovered", subjects=("Keras",), closest=s.key),
+        )
+        said = reason_text(a, no_meta, "en")
+        assert "Keras" not in said and said.startswith("Nothing here clearly matches"), said
+
+
+def test_headings_are_shortened_at_word_boundaries():
+    title = "Enable GPU in TensorFlow: check cards with nvidia-smi, install tensorflow-gpu, verify the device list"
+    meta = SectionMeta(anchor="enable-gpu", heading="enable GPU", title_en=title, summary_en="")
+    s = Section("tf.md", "enable GPU", ("TF", "enable GPU"), 20, 68, "enable-gpu", "x", "TF")
+    label = short_title(s, meta, "en")
+    assert label.endswith("…") and not label.endswith(", v…")
+    assert title.startswith(label[:-1]) and title[len(label) - 1] in " ,"
+    a = Answer(
+        query="Keras", language="en", tier="tentative", hits=(Hit(s, 1.0),), reason=Reason("weak", closest=s.key)
+    )
+    quoted = reason_text(a, lambda key: meta, "en").split("“")[1].split("”")[0]
+    assert title.startswith(quoted.rstrip("…")) and title[len(quoted) - 1] in " ,", quoted
+    assert shorten("问题：使用NVIDIA多卡运行Paddle时报错", 10) == "问题：使用NVID…"
