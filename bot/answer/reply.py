@@ -452,6 +452,7 @@ def user_echo(value: str, is_log: bool | None = None) -> str:
 
 _STEP_MARK = re.compile(r"^\s*(?:\d{1,2}\s*[.、．)）]|[（(]\d{1,2}[)）]|第[一二三四五六七八九十]步[:：，,]?)\s*")
 _LIST_ITEM = re.compile(r"^\s*\d{1,2}\s*[.、．)）]\s+", re.MULTILINE)
+_ITEM_START = re.compile(r"\n(?=\s*\d{1,2}\s*[.、．)）]\s*\S)")
 _REFERENCE = re.compile(
     r"^(?:详细|详情|更多|此外|另外|参考|具体请|see |for (?:more|details)|more (?:on|about)|also )", re.IGNORECASE
 )
@@ -502,7 +503,12 @@ def fix_steps(markdown: str) -> tuple[str, list[Step], list[str]]:
     lead: list[str] = []
     steps: list[Step] = []
     notes: list[str] = []
-    blocks = _blocks(markdown)
+    blocks = [
+        (kind, piece)
+        for kind, block in _blocks(markdown)
+        for piece in ([block] if kind == "code" or _is_table(block) else _ITEM_START.split(block))
+        if piece.strip()
+    ]  # "(图片: GPU)\n2. 设置…": a numbered item that starts inside a paragraph is still an item
     numbered = any(kind == "prose" and not _is_table(b) and _numbered(b) for kind, b in blocks)
     if not numbered and not any(kind == "code" for kind, _ in blocks):
         return "", [], []  # prose (and tables): shown as written, not renumbered
@@ -510,6 +516,9 @@ def fix_steps(markdown: str) -> tuple[str, list[Step], list[str]]:
         if kind == "code":
             if notes and steps:  # code after a note belongs to that note's text: keep the order readable
                 steps.append(Step(notes.pop(), []))
+            if not steps and numbered:  # the problem's error output, before the numbered fixes: not a step
+                lead.append(block)
+                continue
             if not steps:
                 steps.append(Step("", []))
             steps[-1].code.append(block)
@@ -555,6 +564,25 @@ def render_steps(lead: str, steps: Sequence[Step], notes: Sequence[str]) -> str:
         parts.extend(step.code)
     parts.extend(notes)
     return "\n\n".join(parts)
+
+
+_FIRST_ITEM = re.compile(r"(?:^|\s)1\)\s")
+
+
+def english_lead(fix: str) -> tuple[str, str]:
+    """(the text before a summary's numbered fixes, the fixes): what the document says before "1)" describes the
+    problem ("… fails with `…`. Three fixes:"); it is not step 1.
+
+    >>> english_lead("TF takes all memory. Three fixes: 1) set A; 2) set B.")
+    ('TF takes all memory. Three fixes:', '1) set A; 2) set B.')
+    >>> english_lead("lower `batch_size`")
+    ('', 'lower `batch_size`')
+    """
+    fix = " ".join(fix.split())
+    match = _FIRST_ITEM.search(fix)
+    if match is None or not fix[: match.start()].strip():
+        return "", fix
+    return fix[: match.start()].strip(), fix[match.start() :].strip()
 
 
 def _english_steps(fix: str) -> list[Step]:
@@ -674,9 +702,10 @@ def section_body(hit: Hit, meta: SectionMeta | None, language: str, limit: int =
     doc_language = section_language(section)
     if language != "zh" and meta is not None and meta.summary_en.strip():
         parts = _summary_parts(meta.summary_en)
-        steps = _english_steps(parts.get("fix") or parts.get("other") or meta.summary_en)
+        lead, fix_text = english_lead(parts.get("fix") or parts.get("other") or meta.summary_en)
+        steps = _english_steps(fix_text)
         remark = parts.get("other", "") if parts.get("fix") else ""
-        body = render_steps("", steps[:MAX_STEPS], [remark] if remark else ())
+        body = render_steps(lead, steps[:MAX_STEPS], [remark] if remark else ())
         body, _ = doc_markdown(body, limit, "en")
         context = " ".join(parts[k] for k in ("problem", "background") if parts.get(k))
         if context:

@@ -161,3 +161,49 @@ def test_headings_are_shortened_at_word_boundaries():
     quoted = reason_text(a, lambda key: meta, "en").split("“")[1].split("”")[0]
     assert title.startswith(quoted.rstrip("…")) and title[len(quoted) - 1] in " ,", quoted
     assert shorten("问题：使用NVIDIA多卡运行Paddle时报错", 10) == "问题：使用NVID…"
+
+
+# ---------------------------------------------------------------- steps: only what the document numbers
+
+TF_SUMMARY = (
+    "By default TensorFlow grabs all GPU memory and a second program fails with "
+    "`failed to allocate 3.66G (3928915968 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY`.\n"
+    "Three fixes: 1) set `CUDA_VISIBLE_DEVICES` per process; 2) take part of the memory with "
+    "`config.gpu_options.per_process_gpu_memory_fraction = 0.4`; 3) set `config.gpu_options.allow_growth=True`."
+)
+TF_TEXT = (
+    "默认情况下，TensorFlow会抓取所有GPU的RAM。否则报错：\n\n"
+    "```\nE cuda_driver.cc:965] failed to allocate 3.66G from device: CUDA_ERROR_OUT_OF_MEMORY\n```\n\n"
+    "通常有三种解决办法：\n1. 设置CUDA_VISIBLE_DEVICES环境变量。\n\n```\nCUDA_VISIBLE_DEVICES=0,1 python3 a.py\n```\n\n"
+    "![GPU](/img/GPU-02.png)\n2. 设置TensorFlow程序只占用每个GPU内存的一部分。\n\n"
+    "```\nconfig.gpu_options.per_process_gpu_memory_fraction = 0.4\n```\n\n"
+    "3. 设置config.gpu_options.allow_growth=True。\n"
+)
+
+
+def tf_section() -> Section:
+    return Section("tf.md", "管理GPU RAM", ("TF", "管理GPU RAM"), 70, 90, "ram", TF_TEXT, "TF")
+
+
+def test_a_problem_description_ending_in_three_fixes_is_not_step_one():
+    from bot.answer.reply import section_body
+
+    meta = SectionMeta(anchor="ram", heading="管理GPU RAM", title_en="Managing GPU RAM", summary_en=TF_SUMMARY)
+    body, _ = section_body(Hit(tf_section(), 1.0), meta, "en")
+    assert "**1.** Set `CUDA_VISIBLE_DEVICES`" in body, body
+    assert not any(line.startswith("**1.** By default") for line in body.splitlines())
+    assert body.count("**") // 2 == 3 and "**4.**" not in body
+    lead = body.split("**1.**")[0]
+    assert "`failed to allocate 3.66G" in lead and "Three fixes:" in lead
+    assert not any(line.strip() in (". Three fixes:", "Three fixes:") for line in body.splitlines())
+
+
+def test_the_documents_numbered_items_are_the_steps_and_its_error_output_is_not_one():
+    from bot.answer.reply import section_body
+
+    body, _ = section_body(Hit(tf_section(), 1.0), None, "zh")
+    first_step = body.index("**1.**")
+    assert body.index("failed to allocate") < first_step, "the error output is the problem, before step 1"
+    assert "**1.** 设置CUDA_VISIBLE_DEVICES" in body
+    assert "**2.** 设置TensorFlow程序只占用" in body, "an item after an image line inside a paragraph is still step 2"
+    assert "**3.** 设置config.gpu_options.allow_growth" in body
