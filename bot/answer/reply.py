@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import FrozenInstanceError, dataclass, field, replace
 from urllib.parse import quote, urlencode
 
+from bot.answer.collect import collect_text
 from bot.answer.reasons import reason_text, shorten
 from bot.answer.safe_markdown import _blocks, code_block, code_span, doc_markdown, escape_inline, escape_text
 from bot.answer.source_view import focus_lines, old_release, section_terms
@@ -833,6 +834,7 @@ def compose(
     limit: int = 0,
     handoff_failed: bool = False,
     sign: Callable[[str], str] | None = None,
+    held: Sequence[str] = (),
 ) -> Reply:
     """The finished reply, written once: what the conversation said, then in this order what this knowledge
     base covers (:func:`with_scope`), "talk to a person" after "that didn't help" (:func:`with_person`; ``contact``
@@ -853,6 +855,9 @@ def compose(
     contact = contact or Contact()
     reply = with_person(with_scope(reply, scope), contact)
     language, markdown = reply.language, reply.markdown
+    if held and text(language, "ask_more") in markdown:  # ask only for what the conversation (``held``) lacks
+        asked = collect_text(language, held)
+        markdown = markdown.replace(text(language, "ask_more"), asked) if asked else _drop(markdown, "ask_more")
     if handoff_failed:  # the link (as configured, not carrying the failed transcript), or what to collect
         plain = replace(contact, webhook="", transcript="", question="")
         markdown = text(language, "handoff_failed") + "\n\n" + person_line(language, plain)
@@ -875,6 +880,13 @@ def compose(
     )
     object.__setattr__(finished, "_finished", True)
     return finished
+
+
+def _drop(markdown: str, key: str) -> str:
+    """``markdown`` without the paragraph that is text ``key`` (in either language)."""
+    for gone in (text("en", key), text("zh", key)):
+        markdown = markdown.replace("\n\n" + gone, "").replace(gone + "\n\n", "").replace(gone, "")
+    return markdown
 
 
 def _preamble(answer: Answer | None, language: str, limit: int, notes: Iterable[str] = ()) -> list[str]:

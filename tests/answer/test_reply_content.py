@@ -207,3 +207,32 @@ def test_the_documents_numbered_items_are_the_steps_and_its_error_output_is_not_
     assert "**1.** 设置CUDA_VISIBLE_DEVICES" in body
     assert "**2.** 设置TensorFlow程序只占用" in body, "an item after an image line inside a paragraph is still step 2"
     assert "**3.** 设置config.gpu_options.allow_growth" in body
+
+
+# ---------------------------------------------------------------- what to collect
+
+
+def _composed(query: str, held: tuple[str, ...], language: str = "en") -> str:
+    from bot.answer.reply import Scope, compose
+
+    a = tentative(query, nccl_section(1), language=language)
+    said = format_no_match(a, no_meta, BASE, limit=100_000)
+    return compose(said, scope=Scope(("GPU FAQ",), 1, gpu=True), held=held).markdown
+
+
+def test_no_request_for_a_log_or_versions_the_conversation_already_holds():
+    log = NCCL_LOG.replace("cuDNN Version: 8.4.", "cuDNN Version: 8.4. PaddlePaddle version: 2.5.1")
+    md = _composed(log, (log,))
+    assert "error log" not in md and "CUDA and cuDNN" not in md and "cuDNN version" not in md
+    assert "PaddlePaddle" not in md.split("May not apply")[1].split("**Source:**")[-1]
+    assert "`nvidia-smi`" in md, "what the log does not hold is still asked for"
+    first, later = "NCCL error on two GPUs", "Traceback (most recent call last):\nOSError: NCCL error(2)"
+    assert "error log" not in _composed(later, (first, later)), "a log pasted in an earlier turn counts"
+
+
+def test_only_the_frameworks_in_play_are_named():
+    md = _composed("PyTorch DataParallel hangs on 2 GPUs", ("PyTorch DataParallel hangs on 2 GPUs",))
+    assert "your PyTorch version" in md
+    assert "PaddlePaddle or TensorFlow" not in md
+    md = _composed("多卡训练卡住", ("多卡训练卡住",), "zh")
+    assert "PaddlePaddle 或 TensorFlow" not in md and "所用框架及其版本" in md
