@@ -236,3 +236,28 @@ def test_only_the_frameworks_in_play_are_named():
     assert "PaddlePaddle or TensorFlow" not in md
     md = _composed("多卡训练卡住", ("多卡训练卡住",), "zh")
     assert "PaddlePaddle 或 TensorFlow" not in md and "所用框架及其版本" in md
+
+
+# ---------------------------------------------------------------- a follow-up about a detail
+
+
+def test_a_follow_up_about_a_detail_opens_the_section_at_the_matching_step_only():
+    from bot.answer.focus import focus_reply
+
+    meta = SectionMeta(anchor="ram", heading="管理GPU RAM", title_en="Managing GPU RAM", summary_en=TF_SUMMARY)
+    hit = Hit(tf_section(), 1.0)
+    reply = focus_reply(hit, lambda key: meta, BASE, "en", "what if I want it to use only 40%?")
+    assert reply is not None and reply.tier == "answer"
+    md = reply.markdown
+    assert "per_process_gpu_memory_fraction = 0.4" in md
+    assert "CUDA_VISIBLE_DEVICES" not in md and "allow_growth" not in md, "only the matching part, not the answer again"
+    assert "By default TensorFlow grabs" not in md and "**Source:**" in md
+    zh = focus_reply(hit, lambda key: None, BASE, "zh", "如果只想让它用 40% 的显存呢？")
+    assert zh is not None and "per_process_gpu_memory_fraction = 0.4" in zh.markdown
+    assert "allow_growth" not in zh.markdown and "CUDA_VISIBLE_DEVICES=0,1" not in zh.markdown
+
+
+def test_a_follow_up_naming_no_single_part_is_answered_as_before():
+    from bot.answer.focus import focus_reply
+
+    assert focus_reply(Hit(tf_section(), 1.0), lambda key: None, BASE, "en", "and on Windows?") is None
