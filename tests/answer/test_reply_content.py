@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.answer.reasons import reason_text, shorten
+from bot.answer.reasons import reason_text
 from bot.answer.reply import format_no_match, short_title
 from bot.kb.meta import SectionMeta
 from bot.records import Answer, Hit, Reason, Section
@@ -149,6 +149,8 @@ def test_keras_counts_as_tensorflow():
 
 
 def test_headings_are_shortened_at_word_boundaries():
+    from bot.answer.reasons import shorten
+
     title = "Enable GPU in TensorFlow: check cards with nvidia-smi, install tensorflow-gpu, verify the device list"
     meta = SectionMeta(anchor="enable-gpu", heading="enable GPU", title_en=title, summary_en="")
     s = Section("tf.md", "enable GPU", ("TF", "enable GPU"), 20, 68, "enable-gpu", "x", "TF")
