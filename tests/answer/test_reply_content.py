@@ -263,3 +263,22 @@ def test_a_follow_up_naming_no_single_part_is_answered_as_before():
     from bot.answer.focus import focus_reply
 
     assert focus_reply(Hit(tf_section(), 1.0), lambda key: None, BASE, "en", "and on Windows?") is None
+
+
+def test_in_a_conversation_the_detail_follow_up_shows_only_that_step(tmp_path):
+    from bot.answer.turn import take_turn
+    from fixtures.engines import hash_engine, hash_settings_for
+
+    (tmp_path / "seeds").mkdir()
+    (tmp_path / "seeds" / "tf.md").write_text(
+        "# TensorFlow GPU\n\n## 管理GPU RAM\n\n" + TF_TEXT + "\n\n## 社群\n\n欢迎加入交流群。\n",
+        encoding="utf-8",
+    )
+    engine = hash_engine(hash_settings_for(tmp_path))
+    first, talk = take_turn(engine, "TensorFlow 报错 failed to allocate CUDA_ERROR_OUT_OF_MEMORY，GPU RAM 被占满")
+    assert first.reply.shown and first.reply.shown[0].hit.section.heading == "管理GPU RAM"
+    assert "allow_growth" in first.reply.markdown
+    then, _ = take_turn(engine, "如果只想用 40% 呢？", conversation=talk)
+    md = then.reply.markdown
+    assert "per_process_gpu_memory_fraction = 0.4" in md, md
+    assert "allow_growth" not in md and "CUDA_VISIBLE_DEVICES=0,1" not in md
