@@ -704,9 +704,12 @@ def section_body(hit: Hit, meta: SectionMeta | None, language: str, limit: int =
     if language != "zh" and meta is not None and meta.summary_en.strip():
         parts = _summary_parts(meta.summary_en)
         lead, fix_text = english_lead(parts.get("fix") or parts.get("other") or meta.summary_en)
-        steps = _english_steps(fix_text)
         remark = parts.get("other", "") if parts.get("fix") else ""
-        body = render_steps(lead, steps[:MAX_STEPS], [remark] if remark else ())
+        if parts.get("fix") or lead or _FIRST_ITEM.match(fix_text):
+            steps = _english_steps(fix_text)
+            body = render_steps(lead, steps[:MAX_STEPS], [remark] if remark else ())
+        else:  # a summary in prose lists no steps: its sentences are not numbered as if it did
+            body = " ".join(fix_text.split())
         body, _ = doc_markdown(body, limit, "en")
         context = " ".join(parts[k] for k in ("problem", "background") if parts.get(k))
         if context:

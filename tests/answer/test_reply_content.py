@@ -282,3 +282,17 @@ def test_in_a_conversation_the_detail_follow_up_shows_only_that_step(tmp_path):
     md = then.reply.markdown
     assert "per_process_gpu_memory_fraction = 0.4" in md, md
     assert "allow_growth" not in md and "CUDA_VISIBLE_DEVICES=0,1" not in md
+
+
+def test_a_summary_in_prose_is_not_numbered_as_steps():
+    from bot.answer.reply import section_body
+
+    summary = (
+        "TensorFlow's placer puts a node on the device it is pinned to; otherwise it defaults to GPU #0. "
+        'Pin nodes with `with tf.device("/cpu:0"):`; set `config.log_device_placement = True` to log placement.'
+    )
+    meta = SectionMeta(anchor="p", heading="放置node", title_en="Placing ops", summary_en=summary)
+    s = Section("tf.md", "放置node", ("TF", "放置node"), 92, 149, "p", "TensorFlow 的 placer。", "TF")
+    body, _ = section_body(Hit(s, 1.0), meta, "en")
+    assert "**1.**" not in body and "**2.**" not in body
+    assert "config.log_device_placement = True" in body and body.startswith("TensorFlow's placer puts a node")
