@@ -21,23 +21,26 @@ from collections.abc import Sequence
 
 from bot.engine.subjects import Lexicon
 
+# Bounded quantifiers only: these run over every message of the conversation (a pasted log of 100,000 characters).
 _LOG = re.compile(
-    r"Traceback \(most recent call last\)|^\s*[\w.]*(?:Error|Exception)\b.*:|^\s*[IWEF]\d{4}\s+\d\d:\d\d", re.MULTILINE
+    r"Traceback \(most recent call last\)|^[\w.]{0,80}(?:Error|Exception)\b[^\n:]{0,200}:|^[IWEF]\d{4}\s\d\d:\d\d",
+    re.MULTILINE,
 )
-_NVIDIA_SMI = re.compile(r"NVIDIA-SMI|Driver Version\s*:", re.IGNORECASE)
+_NVIDIA_SMI = re.compile(r"NVIDIA-SMI|Driver Version\s{0,3}:", re.IGNORECASE)
+_SEP = r"\s{0,3}(?:version|版本)?\s{0,3}(?:is|为|是)?\s{0,3}(?:==|[:：=])?\s{0,3}v?"
 _CUDA = re.compile(
-    r"\bcuda\s*(?:toolkit\s*)?(?:version|版本)?\s*(?:is|为|是)?\s*[:：=]?\s*v?\d+(?:\.\d+)?|\bcu\d{3}\b"
-    r"|Runtime API Version\s*:\s*\d|release \d+\.\d+, V\d",
+    rf"\bcuda(?:\s{{0,3}}toolkit)?{_SEP}\d+(?:\.\d+)?|\bcu\d{{3}}\b|Runtime API Version\s{{0,3}}:\s{{0,3}}\d"
+    r"|release \d+\.\d+, V\d",
     re.IGNORECASE,
 )
-_CUDNN = re.compile(r"\bcudnn\s*(?:version|版本)?\s*(?:is|为|是)?\s*[:：=]?\s*v?\d", re.IGNORECASE)
+_CUDNN = re.compile(rf"\bcudnn{_SEP}\d", re.IGNORECASE)
 # A framework's version as people write it: "paddlepaddle-gpu==2.5.1", "TF 2.1", "torch 1.13", "paddle 版本 2.4".
 _FRAMEWORK_VERSION = {
     "PaddlePaddle": r"paddle(?:paddle)?(?:[-_]gpu)?",
     "TensorFlow": r"tensorflow(?:[-_]gpu)?|\btf",
     "PyTorch": r"pytorch|torch",
 }
-_VERSION_AFTER = r"\s*(?:version|版本)?\s*(?:is|为|是)?\s*(?:==|[:：=])?\s*v?\d+\.\d+"
+_VERSION_AFTER = _SEP + r"\d+\.\d+"
 
 TEXTS = {
     "en": {
