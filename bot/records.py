@@ -80,7 +80,7 @@ TIERS: tuple[Tier, ...] = get_args(Tier)
 Vote = Literal["up", "down"]
 VOTES: tuple[Vote, ...] = get_args(Vote)
 # Why a 👎: the section cited is not the one, it is written for an old release, it is about another framework.
-VoteReason = Literal["wrong_section", "outdated", "not_my_framework", "other"]
+VoteReason = Literal["wrong_section", "didnt_help", "outdated", "not_my_framework", "other"]
 VOTE_REASONS: tuple[VoteReason, ...] = get_args(VoteReason)
 # Which edge recorded an event: the chat page, the portal widget, /api/*, the OpenAI-compatible /v1/*.
 Origin = Literal["ui", "widget", "api", "v1"]
@@ -295,7 +295,7 @@ class Event:
     """Something the edge (chat UI, API) records after a turn; the conversation never writes itself.
 
     ``kind``: ``question`` (every question asked, with its tier), ``not_helpful`` ("that didn't help"),
-    ``vote`` (👍/👎, with an optional ``reason``: wrong_section | outdated | not_my_framework | other).
+    ``vote`` (👍/👎, with an optional ``reason``: wrong_section | didnt_help | outdated | not_my_framework | other).
     """
 
     kind: EventKind

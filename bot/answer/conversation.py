@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from bot.answer.environment_text import describe
+from bot.answer.focus import focus_reply
 from bot.answer.reply import (
     Contact,
     Reply,
@@ -199,6 +200,8 @@ class Conversation:
             if answer.move == "retry":
                 answer = _replace(answer, signature="", truncated_from=0)
             reply = self._decide(answer, message, language, notes, allow_clarify=allow_clarify)
+            if answer.move == "follow_up" and case.best:  # about a detail of the section shown: that part only
+                reply = self._detail(case.best, answer, message, language, notes) or reply
         # "Didn't help" is stored only when the user says it; anything else they type is a question of its own.
         events = [self._not_helpful_event(case, language)] if said and case.shown else []
         if not read.cues.not_helpful:
@@ -263,6 +266,15 @@ class Conversation:
                 answer, candidates, self._meta, self.base_url, limit=limit, language=language, notes=notes
             )
         return format_answer(answer, self._meta, self.base_url, limit=limit, language=language, notes=notes)
+
+    def _detail(self, key: str, answer: Answer, message: str, language: str, notes: list[str]) -> Reply | None:
+        hit = next((h for h in answer.hits if h.section.key == key), None)
+        section = self.engine.section(key)
+        if hit is None and section is not None:
+            hit = Hit(section=section, score=0.0, matched_terms=self.engine.terms_in(message, key))
+        if hit is None:
+            return None
+        return focus_reply(hit, self._meta, self.base_url, language, message, notes, answer.confidence)
 
     def _retry_reply(self, answer: Answer, language: str) -> Reply:
         """ "That didn't help" / "still OOM after …": the next sections for the case, never one already shown."""

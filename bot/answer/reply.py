@@ -32,7 +32,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import FrozenInstanceError, dataclass, field, replace
 from urllib.parse import quote, urlencode
 
-from bot.answer.reasons import reason_text
+from bot.answer.collect import collect_text
+from bot.answer.reasons import reason_text, shorten
 from bot.answer.safe_markdown import _blocks, code_block, code_span, doc_markdown, escape_inline, escape_text
 from bot.answer.source_view import focus_lines, old_release, section_terms
 from bot.answer.texts import TEXTS, text
@@ -347,8 +348,7 @@ def short_title(section: Section, meta: SectionMeta | None, language: str, limit
         label = re.sub(r"^问题\s*[:：]\s*", "", label).strip() or label
         if len(label) < 10 and section.title and section.title != label:  # "3. FAQ" alone says little
             label = f"{section.title} › {label}"
-    label = " ".join(label.split())
-    return label if len(label) <= limit else label[: limit - 1] + "…"
+    return shorten(label, limit)  # at a word boundary: "… install tensorflow-gpu, v" read as a typo
 
 
 def citation_label(section: Section, meta: SectionMeta | None, language: str) -> str:
@@ -453,6 +453,7 @@ def user_echo(value: str, is_log: bool | None = None) -> str:
 
 _STEP_MARK = re.compile(r"^\s*(?:\d{1,2}\s*[.、．)）]|[（(]\d{1,2}[)）]|第[一二三四五六七八九十]步[:：，,]?)\s*")
 _LIST_ITEM = re.compile(r"^\s*\d{1,2}\s*[.、．)）]\s+", re.MULTILINE)
+_ITEM_START = re.compile(r"\n(?=\s*\d{1,2}\s*[.、．)）]\s*\S)")
 _REFERENCE = re.compile(
     r"^(?:详细|详情|更多|此外|另外|参考|具体请|see |for (?:more|details)|more (?:on|about)|also )", re.IGNORECASE
 )
@@ -503,7 +504,12 @@ def fix_steps(markdown: str) -> tuple[str, list[Step], list[str]]:
     lead: list[str] = []
     steps: list[Step] = []
     notes: list[str] = []
-    blocks = _blocks(markdown)
+    blocks = [
+        (kind, piece)
+        for kind, block in _blocks(markdown)
+        for piece in ([block] if kind == "code" or _is_table(block) else _ITEM_START.split(block))
+        if piece.strip()
+    ]  # "(图片: GPU)\n2. 设置…": a numbered item that starts inside a paragraph is still an item
     numbered = any(kind == "prose" and not _is_table(b) and _numbered(b) for kind, b in blocks)
     if not numbered and not any(kind == "code" for kind, _ in blocks):
         return "", [], []  # prose (and tables): shown as written, not renumbered
@@ -511,6 +517,9 @@ def fix_steps(markdown: str) -> tuple[str, list[Step], list[str]]:
         if kind == "code":
             if notes and steps:  # code after a note belongs to that note's text: keep the order readable
                 steps.append(Step(notes.pop(), []))
+            if not steps and numbered:  # the problem's error output, before the numbered fixes: not a step
+                lead.append(block)
+                continue
             if not steps:
                 steps.append(Step("", []))
             steps[-1].code.append(block)
@@ -556,6 +565,25 @@ def render_steps(lead: str, steps: Sequence[Step], notes: Sequence[str]) -> str:
         parts.extend(step.code)
     parts.extend(notes)
     return "\n\n".join(parts)
+
+
+_FIRST_ITEM = re.compile(r"(?:^|\s)1\)\s")
+
+
+def english_lead(fix: str) -> tuple[str, str]:
+    """(the text before a summary's numbered fixes, the fixes): what the document says before "1)" describes the
+    problem ("… fails with `…`. Three fixes:"); it is not step 1.
+
+    >>> english_lead("TF takes all memory. Three fixes: 1) set A; 2) set B.")
+    ('TF takes all memory. Three fixes:', '1) set A; 2) set B.')
+    >>> english_lead("lower `batch_size`")
+    ('', 'lower `batch_size`')
+    """
+    fix = " ".join(fix.split())
+    match = _FIRST_ITEM.search(fix)
+    if match is None or not fix[: match.start()].strip():
+        return "", fix
+    return fix[: match.start()].strip(), fix[match.start() :].strip()
 
 
 def _english_steps(fix: str) -> list[Step]:
@@ -675,9 +703,13 @@ def section_body(hit: Hit, meta: SectionMeta | None, language: str, limit: int =
     doc_language = section_language(section)
     if language != "zh" and meta is not None and meta.summary_en.strip():
         parts = _summary_parts(meta.summary_en)
-        steps = _english_steps(parts.get("fix") or parts.get("other") or meta.summary_en)
+        lead, fix_text = english_lead(parts.get("fix") or parts.get("other") or meta.summary_en)
         remark = parts.get("other", "") if parts.get("fix") else ""
-        body = render_steps("", steps[:MAX_STEPS], [remark] if remark else ())
+        if parts.get("fix") or lead or _FIRST_ITEM.match(fix_text):
+            steps = _english_steps(fix_text)
+            body = render_steps(lead, steps[:MAX_STEPS], [remark] if remark else ())
+        else:  # a summary in prose lists no steps: its sentences are not numbered as if it did
+            body = " ".join(fix_text.split())
         body, _ = doc_markdown(body, limit, "en")
         context = " ".join(parts[k] for k in ("problem", "background") if parts.get(k))
         if context:
@@ -809,6 +841,7 @@ def compose(
     limit: int = 0,
     handoff_failed: bool = False,
     sign: Callable[[str], str] | None = None,
+    held: Sequence[str] = (),
 ) -> Reply:
     """The finished reply, written once: what the conversation said, then in this order what this knowledge
     base covers (:func:`with_scope`), "talk to a person" after "that didn't help" (:func:`with_person`; ``contact``
@@ -829,6 +862,9 @@ def compose(
     contact = contact or Contact()
     reply = with_person(with_scope(reply, scope), contact)
     language, markdown = reply.language, reply.markdown
+    if held and text(language, "ask_more") in markdown:  # ask only for what the conversation (``held``) lacks
+        asked = collect_text(language, held)
+        markdown = markdown.replace(text(language, "ask_more"), asked) if asked else _drop(markdown, "ask_more")
     if handoff_failed:  # the link (as configured, not carrying the failed transcript), or what to collect
         plain = replace(contact, webhook="", transcript="", question="")
         markdown = text(language, "handoff_failed") + "\n\n" + person_line(language, plain)
@@ -851,6 +887,13 @@ def compose(
     )
     object.__setattr__(finished, "_finished", True)
     return finished
+
+
+def _drop(markdown: str, key: str) -> str:
+    """``markdown`` without the paragraph that is text ``key`` (in either language)."""
+    for gone in (text("en", key), text("zh", key)):
+        markdown = markdown.replace("\n\n" + gone, "").replace(gone + "\n\n", "").replace(gone, "")
+    return markdown
 
 
 def _preamble(answer: Answer | None, language: str, limit: int, notes: Iterable[str] = ()) -> list[str]:
@@ -937,6 +980,21 @@ def _option_list(
     return shown, options, "\n".join(lines)
 
 
+def best_fix(item: Shown, meta: MetaLookup, language: str) -> str:
+    """The closest section as a tentative reply shows it: its summary line, its fix (steps and code, the
+    section's details left out) and its citation line."""
+    section = item.hit.section
+    m = meta(section.key)
+    body, _ = section_body(item.hit, m, language)
+    lines = [
+        f"### {escape_inline(section_title(section, m, language))}",
+        body,
+        citation_line(section, item.url, language, m),
+    ]
+    era = era_line(section, language)
+    return "\n\n".join([*lines, era] if era else lines)
+
+
 def format_tentative(
     answer: Answer,
     meta: MetaLookup,
@@ -948,15 +1006,21 @@ def format_tentative(
     suggestions: int = 3,
     contact: Contact | None = None,
 ) -> Reply:
-    """The closest sections, clearly marked as possibly not applying, with the reason in one line
-    (and "talk to a person" when a contact is configured)."""
+    """The closest section's fix under a caution line naming the reason, the other candidates collapsed below
+    (and "talk to a person" when a contact is configured).
+
+    The fix is what a person acts on: a list of headings one click away from it gave nothing to do (issue 26).
+    """
     language = language or answer.language
     reason = " ".join(reason_text(answer, meta, language).split()) or text(language, "tentative_reason")
     parts = [f"⚠️ **{text(language, 'may_not_apply')}:** {escape_inline(reason)}"]  # how sure, first
     parts.extend(_preamble(answer, language, limit, notes))
-    shown, options, listing = _option_list(answer.hits[:suggestions], meta, base, language, "suggestion")
-    if listing:
-        parts.append(text(language, "nearest") + "\n\n" + listing)
+    shown, options, _ = _option_list(answer.hits[:suggestions], meta, base, language, "suggestion")
+    if shown:
+        parts.append(best_fix(shown[0], meta, language))
+    _, _, others = _option_list(answer.hits[1:suggestions], meta, base, language, "suggestion")
+    if others:
+        parts.append(_details(f"{text(language, 'other_candidates')} ({len(shown) - 1})", others))
     parts.append(text(language, "ask_more"))
     person = person_line(language, contact, _cited(shown), collect=False)
     if person:

@@ -24,6 +24,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "empty": "请输入你的问题，或粘贴完整的报错日志。例如：“训练时报错显存不足怎么办？”",
         "no_match": "抱歉，知识库里没有找到和你的问题足够匹配的内容，下面的章节只是最接近的，不一定能解决你的问题。",
         "nearest": "最接近的章节（点击下方按钮查看）：",
+        "other_candidates": "其他可能相关的章节",
+        "detail_of": "（上面这一节里与你的追问有关的部分：第 {steps} 步）",
         "ask_more": (
             "为了更准确地定位问题，请补充以下信息：\n\n"
             "- 完整的报错日志（从第一条 Error 或 Traceback 开始）\n"
@@ -111,6 +113,8 @@ TEXTS: dict[str, dict[str, str]] = {
             "The sections below are only the nearest ones and may not solve your problem."
         ),
         "nearest": "Nearest sections (click a button below to open one):",
+        "other_candidates": "Other close sections",
+        "detail_of": "(the part of the section above that your follow-up is about: step {steps})",
         "ask_more": (
             "To pin the problem down, please add:\n\n"
             "- the full error log (from the first Error or Traceback line)\n"

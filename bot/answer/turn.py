@@ -208,6 +208,7 @@ def take_turn(
         limit=limit,
         handoff_failed=failed,
         sign=sign,
+        held=(*(t.question for t in talk.turns), _text(message)),
     )
     latency = (time.perf_counter() - started) * 1000
     return Turned(reply, suggestions(reply, engine), answer_id, latency), talk

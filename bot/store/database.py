@@ -175,7 +175,7 @@ events_table = sa.Table(
     sa.Column("cited", sa.JSON, nullable=False, default=list),  # section keys, the answer first
     sa.Column("signature", sa.Text),
     sa.Column("vote", sa.String(8)),  # up | down (votes only)
-    sa.Column("reason", sa.String(32)),  # wrong_section | outdated | not_my_framework | other
+    sa.Column("reason", sa.String(32)),  # bot.records.VoteReason: wrong_section | didnt_help | …
     # The answer an event is about: a question's reply (version 3), a vote's answer (one vote row per answer, the
     # last vote wins: vote_answer_index). Version 1 and 2 kept it on votes only, with a plain UNIQUE.
     sa.Column("answer_id", sa.String(80)),

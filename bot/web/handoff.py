@@ -12,12 +12,16 @@ When a contact is configured (``BOT_CONTACT_URL`` and/or ``BOT_HANDOFF_WEBHOOK``
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from bot import limits
+from bot.answer.reasons import shorten
 from bot.answer.reply import Contact, citation_label
+from bot.engine.case import is_not_helpful
+from bot.engine.intents import classify
 from bot.web.handoff_transport import DEADLINE, courier_for
 
 WEBHOOK_TIMEOUT = DEADLINE  # seconds in total; the user is waiting for the reply that says the hand-off worked
@@ -32,6 +36,9 @@ class Exchange:
     question: str
     tier: str = ""  # answer | tentative | none | "" (not a search: a greeting, a hand-off request)
     cited: tuple[str, ...] = ()  # section keys, the answer first
+    reply: str = ""  # what the bot said, in short (:func:`bot.answer.handoff_text.reply_gist`)
+    vote: str = ""  # "down" when the user gave the reply a 👎
+    reason: str = ""  # the 👎's reason (bot.records.VoteReason), when one was picked
 
 
 def _label(engine: Any, key: str) -> str:
@@ -42,14 +49,17 @@ def _label(engine: Any, key: str) -> str:
 def payload(exchanges: Sequence[Exchange], engine: Any, *, language: str = "en", origin: str = "") -> dict:
     """The JSON the webhook receives: each question, the reply's tier and the sections it cited.
 
-    >>> payload([Exchange("OOM?", "answer", ("a.md#x",))], None, origin="ui")["turns"]
-    [{'question': 'OOM?', 'tier': 'answer', 'cited': [{'key': 'a.md#x', 'label': 'a.md#x'}]}]
+    >>> payload([Exchange("OOM?", "answer", ("a.md#x",), "Out of GPU memory", "down", "didnt_help")], None)["turns"]
+    [{'question': 'OOM?', 'tier': 'answer', 'cited': [{'key': 'a.md#x', 'label': 'a.md#x'}], 'reply': 'Out of GPU memory', 'vote': 'down', 'reason': 'didnt_help'}]
     """
     turns = [
         {
             "question": e.question[:QUESTION_CHARS],
             "tier": e.tier,
             "cited": [{"key": k, "label": _label(engine, k)} for k in e.cited[:5]],
+            "reply": e.reply,
+            "vote": e.vote,
+            "reason": e.reason,
         }
         for e in list(exchanges)[-MAX_EXCHANGES:]
     ]
@@ -59,9 +69,12 @@ def payload(exchanges: Sequence[Exchange], engine: Any, *, language: str = "en",
 def transcript_text(exchanges: Sequence[Exchange], engine: Any) -> str:
     """The conversation as plain text for a mail body or a ticket (the reply module caps it).
 
-    >>> print(transcript_text([Exchange("OOM?", "answer", ("a.md#x",)), Exchange("still OOM", "none")], None))
+    >>> print(transcript_text([Exchange("OOM?", "answer", ("a.md#x",), "Lower batch_size", "down", "didnt_help"),
+    ...                        Exchange("still OOM", "none")], None))
     Q1: OOM?
       -> answer: a.md#x
+      bot: Lower batch_size
+      👎 didnt_help
     Q2: still OOM
       -> none
     """
@@ -72,14 +85,58 @@ def transcript_text(exchanges: Sequence[Exchange], engine: Any) -> str:
         if e.tier:
             cited = "; ".join(_label(engine, k) for k in e.cited[:3])
             lines.append(f"  -> {e.tier}" + (f": {cited}" if cited else ""))
+        if e.reply:
+            lines.append(f"  bot: {e.reply}")
+        if e.vote == "down" or e.reason:
+            lines.append("  👎" + (f" {e.reason}" if e.reason else ""))
     return "\n".join(lines)
 
 
+def unresolved(exchanges: Sequence[Exchange]) -> str:
+    """The question a person is asked to solve: the newest one that was down-voted or not plainly answered, or
+    the one being asked now; never a "thanks", "转人工" or "that didn't help" (its case's question is kept instead).
+
+    >>> unresolved([Exchange("OOM?", "answer"), Exchange("NCCL error on 2 nodes", "tentative"), Exchange("转人工")])
+    'NCCL error on 2 nodes'
+    >>> unresolved([Exchange("OOM?", "answer"), Exchange("Keras does not use my GPU")])
+    'Keras does not use my GPU'
+    """
+    for e in reversed(exchanges):
+        if not e.question.strip() or classify(e.question) is not None or is_not_helpful(e.question):
+            continue
+        if e.vote == "down" or e.reason or e.tier != "answer":
+            return e.question
+    asked = [e.question for e in exchanges if e.question.strip() and classify(e.question) is None]
+    return asked[-1] if asked else (exchanges[-1].question if exchanges else "")
+
+
+REPLY_GIST_CHARS = 200
+
+
+def reply_gist(markdown: str) -> str:
+    r"""A reply in one line for a person reading the transcript: its caution line and the title of the section it
+    showed (or its first line), without markup.
+
+    >>> reply_gist("⚠️ **May not apply:** Nothing matches.\n\n### Out of GPU memory\n\n**1.** Lower it\n\n"
+    ...            "<details><summary>x</summary>\n\ny\n\n</details>")
+    'May not apply: Nothing matches. — Out of GPU memory'
+    """
+    text = re.sub(r"<details>.*?</details>", "", markdown, flags=re.S)
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("```")]
+    caution = next((line for line in lines if line.startswith(("⚠️", "ℹ️"))), "")
+    title = next((line for line in lines if line.startswith("### ")), "")
+    picked = [p for p in (caution, title) if p] or lines[:1]
+    plain = [re.sub(r"^[#\s]+|[*_`]|^⚠️\s*|^ℹ️\s*", "", p).strip() for p in picked]
+    plain = [re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", p) for p in plain]
+    return shorten(" — ".join(p for p in plain if p), REPLY_GIST_CHARS)
+
+
 def carrying(contact: Contact, exchanges: Sequence[Exchange], engine: Any) -> Contact:
-    """The contact whose link carries this conversation (subject: its first question)."""
+    """The contact whose link carries this conversation (subject: the question left unresolved)."""
     if not contact.configured or not exchanges:
         return contact
-    return replace(contact, transcript=transcript_text(exchanges, engine), question=exchanges[0].question[:200])
+    subject = unresolved(exchanges)
+    return replace(contact, transcript=transcript_text(exchanges, engine), question=subject[:200])
 
 
 def send(webhook: str, data: dict) -> bool:

@@ -390,7 +390,7 @@ def test_vote_reasons_tiers_and_origins_are_written_once():
     from bot.store import database
     from bot.web.api_models import FeedbackRequest
 
-    assert records.VOTE_REASONS == ("wrong_section", "outdated", "not_my_framework", "other")
+    assert records.VOTE_REASONS == ("wrong_section", "didnt_help", "outdated", "not_my_framework", "other")
     assert records.TIERS == get_args(records.Tier) == ("answer", "tentative", "none")
     assert database.VOTE_REASONS is records.VOTE_REASONS and database.KINDS is records.EVENT_KINDS
     assert database.ORIGINS[: len(records.ORIGINS)] == records.ORIGINS == ("ui", "widget", "api", "v1")

@@ -26,7 +26,7 @@ from bot.kb.tokenize import detect_language
 from bot.limits import QUESTION_CHARS
 from bot.records import VOTE_REASONS, Event
 from bot.settings import Settings
-from bot.web.handoff import Exchange, carrying, hand_over
+from bot.web.handoff import Exchange, carrying, hand_over, reply_gist
 from bot.web.http import WebSettings
 from bot.web.ui.state import AnswerInfo, ChatState, cap_input, trim
 from bot.web.ui.strings import ui_text
@@ -72,12 +72,19 @@ def choose(state: ChatState, value: Any) -> ChatState:
 def exchanges(state: ChatState, pending: str | None = None) -> list[Exchange]:
     """The tab's questions with their replies' tiers and citations (what a person is handed), oldest first."""
     out = [
-        Exchange(info.question, info.tier, tuple(info.cited))
-        for _, info in sorted(state.answers.items(), key=lambda item: int(item[0]))
+        Exchange(info.question, info.tier, tuple(info.cited), _said(state, index), info.vote or "", info.reason)
+        for index, info in sorted(state.answers.items(), key=lambda item: int(item[0]))
     ]
     if pending and pending.strip():
         out.append(Exchange(pending[:QUESTION_CHARS]))
     return out
+
+
+def _said(state: ChatState, index: str) -> str:
+    """The bot's reply at message ``index``, in short, for the person the conversation is handed to."""
+    item = state.messages[int(index)] if index.isdigit() and int(index) < len(state.messages) else {}
+    content = item.get("content") if isinstance(item, dict) else ""
+    return reply_gist(content) if isinstance(content, str) else ""
 
 
 def _contact(deps: Deps, state: ChatState, pending: str | None = None) -> Contact:

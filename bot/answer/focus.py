@@ -1,0 +1,123 @@
+r"""A follow-up about a detail of the section just shown: that section, opened at the matching part only.
+
+"what if I want it to use only 40%?" after the TensorFlow memory answer is about one of its three fixes
+(``per_process_gpu_memory_fraction = 0.4``); repeating the whole answer made the user look for it again.
+The section's steps (the document's numbered items, or the English summary's) are the parts; a part matches
+when it holds a word of the follow-up that not every part holds ("only" is in all three fixes, "40%" -> 0.4
+in one), so no stop-word list is needed.
+
+    >>> parts = ["Set `CUDA_VISIBLE_DEVICES` so each sees only its cards", "take only part: `fraction = 0.4`",
+    ...          "allocate only when needed with `allow_growth=True`"]
+    >>> matching(parts, "what if I want it to use only 40%?")
+    [1]
+    >>> matching(parts, "and on Windows?")
+    []
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from bot.kb.meta import SectionMeta
+from bot.records import Hit, Section
+
+_WORD = re.compile(r"\d+(?:\.\d+)?%|[A-Za-z_][\w.]{2,}|[\u4e00-\u9fff]{2,}")
+# Words of a question's frame, never a detail of a section (the rest is sorted out by "not every part holds it").
+_FRAME = frozenset(
+    "what when where which how why the and for with want use using can could should would about this that "
+    "does did not there then than only also just like make".split()
+)
+MAX_PARTS_SHOWN = 2  # a detail is one or two steps; more is the section again
+
+
+def _terms(question: str) -> list[str]:
+    terms = []
+    for word in _WORD.findall(question):
+        low = word.lower()
+        if low in _FRAME:
+            continue
+        if low.endswith("%"):  # "40%" is written 0.4 / 0.40 in a config, 40% in prose
+            value = float(low[:-1]) / 100
+            terms += [low, f"{value:g}", f"{value:.2f}"]
+        else:
+            terms.append(low)
+    return terms
+
+
+def matching(parts: Sequence[str], question: str) -> list[int]:
+    """Indexes of ``parts`` holding a word of ``question`` that not every part holds (best first, at most two)."""
+    lowered = [p.lower() for p in parts]
+    scores = [0] * len(parts)
+    for term in _terms(question):
+        holding = [n for n, p in enumerate(lowered) if term in p]
+        if 0 < len(holding) < len(parts):
+            for n in holding:
+                scores[n] += 1
+    best = max(scores, default=0)
+    if best == 0:
+        return []
+    return [n for n in range(len(parts)) if scores[n] == best][:MAX_PARTS_SHOWN]
+
+
+def detail(section: Section, meta: SectionMeta | None, language: str, question: str) -> tuple[str, list[int]]:
+    """(markdown of the matching steps of ``section``, their numbers) for ``question``; ("", []) when the
+    question names no detail of a single part of it."""
+    from bot.answer.reply import _english_steps, doc_markdown, english_lead, fix_steps, render_steps
+
+    if language != "zh" and meta is not None and meta.summary_en.strip():
+        _, fixes = english_lead(meta.summary_en)
+        steps = _english_steps(fixes)
+    else:
+        markdown, _ = doc_markdown(section.text, 4_000, language)
+        _, steps, _ = fix_steps(markdown)
+    if len(steps) < 2:
+        return "", []
+    parts = [" ".join([s.text, *s.code]) for s in steps]
+    picked = matching(parts, question)
+    if not picked or len(picked) == len(steps):
+        return "", []
+    shown = [steps[n] for n in picked]
+    numbers = [n + 1 for n in picked]
+    body = "\n\n".join(
+        render_steps("", [step], ()) if len(shown) == 1 else f"**{n}.** " + render_steps("", [step], ())
+        for n, step in zip(numbers, shown)
+    )
+    return body, numbers
+
+
+def focus_reply(
+    hit: Hit,
+    meta: Callable[[str], SectionMeta | None],
+    base: str,
+    language: str,
+    question: str,
+    notes: Sequence[str] = (),
+    confidence: float = 0.0,
+):
+    """The reply to a follow-up about a detail of ``hit``'s section (None when it asks about no single part)."""
+    from bot.answer.reply import Reply, Shown, citation_line, escape_inline, section_title, section_url, text
+
+    section = hit.section
+    m = meta(section.key)
+    body, numbers = detail(section, m, language, question)
+    if not body:
+        return None
+    url = section_url(base, section, hit.matched_terms, language)
+    steps = ", ".join(str(n) for n in numbers)
+    parts = [
+        *[n for n in notes if n],
+        f"### {escape_inline(section_title(section, m, language))}",
+        "_" + text(language, "detail_of", steps=steps) + "_",
+        body,
+        citation_line(section, url, language, m),
+    ]
+    return Reply(
+        kind="answer",
+        language=language,
+        markdown="\n\n".join(parts),
+        shown=[Shown(hit, "answer", url)],
+        answered=True,
+        confidence=confidence,
+        tier="answer",
+    )
