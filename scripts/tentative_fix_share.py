@@ -60,7 +60,18 @@ def main(paths: list[str]) -> int:
                 shown += 1
             else:
                 misses.append({"file": path, "query": case.query[:80], "section": first.section.heading[:60]})
-    print(json.dumps({"tentative_right_first": total, "fix_in_chat": shown, "share": round(shown / total, 3) if total else None, "misses": misses}, ensure_ascii=False, indent=1))
+    print(
+        json.dumps(
+            {
+                "tentative_right_first": total,
+                "fix_in_chat": shown,
+                "share": round(shown / total, 3) if total else None,
+                "misses": misses,
+            },
+            ensure_ascii=False,
+            indent=1,
+        )
+    )
     return 0
 
 
