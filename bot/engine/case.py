@@ -302,7 +302,7 @@ def says_still(message: str) -> bool:
     return bool(_STILL.search(message[:QUESTION_CHARS]))
 
 
-def says_failed(message: str) -> bool:
+def says_failed(message: str, *, not_helpful: bool | None = None) -> bool:
     """The message says the fix shown did not work: a *retry* by the product owner's convention, whose lead is
     never a section an earlier turn led with and which alone is stored as "didn't help". A new question, a new
     detail or a report without a failure word is not one, however short.
@@ -317,7 +317,8 @@ def says_failed(message: str) -> bool:
     (True, True)
     """
     text = message[:QUESTION_CHARS]
-    return is_not_helpful(text) or bool(_FAILED.search(text))
+    said = is_not_helpful(text) if not_helpful is None else not_helpful  # read once per message: Message.cues
+    return said or bool(_FAILED.search(text))
 
 
 def asks_briefly(message: str) -> bool:

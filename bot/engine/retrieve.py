@@ -161,6 +161,7 @@ def read_message(message: object, *, limit: int, lexicon: Lexicon) -> Message:
     is_log = worded and looks_like_log(text)
     signature, search_text = _search_text(text, is_log) if worded else ("", text.strip())
     subjects = frozenset(lexicon.find(text)) if worded else frozenset()
+    not_helpful = is_not_helpful(text)
     return Message(
         sent=sent,
         text=text,
@@ -174,11 +175,11 @@ def read_message(message: object, *, limit: int, lexicon: Lexicon) -> Message:
         subjects=subjects,
         intent=classify(text.strip()),
         cues=Cues(
-            not_helpful=is_not_helpful(text),
+            not_helpful=not_helpful,
             follow_up=is_follow_up(text),
             new_topic=starts_new_topic(text),
             points_back=points_back(text) or (asks_briefly(text) and not subjects),
-            failed=says_failed(text),
+            failed=says_failed(text, not_helpful=not_helpful),
         ),
         environment=read_environment(text) if worded else Environment(),
     )
