@@ -614,7 +614,14 @@ def _load_files(
         raise IndexCorrupt(f"{gen / 'keys.json'} points past the {len(sections)} sections. {BUILD_FIX}")
     if facts is not None and (not isinstance(facts, list) or len(facts) != len(sections)):
         raise IndexCorrupt(f"{gen / FACTS_FILE} does not hold one row per section. {BUILD_FIX}")
-    if per_section is not None and per_section.shape != (len(sections), dim):
+    if per_section is None:  # an older generation: from the dense index's own vectors, as before they were stored
+        try:
+            per_section = section_vectors(
+                dense.reconstruct_n(0, dense.ntotal), np.array([k.section for k in keys], dtype=np.int64), len(sections)
+            )
+        except (AttributeError, RuntimeError, TypeError, ValueError):  # a dense index that cannot give them back
+            per_section = None
+    elif per_section.shape != (len(sections), dim):
         raise IndexCorrupt(
             f"{gen / 'section_vectors.npy'} has shape {per_section.shape}, expected ({len(sections)}, {dim}). {BUILD_FIX}"
         )
