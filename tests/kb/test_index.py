@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bot.engine.retrieve import Engine
@@ -37,6 +38,52 @@ def test_build_then_load_round_trip(hash_settings: Settings):
     assert manifest["chunk_size"] == hash_settings.chunk_size
     assert set(manifest["sources"]) >= {"gpu.md", "tf.md"}
     assert manifest["dense"] == "flat"
+
+
+class KeyFacts:
+    """A facts hook written for the test: one row per section, and a version the manifest records."""
+
+    version = "test:1"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, sections):
+        self.calls += 1
+        return [{"key": s.key, "length": len(s.text)} for s in sections]
+
+
+def test_the_build_stores_the_hooks_facts_and_the_load_reads_them(hash_settings: Settings):
+    hook = KeyFacts()
+    build_index(hash_settings, HashEmbedder(), facts=hook)
+    index = load(hash_settings)
+    assert hook.calls == 1
+    assert index.facts == [{"key": s.key, "length": len(s.text)} for s in index.sections]
+    gen, manifest = read_manifest(hash_settings.index_dir)
+    assert manifest["facts"] == "test:1" and "facts.json" in manifest["artifacts"]
+
+
+def test_an_index_built_without_a_hook_holds_no_facts(hash_settings: Settings):
+    build_index(hash_settings, HashEmbedder())
+    assert load(hash_settings).facts is None
+    assert read_manifest(hash_settings.index_dir)[1]["facts"] is None
+
+
+def test_a_changed_facts_file_is_refused_with_the_fix(hash_settings: Settings):
+    build_index(hash_settings, HashEmbedder(), facts=KeyFacts())
+    gen, _ = read_manifest(hash_settings.index_dir)
+    (gen / "facts.json").write_text("[]", encoding="utf-8")
+    with pytest.raises(IndexCorrupt, match=r"facts\.json is missing or corrupt.*Run: python -m bot build"):
+        load(hash_settings)
+
+
+def test_section_vectors_are_the_normalised_mean_of_their_keys_vectors(hash_settings: Settings):
+    build_index(hash_settings, HashEmbedder())
+    index = load(hash_settings)
+    vectors = np.load(index.path / "vectors.npy")
+    for n in range(len(index.sections)):
+        mean = vectors[[k.section == n for k in index.keys]].sum(axis=0)
+        np.testing.assert_allclose(index.section_vectors[n], mean / np.linalg.norm(mean), atol=1e-6)
 
 
 def test_missing_index_names_folder_and_fix(hash_settings: Settings):
