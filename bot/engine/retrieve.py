@@ -216,7 +216,7 @@ class Engine:
             adapter_path(calibration_path(settings.index_dir, embedder.id)),
             embedder.id,
             fingerprint,
-            expected=bool(self.calibration.learned_weight),
+            expected="learned" in self.calibration.figures,  # fitted with one: its absence is news
         )
         self.lexicon = Lexicon.load()
         self._by_key = {s.key: n for n, s in enumerate(index.sections)}
