@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from bot.engine.calibrate import Row, calibrate, format_figures, learned_without_batch
-from bot.engine.calibration import calibration_path
+from bot.engine.calibration import Weights, calibration_path
 from bot.engine.learned import Adapter, adapter_path, fit
-from bot.engine.retrieve import Engine
+from bot.engine.retrieve import Engine, rank
 from bot.kb.embed import HashEmbedder
 
 
@@ -166,3 +166,14 @@ def test_the_shipped_adapter_was_fitted_for_the_shipped_index():
     adapter = load_for(adapter_path(calibration_path(REPO / "index", embedder_id)), embedder_id, fingerprint)
     assert adapter is not None and adapter.dim == 384 and "learned" in cal.figures
     assert cal.figures["learned"]["batches"] >= 10  # one adapter per gathering batch left out while fitting
+
+
+def test_the_learned_score_ranks_through_the_scorers_and_feeds_the_judge(engine):
+    evidence = engine.evidence("显存不足 out of memory")
+    slow = next(n for n, s in enumerate(engine.sections) if "利用率" in s.heading)
+    learned = np.full(len(engine.sections), -1.0, dtype=np.float32)
+    learned[slow] = 0.9
+    taught = dataclasses.replace(evidence, learned=learned, learned_none=0.2)
+    assert rank(taught, Weights(0.5, 0.0, 0.0)).order[0] != slow  # the words alone: the memory section
+    assert rank(taught, Weights(0.5, 0.0, 0.0, learned=4.0)).order[0] == slow
+    assert engine.features(taught, taught.own, slow)["learned_top"] == pytest.approx(0.7)
