@@ -63,7 +63,8 @@ FOLLOW_FEATURES = (
 )
 CALIBRATION_DIR = "calibration"
 FORMAT = 5
-READABLE_FORMATS = (5,)  # older files were fitted on other features: refit
+READABLE_FORMATS = (4, 5)  # 4: fitted before the learned relevance (read with learned_top at zero weight)
+LEARNED_FEATURES = ("learned_top",)  # what format 5 added; a format-4 file reads as without them
 PRECEDENTS_SUFFIX = ".precedents.npz"
 
 
@@ -283,6 +284,21 @@ class Calibration:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ValueError(f"{path} is unreadable ({exc}). {fix}") from None
+        if (
+            isinstance(data, dict)
+            and data.get("format") == 4
+            and data.get("features") == [f for f in FEATURES if f not in LEARNED_FEATURES]
+        ):
+            # Fitted before the learned relevance: the same model, the new feature given no weight.
+            n = len(LEARNED_FEATURES)
+            data = {
+                **data,
+                "features": list(FEATURES),
+                **{
+                    key: list(data.get(key) or []) + [value] * n
+                    for key, value in (("mean", 0.0), ("scale", 1.0), ("coef", 0.0))
+                },
+            }
         if (
             not isinstance(data, dict)
             or data.get("format") not in READABLE_FORMATS

@@ -177,3 +177,18 @@ def test_the_learned_score_ranks_through_the_scorers_and_feeds_the_judge(engine)
     assert rank(taught, Weights(0.5, 0.0, 0.0)).order[0] != slow  # the words alone: the memory section
     assert rank(taught, Weights(0.5, 0.0, 0.0, learned=4.0)).order[0] == slow
     assert engine.features(taught, taught.own, slow)["learned_top"] == pytest.approx(0.7)
+
+
+def test_a_calibration_fitted_before_the_learned_relevance_still_loads_with_it_weightless(tmp_path):
+    from bot.engine.calibration import FEATURES, Calibration
+
+    path = tmp_path / "calibration" / "e.json"
+    model = dataclasses.replace(Calibration.default("e"), calibrated=True)
+    model.save(path)
+    old = json.loads(path.read_text(encoding="utf-8"))
+    old.update(format=4, features=list(FEATURES[:-1]), **{k: old[k][:-1] for k in ("mean", "scale", "coef")})
+    old.pop("learned_weight")
+    path.write_text(json.dumps(old), encoding="utf-8")
+    loaded = Calibration.load(path)
+    assert loaded.coef[-1] == 0.0 and loaded.learned_weight == 0.0
+    assert loaded.probability({"margin": 0.03, "learned_top": 5.0}) == model.probability({"margin": 0.03})
