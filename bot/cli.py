@@ -79,6 +79,10 @@ def _parser() -> argparse.ArgumentParser:
         help="policy: share of follow-up turns allowed a confident wrong answer (default 0.05)",
     )
     cal.add_argument("--json", action="store_true")
+    tune = add("tune", "learn which section answers which labelled question (an adapter on e5), then calibrate")
+    tune.add_argument("files", type=Path, nargs="*", help="labelled sets as for calibrate (default: eval/*.jsonl)")
+    tune.add_argument("--json", action="store_true")
+    tune.set_defaults(tune=True, max_near_confident=0.08, max_inscope_none=0.02, max_follow_wrong=0.05)
 
     meta = add("meta", "bilingual metadata tools: check (what is missing or out of date), list (anchors)")
     meta.add_argument("action", choices=["check", "list"])
@@ -235,7 +239,8 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
     files = list(args.files) or sorted(Path("eval").glob("*.jsonl"))
     if not files:
         raise FileNotFoundError(
-            "no labelled sets given and none in eval/*.jsonl; pass files: python -m bot calibrate FILE..."
+            "no labelled sets given and none in eval/*.jsonl: nothing to learn from, the product runs without learned "
+            "relevance; pass files: python -m bot calibrate FILE..."
         )
     for name, value in (
         ("--max-near-confident", args.max_near_confident),
@@ -250,6 +255,7 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
         max_near_confident=args.max_near_confident,
         max_inscope_none=args.max_inscope_none,
         max_follow_wrong=args.max_follow_wrong,
+        tune=getattr(args, "tune", False),
     )
     from bot.engine.calibration import calibration_path
 
@@ -351,6 +357,7 @@ COMMANDS = {
     "ask": cmd_ask,
     "eval": cmd_eval,
     "calibrate": cmd_calibrate,
+    "tune": cmd_calibrate,
     "meta": cmd_meta,
     "report": cmd_report,
     "settings": cmd_settings,

@@ -29,13 +29,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
+from bot.engine import learned
 from bot.engine.calibration import (
     FEATURES,
     FOLLOW_FEATURES,
@@ -47,6 +50,7 @@ from bot.engine.calibration import (
 )
 from bot.engine.evaluate import Case as Labelled
 from bot.engine.evaluate import hit_matches, read_cases
+from bot.engine.learned import Adapter, adapter_path
 from bot.engine.precedents import Precedents
 from bot.engine.retrieve import Engine, Evidence, judge, rank
 from bot.records import Case
@@ -57,6 +61,7 @@ TITLE_GRID = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
 PRECEDENT_GRID = (0.0, 0.5, 1.0, 2.0, 4.0)
 PRECEDENT_K_GRID = (5, 10)
 PRECEDENT_TEMPERATURE_GRID = (0.02, 0.05)
+LEARNED_GRID = (0.0, 0.5, 1.0, 2.0, 4.0)
 FOLDS = 5
 
 
@@ -124,7 +129,10 @@ def collect(engine: Engine, cases: list[Labelled], groups: list[str]) -> list[Ro
 
 
 def collect_turns(
-    engine: Engine, conversations: list[dict], precedents_without: Callable[[str, str], Precedents | None] | None = None
+    engine: Engine,
+    conversations: list[dict],
+    precedents_without: Callable[[str, str], Precedents | None] | None = None,
+    adapter_without: Callable[[str], Adapter | None] | None = None,
 ) -> tuple[list[Row], list[Row]]:
     """(first turns, later turns) of every conversation, each turn's evidence in the case the
     earlier turns left, replayed with the engine as it serves (its current calibration).
@@ -132,16 +140,18 @@ def collect_turns(
     thread or batch)."""
     firsts: list[Row] = []
     later: list[Row] = []
-    serving = engine.calibration
+    serving, serving_adapter = engine.calibration, engine.adapter
     try:
         for conversation in conversations:
             if precedents_without is not None:
                 engine.calibration = replace(
                     serving, precedents=precedents_without(conversation["group"], conversation.get("batch", ""))
                 )
+            if adapter_without is not None:
+                engine.adapter = adapter_without(conversation.get("batch", ""))
             _replay(engine, conversation, firsts, later)
     finally:
-        engine.calibration = serving
+        engine.calibration, engine.adapter = serving, serving_adapter
     return firsts, later
 
 
@@ -190,6 +200,42 @@ def precedents_of(engine: Engine, rows: list[Row]) -> Precedents:
         for r in rows
     )
     return Precedents(vectors, answers)
+
+
+def questions_of(engine: Engine, rows: list[Row]) -> tuple[np.ndarray, list[list[int]]]:
+    """Every labelled first question's search vector and the sections that answer it (none: near-domain)."""
+    vectors = np.array(
+        [
+            r.evidence.own.query_vector if r.evidence.own is not None else np.zeros(engine.embedder.dim, np.float32)
+            for r in rows
+        ],
+        dtype=np.float32,
+    )
+    answers = [[n for n in range(len(engine.sections)) if _matches(engine, n, r.expect)] for r in rows]
+    return vectors, answers
+
+
+def fit_adapter(engine: Engine, vectors: np.ndarray, answers: list[list[int]], **kwargs) -> Adapter:
+    """An adapter on these questions over the engine's knowledge base (its retrieval keys)."""
+    keys, owners = engine._key_vectors
+    return learned.fit(vectors, answers, keys, owners, len(engine.sections), **kwargs)
+
+
+def learned_without_batch(
+    engine: Engine, rows: list[Row], fit: Callable[..., Adapter] = fit_adapter
+) -> tuple[list[Row], dict[str, Adapter]]:
+    """``rows`` with learned scores from adapters that never saw their gathering batch: one adapter per batch,
+    fitted on every other batch's questions (as the precedents never vote within a batch, :func:`_may_vote`).
+    Returns the rows and the adapter of each batch (the conversations' later turns are replayed with it)."""
+    vectors, answers = questions_of(engine, rows)
+    batches = np.array([r.batch for r in rows])
+    adapters: dict[str, Adapter] = {}
+    for batch in sorted(set(batches)):
+        others = np.flatnonzero(batches != batch)
+        if not len(others):
+            continue
+        adapters[batch] = fit(engine, vectors[others], [answers[i] for i in others])
+    return [replace(r, evidence=engine.with_learned(r.evidence, adapters.get(r.batch))) for r in rows], adapters
 
 
 def _may_vote(groups: np.ndarray, batches: np.ndarray, group: str, batch: str) -> np.ndarray:
@@ -250,10 +296,8 @@ def choose_weights(
                 key = _ranking_quality(engine, scored, weights)
                 if key > best_key:
                     best, best_key = weights, key
-    if precedents is None:
-        return best, None
     chosen = precedents
-    for k in PRECEDENT_K_GRID:
+    for k in PRECEDENT_K_GRID if precedents is not None else ():
         for temperature in PRECEDENT_TEMPERATURE_GRID:
             candidate = precedents.with_params(k, temperature)
             with_votes = [r for n, r in enumerate(voted(engine, rows, candidate, pool)) if pool is None or pool[n]]
@@ -262,6 +306,15 @@ def choose_weights(
                 key = _ranking_quality(engine, with_votes, weights)
                 if key > best_key:
                     best, best_key, chosen = weights, key, candidate
+    if any(r.evidence.learned is not None for r in scored):
+        # The learned relevance (each row's from an adapter fitted without its batch, :func:`learned_without_batch`).
+        with_votes = [r for n, r in enumerate(voted(engine, rows, chosen, pool)) if pool is None or pool[n]]
+        base = best
+        for lw in LEARNED_GRID[1:]:
+            weights = replace(base, learned=lw)
+            key = _ranking_quality(engine, with_votes, weights)
+            if key > best_key:
+                best, best_key = weights, key
     return best, chosen
 
 
@@ -272,7 +325,9 @@ def first_features(engine: Engine, row: Row, weights: Weights) -> tuple[list[flo
         return [0.0] * len(FEATURES), -1, True, False
     top = order[0]
     feats = engine.features(row.evidence, row.evidence.own, top)
-    return [feats[name] for name in FEATURES], top, engine.blocked(row.evidence, top), _matches(engine, top, row.expect)
+    # NaN: no adapter (a constant column the model gives no weight).
+    vector = [0.0 if math.isnan(feats[name]) else feats[name] for name in FEATURES]
+    return vector, top, engine.blocked(row.evidence, top), _matches(engine, top, row.expect)
 
 
 def follow_features(engine: Engine, row: Row, weights: Weights) -> tuple[list[float], int, bool, bool, list[int]]:
@@ -529,21 +584,45 @@ def calibrate(
     max_inscope_none: float = 0.02,
     max_follow_wrong: float = 0.05,
     save: bool = True,
+    tune: bool = False,
 ) -> Calibration:
-    """Fit on every labelled case and conversation, report cross-validated figures, store beside the index."""
+    """Fit on every labelled case and conversation, report cross-validated figures, store beside the index.
+
+    ``tune``: first fit the learned relevance (:mod:`bot.engine.learned`) on every labelled first question and
+    store it beside the calibration; without it the engine's adapter is used as loaded (None: calibrate without).
+    Either way each question's learned score while fitting comes from an adapter fitted without its batch."""
     cases, groups, conversations, fitted_on = read_labelled(paths)
-    # The evidence is computed without the stored precedents (they include these very questions); each fold
-    # and each thread gets its own below.
+    sources_hash = sources_fingerprint(engine.index.manifest.get("sources", {}))
+    # The evidence is computed without the stored precedents (they include these very questions) and without the
+    # stored adapter (it learned from them); each fold, thread and batch gets its own below.
     engine.calibration = replace(engine.calibration, precedents=None)
+    serving_adapter, engine.adapter = engine.adapter, None
     rows = collect(engine, cases, groups)
     if conversations:
         firsts, _ = collect_turns(engine, conversations)
         rows += firsts
     if not any(r.in_scope for r in rows) or all(r.in_scope for r in rows):
+        engine.adapter = serving_adapter
         raise ValueError(
             f"{', '.join(map(str, paths))}: need both in-scope (non-empty expect) and "
             "out-of-scope (empty expect) cases to calibrate"
         )
+    adapter, by_batch, tuned = serving_adapter, {}, {}
+    if tune:
+        started = time.process_time()
+        vectors, answers = questions_of(engine, rows)
+        adapter = replace(
+            fit_adapter(engine, vectors, answers),
+            embedder=engine.embedder.id,
+            sources_hash=sources_hash,
+            fitted_on=fitted_on,
+        )
+        tuned = {"seconds_cpu": round(time.process_time() - started, 1), "questions": len(rows)}
+    if adapter is not None:
+        started = time.process_time()
+        rows, by_batch = learned_without_batch(engine, rows)
+        tuned["batches"] = len(by_batch)
+        tuned["leave_one_batch_out_seconds_cpu"] = round(time.process_time() - started, 1)
     policy = {"max_near_confident": max_near_confident, "max_inscope_none": max_inscope_none}
     all_precedents = precedents_of(engine, rows)
     figures = cross_validate(engine, rows, policy, all_precedents) if len({r.group for r in rows}) >= FOLDS else {}
@@ -571,9 +650,10 @@ def calibrate(
         answer_threshold=answer,
         none_threshold=none,
         fitted_on=fitted_on,
-        sources_hash=sources_fingerprint(engine.index.manifest.get("sources", {})),
+        sources_hash=sources_hash,
         precedent_weight=weights.precedent,
         precedents=precedents,
+        learned_weight=weights.learned if adapter is not None else 0.0,
     )
     follow = None
     if conversations:
@@ -588,6 +668,7 @@ def calibrate(
             lambda thread, batch: (
                 precedents.subset(_may_vote(threads, batches, thread, batch)) if precedents is not None else None
             ),
+            (lambda batch: by_batch.get(batch)) if adapter is not None else None,
         )
         figures.update(cross_validate_follow(engine, later, weights, max_follow_wrong))
         follow = fit_follow(engine, later, weights, max_follow_wrong)
@@ -597,13 +678,19 @@ def calibrate(
         "subject": weights.subject,
         "title": weights.title,
         "precedent": weights.precedent,
+        "learned": weights.learned,
     }
+    if adapter is not None:
+        figures["learned"] = {"rank": adapter.up.shape[1], **tuned}
     if precedents is not None:
         figures["precedents"] = {"n": len(precedents), "k": precedents.k, "temperature": precedents.temperature}
     result = replace(first, follow=follow, figures=figures)
-    engine.calibration = result
+    engine.calibration, engine.adapter = result, adapter
     if save:
-        result.save(calibration_path(engine.settings.index_dir, engine.embedder.id))
+        path = calibration_path(engine.settings.index_dir, engine.embedder.id)
+        if tune and adapter is not None:
+            adapter.save(adapter_path(path))
+        result.save(path)
     return result
 
 
@@ -611,7 +698,7 @@ def format_figures(cal: Calibration) -> str:
     f = cal.figures
     lines = [
         f"calibrated for {cal.embedder}: weights lexical={cal.lexical_weight} subject={cal.subject_weight} "
-        f"title={cal.title_weight} precedent={cal.precedent_weight}"
+        f"title={cal.title_weight} precedent={cal.precedent_weight} learned={cal.learned_weight}"
         + (
             f" (k={cal.precedents.k}, temperature={cal.precedents.temperature}, {len(cal.precedents)} labelled questions)"
             if cal.precedents is not None
@@ -620,6 +707,11 @@ def format_figures(cal: Calibration) -> str:
         + "; "
         f"thresholds answer>={cal.answer_threshold:.3f} none<{cal.none_threshold:.3f}",
         "coefficients (standardised): " + ", ".join(f"{n}={c:+.2f}" for n, c in zip(FEATURES, cal.coef)),
+        (
+            f"learned relevance: rank {f['learned']['rank']} adapter, {f['learned']}"
+            if "learned" in f
+            else f"learned relevance: none (ranking and confidence without it). {learned.FIX}"
+        ),
     ]
     if cal.follow is not None:
         lines.append(

@@ -49,6 +49,7 @@ FEATURES = (
     "product_setting",  # products built on the section's framework (PaddleOCR on a Paddle FAQ): the setting, not foreign
     "precedent_lean",  # nearest answered labelled real question minus nearest unanswered one, cosine (bot.engine.precedents)
     "precedent_top",  # their vote for the best section: questions like this one were answered by it
+    "learned_top",  # learned score of the best section minus the question's "none" score (bot.engine.learned)
 )
 FOLLOW_FEATURES = (
     "own_margin",  # the follow-up's own words: best KB cosine minus best off-topic cosine (bare "没用": none)
@@ -61,8 +62,9 @@ FOLLOW_FEATURES = (
     "own_words",  # how much the follow-up says on its own (specific tokens, up to 30, scaled to 0..1)
 )
 CALIBRATION_DIR = "calibration"
-FORMAT = 4
-READABLE_FORMATS = (4,)  # older files were fitted on other features: refit
+FORMAT = 5
+READABLE_FORMATS = (4, 5)  # 4: fitted before the learned relevance (read with learned_top at zero weight)
+LEARNED_FEATURES = ("learned_top",)  # what format 5 added; a format-4 file reads as without them
 PRECEDENTS_SUFFIX = ".precedents.npz"
 
 
@@ -84,6 +86,7 @@ class Weights:
     subject: float = 0.5
     title: float = 0.5
     precedent: float = 0.0
+    learned: float = 0.0  # + learned × z(the adapter's score per section), :mod:`bot.engine.learned`
 
 
 @dataclass(frozen=True)
@@ -172,6 +175,7 @@ class Calibration:
     follow: Logistic | None = None  # follow-up turns' model (None: they use the first-turn model)
     precedent_weight: float = 0.0  # + precedent_weight * the precedents' vote, on a new question
     precedents: Precedents | None = None  # labelled real questions (stored beside, PRECEDENTS_SUFFIX)
+    learned_weight: float = 0.0  # + learned_weight * z(learned score), when the adapter is loaded (bot.engine.learned)
 
     @property
     def weights(self) -> Weights:
@@ -180,14 +184,23 @@ class Calibration:
             self.subject_weight,
             self.title_weight,
             self.precedent_weight if self.precedents is not None else 0.0,
+            self.learned_weight,
         )
 
     # ---------------------------------------------------------------- use
 
     def probability(self, features: dict[str, float]) -> float:
+        """P(the best section answers the question); a feature that is NaN (no adapter loaded) counts as its mean.
+
+        >>> m = Calibration.default()
+        >>> m.probability({"margin": 0.03, "learned_top": float("nan")}) == m.probability({"margin": 0.03})
+        True
+        """
         z = self.intercept
         for name, mean, scale, coef in zip(FEATURES, self.mean, self.scale, self.coef):
-            z += coef * (float(features.get(name, 0.0)) - mean) / (scale or 1.0)
+            value = float(features.get(name, 0.0))
+            if not math.isnan(value):
+                z += coef * (value - mean) / (scale or 1.0)
         return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
 
     def tier(
@@ -231,9 +244,9 @@ class Calibration:
             lexical_weight=0.5,
             subject_weight=0.5,
             title_weight=0.5,
-            mean=(0.0175, 0.6, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
-            scale=(0.0075, 0.5, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
-            coef=(1.0, 1.0, 0.0, -8.0, -4.0, -2.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0),
+            mean=(0.0175, 0.6, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
+            scale=(0.0075, 0.5, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
+            coef=(1.0, 1.0, 0.0, -8.0, -4.0, -2.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0),
             intercept=0.0,
             answer_threshold=0.9,
             none_threshold=0.05,
@@ -272,6 +285,21 @@ class Calibration:
         except (OSError, ValueError) as exc:
             raise ValueError(f"{path} is unreadable ({exc}). {fix}") from None
         if (
+            isinstance(data, dict)
+            and data.get("format") == 4
+            and data.get("features") == [f for f in FEATURES if f not in LEARNED_FEATURES]
+        ):
+            # Fitted before the learned relevance: the same model, the new feature given no weight.
+            n = len(LEARNED_FEATURES)
+            data = {
+                **data,
+                "features": list(FEATURES),
+                **{
+                    key: list(data.get(key) or []) + [value] * n
+                    for key, value in (("mean", 0.0), ("scale", 1.0), ("coef", 0.0))
+                },
+            }
+        if (
             not isinstance(data, dict)
             or data.get("format") not in READABLE_FORMATS
             or data.get("features") != list(FEATURES)
@@ -295,6 +323,7 @@ class Calibration:
                 sources_hash=str(data.get("sources_hash", "")),
                 follow=Logistic.from_dict(data["follow"]) if data.get("follow") else None,
                 precedent_weight=float(data.get("precedent_weight", 0.0)),
+                learned_weight=float(data.get("learned_weight", 0.0)),
                 precedents=Precedents.load(Path(path).parent / Path(str(data["precedents"]["file"])).name)
                 if data.get("precedents")
                 else None,

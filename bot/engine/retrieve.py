@@ -28,6 +28,7 @@ returns reason codes and section keys; :mod:`bot.answer` writes the words.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import threading
 from collections import OrderedDict
@@ -38,7 +39,7 @@ from typing import Protocol
 
 import numpy as np
 
-from bot.engine.calibration import Calibration, Weights, load_for, sources_fingerprint
+from bot.engine.calibration import Calibration, Weights, calibration_path, load_for, sources_fingerprint
 from bot.engine.case import (
     advance,
     asks_briefly,
@@ -54,6 +55,8 @@ from bot.engine.case import (
 from bot.engine.environment import read_environment
 from bot.engine.facts import SectionFacts, build, facts_of
 from bot.engine.intents import classify
+from bot.engine.learned import Adapter, adapter_path
+from bot.engine.learned import load_for as load_adapter
 from bot.engine.message import Cues, Message
 from bot.engine.precedents import Precedents
 from bot.engine.subjects import Lexicon
@@ -212,8 +215,14 @@ class Engine:
         self.index = index
         self.embedder = embedder
         self.settings = settings
-        self.calibration = calibration or load_for(
-            settings.index_dir, embedder.id, sources_fingerprint(index.manifest.get("sources", {}))
+        fingerprint = sources_fingerprint(index.manifest.get("sources", {}))
+        self.calibration = calibration or load_for(settings.index_dir, embedder.id, fingerprint)
+        # The learned relevance fitted with this calibration (bot.engine.learned); None: rank and judge without it.
+        self.adapter: Adapter | None = load_adapter(
+            adapter_path(calibration_path(settings.index_dir, embedder.id)),
+            embedder.id,
+            fingerprint,
+            expected="learned" in self.calibration.figures,  # fitted with one: its absence is news
         )
         self.lexicon = Lexicon.load()
         self.facts: tuple[SectionFacts, ...] = facts_of(index)  # computed by the build (bot.engine.facts)
@@ -457,7 +466,7 @@ class Engine:
             preferred=preferred,
             subject_share=self.subject_share(problem | setting if move != "new" else named),
         )
-        return self.with_precedents(found, self.calibration.precedents)
+        return self.with_learned(self.with_precedents(found, self.calibration.precedents), self.adapter)
 
     def with_precedents(
         self, evidence: Evidence, precedents: Precedents | None, among: np.ndarray | None = None
@@ -625,7 +634,27 @@ class Engine:
             "product_setting": float(min(len(built_on), 3)),
             "precedent_lean": evidence.precedent_lean,
             "precedent_top": float(evidence.precedent[top]) if evidence.precedent is not None else 0.0,
+            # NaN without an adapter: the confidence model counts it as its mean (neither for nor against).
+            "learned_top": float(evidence.learned[top]) - evidence.learned_none
+            if evidence.learned is not None
+            else math.nan,
         }
+
+    def with_learned(self, evidence: Evidence, adapter: Adapter | None) -> Evidence:
+        """A new question's evidence with the adapter's learned score per section and its "none" score (calibration
+        passes an adapter fitted without the question's gathering batch). Like the precedents, a follow-up's own
+        words are not a question the adapter learned from: it gets none."""
+        if adapter is None or evidence.own is None or evidence.move not in ("new", "switch"):
+            return evidence if evidence.learned is None else replace(evidence, learned=None, learned_none=0.0)
+        vectors, owners = self._key_vectors
+        relevance = adapter.relevance(evidence.own.query_vector, vectors, owners, len(self.sections))
+        return replace(evidence, learned=relevance.sections, learned_none=relevance.none)
+
+    @cached_property
+    def _key_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every retrieval key's vector and its section, as the dense index holds them (once per loaded index)."""
+        dense = self.index.dense
+        return dense.reconstruct_n(0, dense.ntotal), self.index.key_sections
 
     def _built_on(self, subject: str, covered: frozenset[str]) -> bool:
         """A product built on a framework the section covers (PaddleDetection on a Paddle FAQ)."""
@@ -872,6 +901,8 @@ class Evidence:
     subject_share: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
     precedent: np.ndarray | None = None  # a new question: the labelled precedents' vote per section
     precedent_lean: float = 0.0  # and how much closer it is to an answered precedent than to an unanswered one
+    learned: np.ndarray | None = None  # a new question: the adapter's learned score per section (bot.engine.learned)
+    learned_none: float = 0.0  # and its score for "the knowledge base does not answer this", on the same scale
 
 
 @dataclass(frozen=True, eq=False)
@@ -946,8 +977,15 @@ def title_scorer(evidence: Evidence, weights: Weights, mode: str) -> np.ndarray 
     return weights.title * _fused(evidence.title, evidence, weights, mode, subjects=False)
 
 
+def learned_scorer(evidence: Evidence, weights: Weights, mode: str) -> np.ndarray | None:
+    """What the labelled questions taught about which section answers which question (bot.engine.learned)."""
+    if evidence.learned is None or not weights.learned or mode != "hybrid":
+        return None
+    return weights.learned * _zscore(evidence.learned)
+
+
 # The scorers of the message's own words, summed in this order (the first gives the base score).
-SCORERS: tuple[Scorer, ...] = (words_scorer, precedent_scorer, title_scorer)
+SCORERS: tuple[Scorer, ...] = (words_scorer, precedent_scorer, title_scorer, learned_scorer)
 
 
 def rank(
@@ -955,7 +993,8 @@ def rank(
 ) -> Ranking:
     """Order the sections for one message: a pure function of the evidence, the weights and the scorers.
 
-    hybrid: ``own_weight * (fuse(own) + w_subj share + w_prec precedents' vote + w_title fuse(title))
+    hybrid: ``own_weight * (fuse(own) + w_subj share + w_prec precedents' vote + w_title fuse(title)
+    + w_learned z(learned))
     + fuse(joined) + w_subj share``,
     the ``preferred`` sections (if any) first;
     "dense" or "bm25" use one kind of evidence only (baselines).
