@@ -68,6 +68,7 @@ def _environment(line: str) -> bool:
     return bool(labelled and re.search(r"\d", labelled.group(1)) and len(labelled.group(1).split()) <= 8)
 
 
+_FILE_LINE = re.compile(r'^\s{0,8}File\s{1,4}"')  # a traceback's frame line
 # Paths and URLs ("/usr/lib/libcudnn.so.8") name a file, not a subject: words holding a slash are left out.
 
 
@@ -103,6 +104,16 @@ def named_subjects(
     lexicon = Lexicon.load()
     in_message = lexicon.find(query)
     about = lexicon.find(subject_text(query, signature))
+    # A traceback's file paths do say which framework raised the error (".../site-packages/torch/nn/…"): that one
+    # framework counts, while libraries and versions named in paths or banners still do not.
+    frames = " ".join(
+        line.replace("/", " ").replace("\\", " ") for line in query.splitlines() if _FILE_LINE.match(line)
+    )
+    about |= {
+        name
+        for name in lexicon.find(frames)
+        if (s := lexicon.subjects.get(name)) is not None and s.category == "framework"
+    }
     covered = lexicon.find(f"{closest.title}\n{closest.heading}\n{closest.text}") if closest is not None else set()
     kept = []
     for name in subjects:

@@ -137,10 +137,12 @@ def test_that_didnt_help_moves_on_instead_of_repeating(open_server):
 def test_clarifying_question_and_choosing_an_option(open_server):
     # A short, vague question whose best sections are close and about different problems ("nccl" was one, until the
     # labelled precedents made its NCCL-error section a clear first).
-    data = ok(open_server, "multi gpu")
-    assert data["kind"] == "clarify" and len(data["options"]) >= 2
+    # Since the learned relevance "multi gpu" has a clear first section too: a vague two-word question still gets
+    # close sections to choose from (a clarifying question or a tentative reply's options).
+    data = ok(open_server, "multi card")
+    assert data["kind"] in ("clarify", "no_match") and len(data["options"]) >= 2
     choice = data["options"][1]["value"]
-    chosen = ok(open_server, choice, ["multi gpu"])
+    chosen = ok(open_server, choice, ["multi card"])
     assert chosen["kind"] == "section" and chosen["hits"][0]["key"] == choice
 
 

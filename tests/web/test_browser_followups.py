@@ -58,7 +58,7 @@ def sized(request, browser, app_url):
 
 
 ANSWER_ON_SCREEN = """n => {
-  const raw = Object.keys(sessionStorage).filter(k => k.startsWith('gpu-bot:')).map(k => sessionStorage.getItem(k)).join('');
+  const raw = Object.keys(sessionStorage).filter(k => k.startsWith('gpu-bot:') && !k.endsWith(':place')).map(k => sessionStorage.getItem(k)).join('');
   if (!raw) return false;
   const saved = JSON.parse(raw).messages.filter(m => m.role === 'assistant');
   const bubbles = document.querySelectorAll('[data-testid=bot]');
