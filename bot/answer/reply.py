@@ -1069,7 +1069,9 @@ def format_none(
 ) -> Reply:
     """Nothing close: what the knowledge base covers, which details would help, where to ask a person."""
     language = language or answer.language
-    parts = [f"ℹ️ **{text(language, 'no_match_title')}**"]
+    # No icon: without a colour-emoji font (a Linux desktop, this machine's Chromium) "ℹ️" draws as a bare "i" that
+    # reads as a typo ("i The knowledge base…"); the bold title says it alone.
+    parts = [f"**{text(language, 'no_match_title')}**"]
     parts.extend(_preamble(answer, language, limit, notes))
     reason = reason_text(answer, meta, language)
     if answer.reason is not None and answer.reason.code in SPECIFIC_REASONS:  # "No document here covers Jetson"
