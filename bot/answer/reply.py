@@ -55,7 +55,7 @@ __all__ = [  # the escaping and text helpers are part of this module's interface
 
 MetaLookup = Callable[[str], "SectionMeta | None"]
 # Section key -> the language it is written in, as the build stored it (``SectionFacts.language``, read through
-# ``Conversation.written_in``); a section outside a built index (a test's, a script's) has it detected instead.
+# ``Conversation._written_in``); a section outside a built index (a test's, a script's) has it detected instead.
 LanguageLookup = Callable[[str], str]
 
 FIX_CHARS = 1_800  # fix text shown up front
