@@ -23,7 +23,7 @@ nearest sections as options and a request for logs and versions.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from bot.answer.environment_text import describe
@@ -44,6 +44,7 @@ from bot.engine.answerer import Answerer
 from bot.engine.case import is_follow_up, is_not_helpful  # noqa: F401  (re-exported: the UI and tests use them)
 from bot.engine.compat import check, table_for
 from bot.engine.environment import merge
+from bot.engine.facts import SectionFacts
 from bot.engine.message import Message
 from bot.kb.tokenize import detect_language
 from bot.limits import HISTORY_TURNS_REPLAYED, QUESTION_CHARS
@@ -52,6 +53,19 @@ from bot.records import Answer, Case, Environment, Event, Hit
 CLOSE_GAP = 0.3  # sections within this much of the best fused score (z-score units) are "close"
 CLARIFY_MAX_CHARS = 40  # only short, vague questions get a clarifying question
 MAX_REPLAY_TURNS = HISTORY_TURNS_REPLAYED  # user turns replayed from an API history
+
+# key -> language of each loaded index generation's sections, by the identity of its facts (a reload brings new ones)
+_LANGUAGES: dict[int, tuple[Sequence[SectionFacts], dict[str, str]]] = {}
+
+
+def languages_of(facts: Sequence[SectionFacts]) -> dict[str, str]:
+    """Section key -> the language it is written in, from the facts its build stored (computed once per index)."""
+    held = _LANGUAGES.get(id(facts))
+    if held is None or held[0] is not facts:
+        if len(_LANGUAGES) >= 4:  # a live reload leaves the old generation behind
+            _LANGUAGES.clear()
+        held = _LANGUAGES[id(facts)] = (facts, {f.key: f.language for f in facts})
+    return held[1]
 
 
 @dataclass
@@ -138,6 +152,10 @@ class Conversation:
 
     def _meta(self, key: str):
         return self.engine.meta(key)
+
+    def _written_in(self, key: str) -> str:
+        """The language section ``key`` is written in, as the index's build stored it (``SectionFacts.language``)."""
+        return languages_of(self.engine.facts)[key]
 
     def _limit(self) -> int:
         return self.engine.settings.max_input_chars
@@ -258,14 +276,23 @@ class Conversation:
             return format_exhausted(language, notes, contact=self.contact)
         if not answer.answered:
             return format_no_match(
-                answer, self._meta, self.base_url, limit=limit, language=language, notes=notes, contact=self.contact
+                answer,
+                self._meta,
+                self.base_url,
+                limit=limit,
+                language=language,
+                notes=notes,
+                contact=self.contact,
+                written_in=self._written_in,
             )
         candidates = clarify_candidates(answer, message) if allow_clarify else []
         if candidates:
             return format_clarify(
                 answer, candidates, self._meta, self.base_url, limit=limit, language=language, notes=notes
             )
-        return format_answer(answer, self._meta, self.base_url, limit=limit, language=language, notes=notes)
+        return format_answer(
+            answer, self._meta, self.base_url, limit=limit, language=language, notes=notes, written_in=self._written_in
+        )
 
     def _detail(self, key: str, answer: Answer, message: str, language: str, notes: list[str]) -> Reply | None:
         hit = next((h for h in answer.hits if h.section.key == key), None)
@@ -290,9 +317,16 @@ class Conversation:
                 language=language,
                 notes=[text(language, "not_helpful")],
                 ask_more=True,
+                written_in=self._written_in,
             )
         reply = format_no_match(
-            answer, self._meta, self.base_url, limit=self._limit(), language=language, contact=self.contact
+            answer,
+            self._meta,
+            self.base_url,
+            limit=self._limit(),
+            language=language,
+            contact=self.contact,
+            written_in=self._written_in,
         )
         reply.markdown = text(language, "sorry") + "\n\n" + reply.markdown  # the apology first, then how sure
         return reply
@@ -316,6 +350,7 @@ class Conversation:
             notes=[text(language, "chosen")],
             related=0,
             kind="section",
+            written_in=self._written_in,
         )
         case = self.case
         chosen = Case(

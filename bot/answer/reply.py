@@ -54,6 +54,9 @@ __all__ = [  # the escaping and text helpers are part of this module's interface
 ]
 
 MetaLookup = Callable[[str], "SectionMeta | None"]
+# Section key -> the language it is written in, as the build stored it (``SectionFacts.language``, read through
+# ``Conversation._written_in``); a section outside a built index (a test's, a script's) has it detected instead.
+LanguageLookup = Callable[[str], str]
 
 FIX_CHARS = 1_800  # fix text shown up front
 FULL_CHARS = 4_000  # rest of a section shown in a collapsed block
@@ -695,12 +698,15 @@ def _steps_or_text(markdown: str) -> tuple[str, str]:
     return render_steps(lead, shown, notes if not rest else ()), "\n\n".join(p for p in (more, *notes) if p and rest)
 
 
-def section_body(hit: Hit, meta: SectionMeta | None, language: str, limit: int = FIX_CHARS) -> tuple[str, list[str]]:
-    """(the fix as steps, collapsed details) of one section in the reply language."""
+def section_body(
+    hit: Hit, meta: SectionMeta | None, language: str, limit: int = FIX_CHARS, *, written_in: str | None = None
+) -> tuple[str, list[str]]:
+    """(the fix as steps, collapsed details) of one section in the reply language; ``written_in`` is the
+    section's own language (``SectionFacts.language``), detected only for a section outside an index."""
     section = hit.section
     fix = _fix_field(section, hit.matched_terms)
     details: list[str] = []
-    doc_language = section_language(section)
+    doc_language = written_in or section_language(section)
     if language != "zh" and meta is not None and meta.summary_en.strip():
         parts = _summary_parts(meta.summary_en)
         lead, fix_text = english_lead(parts.get("fix") or parts.get("other") or meta.summary_en)
@@ -762,7 +768,8 @@ def section_body(hit: Hit, meta: SectionMeta | None, language: str, limit: int =
 
 
 def section_language(section: Section) -> str:
-    """The language a section is written in ("zh" or "en"), from its heading and text."""
+    """The language a section is written in ("zh" or "en"), from its heading and text: the default
+    :data:`LanguageLookup` for a section outside a built index, whose build stores it as ``SectionFacts.language``."""
     return "zh" if detect_language(f"{section.heading}\n{section.text[:3_000]}") == "zh" else "en"
 
 
@@ -914,6 +921,34 @@ def _related_block(shown: Sequence[Shown], meta: MetaLookup, language: str) -> s
     return _details(f"{text(language, 'related')} ({len(shown)})", "\n".join(lines))
 
 
+def _reply(
+    answer: Answer,
+    language: str,
+    parts: Sequence[str],
+    *,
+    tier: str,
+    shown: Sequence[Shown] = (),
+    options: Sequence[dict] = (),
+    kind: str = "no_match",
+    reason: str = "",
+) -> Reply:
+    """The reply to a searched question: its blocks joined, with what the engine said of it (signature, cut input,
+    confidence); answered exactly when the tier is "answer"."""
+    return Reply(
+        kind=kind,
+        language=language,
+        markdown="\n\n".join(parts),
+        shown=list(shown),
+        options=list(options),
+        answered=tier == "answer",
+        signature=answer.signature,
+        truncated_from=answer.truncated_from,
+        confidence=answer.confidence,
+        tier=tier,
+        reason=reason,
+    )
+
+
 def format_answer(
     answer: Answer,
     meta: MetaLookup,
@@ -926,6 +961,7 @@ def format_answer(
     hits: Sequence[Hit] | None = None,
     kind: str = "answer",
     ask_more: bool = False,
+    written_in: LanguageLookup | None = None,
 ) -> Reply:
     """Summary line, the fix as steps, one citation line; details and related sections collapsed."""
     language = language or answer.language
@@ -941,7 +977,7 @@ def format_answer(
             m = meta(s.key)
             parts.append(f"### {escape_inline(section_title(s, m, language))}")
             era = era_line(s, language)
-            body, details = section_body(hit, m, language)
+            body, details = section_body(hit, m, language, written_in=written_in(s.key) if written_in else None)
             parts.append(body)
             parts.append(citation_line(s, url, language, m))
             if era:
@@ -951,17 +987,7 @@ def format_answer(
         parts.append(_related_block(shown[1:], meta, language))
     if ask_more:
         parts.append(text(language, "ask_more"))
-    return Reply(
-        kind=kind,
-        language=language,
-        markdown="\n\n".join(parts),
-        shown=shown,
-        answered=True,
-        signature=answer.signature,
-        truncated_from=answer.truncated_from,
-        confidence=answer.confidence,
-        tier="answer",
-    )
+    return _reply(answer, language, parts, tier="answer", shown=shown, kind=kind)
 
 
 def _option_list(
@@ -980,12 +1006,12 @@ def _option_list(
     return shown, options, "\n".join(lines)
 
 
-def best_fix(item: Shown, meta: MetaLookup, language: str) -> str:
+def best_fix(item: Shown, meta: MetaLookup, language: str, written_in: LanguageLookup | None = None) -> str:
     """The closest section as a tentative reply shows it: its summary line, its fix (steps and code, the
     section's details left out) and its citation line."""
     section = item.hit.section
     m = meta(section.key)
-    body, _ = section_body(item.hit, m, language)
+    body, _ = section_body(item.hit, m, language, written_in=written_in(section.key) if written_in else None)
     lines = [
         f"### {escape_inline(section_title(section, m, language))}",
         body,
@@ -1005,6 +1031,7 @@ def format_tentative(
     notes: Iterable[str] = (),
     suggestions: int = 3,
     contact: Contact | None = None,
+    written_in: LanguageLookup | None = None,
 ) -> Reply:
     """The closest section's fix under a caution line naming the reason, the other candidates collapsed below
     (and "talk to a person" when a contact is configured).
@@ -1017,7 +1044,7 @@ def format_tentative(
     parts.extend(_preamble(answer, language, limit, notes))
     shown, options, _ = _option_list(answer.hits[:suggestions], meta, base, language, "suggestion")
     if shown:
-        parts.append(best_fix(shown[0], meta, language))
+        parts.append(best_fix(shown[0], meta, language, written_in))
     _, _, others = _option_list(answer.hits[1:suggestions], meta, base, language, "suggestion")
     if others:
         parts.append(_details(f"{text(language, 'other_candidates')} ({len(shown) - 1})", others))
@@ -1025,19 +1052,7 @@ def format_tentative(
     person = person_line(language, contact, _cited(shown), collect=False)
     if person:
         parts.append(person)
-    return Reply(
-        kind="no_match",
-        language=language,
-        markdown="\n\n".join(parts),
-        shown=shown,
-        options=options,
-        answered=False,
-        signature=answer.signature,
-        truncated_from=answer.truncated_from,
-        confidence=answer.confidence,
-        tier="tentative",
-        reason=reason,
-    )
+    return _reply(answer, language, parts, tier="tentative", shown=shown, options=options, reason=reason)
 
 
 def format_none(
@@ -1054,7 +1069,9 @@ def format_none(
 ) -> Reply:
     """Nothing close: what the knowledge base covers, which details would help, where to ask a person."""
     language = language or answer.language
-    parts = [f"ℹ️ **{text(language, 'no_match_title')}**"]
+    # No icon: without a colour-emoji font (a Linux desktop, this machine's Chromium) "ℹ️" draws as a bare "i" that
+    # reads as a typo ("i The knowledge base…"); the bold title says it alone.
+    parts = [f"**{text(language, 'no_match_title')}**"]
     parts.extend(_preamble(answer, language, limit, notes))
     reason = reason_text(answer, meta, language)
     if answer.reason is not None and answer.reason.code in SPECIFIC_REASONS:  # "No document here covers Jetson"
@@ -1065,19 +1082,7 @@ def format_none(
     parts.append(person_line(language, contact, _cited(shown)))
     if listing:
         parts.append(_details(text(language, "pointers"), listing))
-    return Reply(
-        kind="no_match",
-        language=language,
-        markdown="\n\n".join(parts),
-        shown=shown,
-        options=[],
-        answered=False,
-        signature=answer.signature,
-        truncated_from=answer.truncated_from,
-        confidence=answer.confidence,
-        tier="none",
-        reason=reason,
-    )
+    return _reply(answer, language, parts, tier="none", shown=shown, reason=reason)
 
 
 def format_no_match(
@@ -1090,6 +1095,7 @@ def format_no_match(
     notes: Iterable[str] = (),
     suggestions: int = 3,
     contact: Contact | None = None,
+    written_in: LanguageLookup | None = None,
 ) -> Reply:
     """A reply for a question without a confident answer: tentative or none, by the engine's tier."""
     if answer.tier == "none" or not answer.hits:
@@ -1097,7 +1103,15 @@ def format_no_match(
             answer, meta, base, limit=limit, language=language, notes=notes, contact=contact, suggestions=suggestions
         )
     return format_tentative(
-        answer, meta, base, limit=limit, language=language, notes=notes, suggestions=suggestions, contact=contact
+        answer,
+        meta,
+        base,
+        limit=limit,
+        language=language,
+        notes=notes,
+        suggestions=suggestions,
+        contact=contact,
+        written_in=written_in,
     )
 
 
@@ -1116,18 +1130,7 @@ def format_clarify(
     parts = _preamble(answer, language, limit, notes)
     shown, options, listing = _option_list(hits, meta, base, language, "option")
     parts.append(text(language, "clarify") + "\n\n" + listing)
-    return Reply(
-        kind="clarify",
-        language=language,
-        markdown="\n\n".join(parts),
-        shown=shown,
-        options=options,
-        answered=True,
-        signature=answer.signature,
-        truncated_from=answer.truncated_from,
-        confidence=answer.confidence,
-        tier="answer",
-    )
+    return _reply(answer, language, parts, tier="answer", shown=shown, options=options, kind="clarify")
 
 
 def format_exhausted(language: str, notes: Iterable[str] = (), contact: Contact | None = None) -> Reply:

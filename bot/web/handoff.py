@@ -20,6 +20,7 @@ from typing import Any
 from bot import limits
 from bot.answer.reasons import shorten
 from bot.answer.reply import Contact, citation_label
+from bot.answer.texts import TEXTS
 from bot.engine.case import is_not_helpful
 from bot.engine.intents import classify
 from bot.web.handoff_transport import DEADLINE, courier_for
@@ -111,6 +112,7 @@ def unresolved(exchanges: Sequence[Exchange]) -> str:
 
 
 REPLY_GIST_CHARS = 200
+NOTHING_CLOSE = {f"**{TEXTS[language]['no_match_title']}**" for language in TEXTS}  # a "none" reply's first line
 
 
 def reply_gist(markdown: str) -> str:
@@ -120,10 +122,12 @@ def reply_gist(markdown: str) -> str:
     >>> reply_gist("⚠️ **May not apply:** Nothing matches.\n\n### Out of GPU memory\n\n**1.** Lower it\n\n"
     ...            "<details><summary>x</summary>\n\ny\n\n</details>")
     'May not apply: Nothing matches. — Out of GPU memory'
+    >>> reply_gist("Note: cut.\n\n**The knowledge base has nothing close to this question.**\n\nIt covers …")
+    'The knowledge base has nothing close to this question.'
     """
     text = re.sub(r"<details>.*?</details>", "", markdown, flags=re.S)
     lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("```")]
-    caution = next((line for line in lines if line.startswith(("⚠️", "ℹ️"))), "")
+    caution = next((line for line in lines if line.startswith(("⚠️", "ℹ️")) or line in NOTHING_CLOSE), "")
     title = next((line for line in lines if line.startswith("### ")), "")
     picked = [p for p in (caution, title) if p] or lines[:1]
     plain = [re.sub(r"^[#\s]+|[*_`]|^⚠️\s*|^ℹ️\s*", "", p).strip() for p in picked]

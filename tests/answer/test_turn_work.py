@@ -52,7 +52,7 @@ def counted(monkeypatch):
 
 
 def _about(calls: list, message: str) -> list:
-    """The calls made on this message's text (the reply also reads each shown section's own language)."""
+    """The calls made on this message's text."""
     return [arg for arg in calls if isinstance(arg, str) and message.strip() in arg]
 
 
@@ -164,3 +164,13 @@ def test_states_are_bounded_and_a_longer_history_is_replayed(engine, monkeypatch
     take_turn(engine, "那多机呢？", history=long_history)
     assert replayed == len(asked) > 1  # a history longer than a replay rebuilds is replayed, as without the cache
     assert states.key(["ab", "c"]) != states.key(["a", "bc"])
+
+
+@pytest.mark.parametrize("message", ["GPU out of memory during training, what can I do?", "训练时显存不足怎么办"])
+def test_a_shown_section_s_language_is_read_from_the_index_not_detected(engine, counted, message):
+    """The reply says "original Chinese" or "no English summary" by the language the build stored in the section's
+    facts (SectionFacts.language): the only text whose language a turn detects is the message."""
+    HISTORIES.clear()
+    turned, _ = take_turn(engine, message)
+    assert turned.reply.shown, turned.reply.markdown
+    assert counted["language"] == _about(counted["language"], message) and len(counted["language"]) == 1

@@ -21,8 +21,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from fixtures.browser import ask, browser, chromium_missing_reason, open_loaded, rendered, shots  # noqa: F401 (browser and shots are fixtures)
-from fixtures.server import app_running
+from fixtures.browser import ask, browser, chromium_missing_reason, open_loaded, rendered, shots, site  # noqa: F401 (browser, shots and site are fixtures)
 
 _missing = chromium_missing_reason()
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(_missing is not None, reason=_missing or "")]
@@ -82,24 +81,6 @@ CONTRAST = """(selector) => {
     return {text: e.innerText.trim().slice(0, 30), ratio: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)}; });
 }"""
 SOURCE_TEXT = "h1, nav a, .meta .document, .meta, .era, .line .n, .line .t, mark"
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    from fixtures.engines import repo_seeds_hash_settings
-
-    root = tmp_path_factory.mktemp("layout")
-    settings = repo_seeds_hash_settings(root)
-    with app_running(
-        {
-            "BOT_INDEX_DIR": str(settings.index_dir),
-            "BOT_SEEDS_DIR": str(settings.seeds_dir),
-            "BOT_EMBEDDER": "hash",
-            "BOT_DATA_DIR": str(root / "data"),
-            "BOT_CONTACT_URL": "mailto:gpu-help@example.com",
-        }
-    ) as url:
-        yield url
 
 
 def overlaps(page) -> list[tuple[dict, dict]]:

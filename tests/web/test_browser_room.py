@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from fixtures.browser import ask, browser, chromium_missing_reason, open_loaded, rendered, shots  # noqa: F401 (browser and shots are fixtures)
-from fixtures.server import app_running, free_port
+from fixtures.browser import ask, browser, chromium_missing_reason, open_loaded, rendered, shots, site  # noqa: F401 (browser, shots and site are fixtures)
+from fixtures.server import free_port
 
 _missing = chromium_missing_reason()
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(_missing is not None, reason=_missing or "")]
@@ -43,24 +43,6 @@ BOX = (
     "(selector) => { const e = document.querySelector(selector); if (!e || !e.checkVisibility()) return null;"
     " const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom, height: r.height}; }"
 )
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    from fixtures.engines import repo_seeds_hash_settings
-
-    root = tmp_path_factory.mktemp("room")
-    settings = repo_seeds_hash_settings(root)
-    with app_running(
-        {
-            "BOT_INDEX_DIR": str(settings.index_dir),
-            "BOT_SEEDS_DIR": str(settings.seeds_dir),
-            "BOT_EMBEDDER": "hash",
-            "BOT_DATA_DIR": str(root / "data"),
-            "BOT_CONTACT_URL": "mailto:gpu-help@example.com",
-        }
-    ) as url:
-        yield url
 
 
 def test_toast_and_reason_picker_take_one_line_each_and_leave_the_last_reply_in_view(site, browser, shots):

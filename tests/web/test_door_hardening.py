@@ -13,7 +13,6 @@ import asyncio
 import json
 import socket
 import threading
-import time
 
 import httpx
 import pytest
@@ -24,6 +23,7 @@ from app import build_app
 from bot.store.database import StoreSettings, open_store
 from bot.web.http import WebSettings
 from fixtures.server import ThreadServer
+from fixtures.sockets import closed_within, read_until_closed
 
 TOKEN = "s3cret-token"
 ADMIN = "0perator-token"
@@ -52,39 +52,6 @@ def serve(engine, tmp_path, web: WebSettings, **options):
     store = open_store(ops)
     app = build_app(engine.settings, engine, web, progress=False, ui=False, store=store, ops=ops, **options)
     return ThreadServer(app, web=web), store
-
-
-def closed_within(sock: socket.socket, seconds: float) -> bool:
-    """True once the server closes ``sock`` (EOF or reset) within ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        sock.settimeout(max(0.05, min(0.5, deadline - time.monotonic())))
-        try:
-            if sock.recv(65536) == b"":
-                return True
-        except TimeoutError:
-            continue
-        except OSError:
-            return True
-    return False
-
-
-def read_until_closed(sock: socket.socket, seconds: float) -> bytes:
-    """Everything the server sends until it closes ``sock`` (or ``seconds`` pass)."""
-    data = b""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        sock.settimeout(max(0.05, min(0.5, deadline - time.monotonic())))
-        try:
-            chunk = sock.recv(65536)
-        except TimeoutError:
-            continue
-        except OSError:
-            break
-        if not chunk:
-            break
-        data += chunk
-    return data
 
 
 # ---------------------------------------------------------------- 2. Gradio's JSON routes

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import socket
 import threading
-import time
 
 import httpx
 import pytest
@@ -20,6 +19,7 @@ from app import build_app
 from bot.web.http import WebSettings, server_config
 from bot.web.security import MAX_JSON_ITEMS
 from fixtures.server import ThreadServer
+from fixtures.sockets import closed_within, still_open
 
 BIG = "big-body-marker"
 
@@ -36,32 +36,6 @@ def served(engine):
     web = WebSettings(request_timeout=1.0)  # short, so that the tests can await the close
     with ThreadServer(build_app(engine.settings, engine, web, progress=False, ui=False), web=web) as server:
         yield server
-
-
-def closed_within(sock: socket.socket, seconds: float) -> bool:
-    """True once the server closes ``sock`` (EOF or reset) within ``seconds``; False if it is still open then."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        sock.settimeout(max(0.05, min(0.5, deadline - time.monotonic())))
-        try:
-            if sock.recv(65536) == b"":
-                return True
-        except TimeoutError:
-            continue
-        except OSError:  # reset
-            return True
-    return False
-
-
-def still_open(sock: socket.socket) -> bool:
-    """True when nothing (no EOF, no reset) is waiting on ``sock`` right now."""
-    sock.settimeout(0.05)
-    try:
-        return sock.recv(65536) != b""
-    except TimeoutError:
-        return True
-    except OSError:
-        return False
 
 
 # ---------------------------------------------------------------- large bodies

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from bot.answer.reply import Contact
+from bot.store import NotSpooled
 from bot.web.http import WebSettings
 from bot.web.ui import (
     MAX_MESSAGES,
@@ -21,6 +22,7 @@ from bot.web.ui import (
     vote,
     vote_reason,
 )
+from bot.web.ui.strings import ui_text
 
 BASE = "http://assistant.test"
 
@@ -112,6 +114,41 @@ def test_one_vote_per_answer_the_last_counts_and_a_down_vote_asks_why(deps):
     assert len(deps.recorder.events) == 3
     state, toast = vote(deps, state, index, None)  # withdrawn: said in a toast, not an event
     assert toast and len(deps.recorder.events) == 3
+
+
+class FailingRecorder(ListRecorder):
+    """Keeps questions; a vote's record raises as a full spool does (``NotSpooled``) once ``full`` is set."""
+
+    full = False
+
+    def record(self, event, *, session: str = "", latency_ms=None) -> None:
+        if self.full and event.kind == "vote":
+            raise NotSpooled("the event could not be kept: the spool refused the write; free space in BOT_DATA_DIR")
+        super().record(event, session=session, latency_ms=latency_ms)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_vote_that_could_not_be_saved_is_not_thanked_for(deps, language):
+    import dataclasses
+
+    deps = dataclasses.replace(deps, recorder=FailingRecorder())
+    state = ask(deps, ChatState(language=language), "显存不足怎么办")
+    index = len(state.messages) - 1
+    deps.recorder.full = True
+    for liked in ("Like", "Dislike"):
+        state, toast = vote(deps, state, index, liked)
+        assert toast == ui_text(language, "vote_not_saved") and toast not in (
+            ui_text(language, "vote_up"),
+            ui_text(language, "vote_down"),
+        )
+        assert state.disliked is None and state.answers[str(index)].vote is None  # no reason asked, nothing kept
+    deps.recorder.full = False
+    state, toast = vote(deps, state, index, "Dislike")  # saved: thanked, and asked why
+    assert toast == ui_text(language, "vote_down") and state.disliked == str(index)
+    deps.recorder.full = True
+    state, toast = vote_reason(deps, state, "outdated")  # the vote was kept, its reason was not
+    assert toast == ui_text(language, "reason_not_saved") and state.answers[str(index)].reason == ""
+    assert [(e.kind, e.vote) for e, _, _ in deps.recorder.events] == [("question", None), ("vote", "down")]
 
 
 def test_suggested_follow_ups_come_from_the_cited_sections_neighbours(deps):

@@ -12,13 +12,11 @@ import re
 import pytest
 
 from bot.web.ui import SAMPLE_LOG
-from fixtures.browser import ask, browser, chromium_missing_reason, open_loaded, rendered, shots  # noqa: F401 (browser and shots are fixtures)
-from fixtures.server import app_running
+from fixtures.browser import ask, browser, chromium_missing_reason, open_loaded, rendered, seeds_app, shots  # noqa: F401 (browser and shots are fixtures)
 
 _missing = chromium_missing_reason()
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(_missing is not None, reason=_missing or "")]
 
-CONTACT = "mailto:gpu-help@example.com"
 SIZES = [(400, 640), (390, 844)]
 # A pasted log: 60 INFO lines, then the error at its end (the bubble used to show only the first 40 lines).
 LOG = (
@@ -58,22 +56,8 @@ NESTED = """() => {
 
 @pytest.fixture(scope="module")
 def widget_site(tmp_path_factory):
-    from fixtures.engines import repo_seeds_hash_settings
-
     root = tmp_path_factory.mktemp("widget")
-    settings = repo_seeds_hash_settings(root)
-    seeds = settings.seeds_dir
-    with app_running(
-        {
-            "BOT_INDEX_DIR": str(settings.index_dir),
-            "BOT_SEEDS_DIR": str(seeds),
-            "BOT_EMBEDDER": "hash",
-            "BOT_FEEDBACK_LOG": str(root / "feedback.jsonl"),
-            "BOT_DATA_DIR": str(root / "data"),
-            "BOT_CONTACT_URL": CONTACT,
-            "BOT_CONTACT_LABEL": "GPU 支持",
-        }
-    ) as url:
+    with seeds_app(root, BOT_FEEDBACK_LOG=str(root / "feedback.jsonl"), BOT_CONTACT_LABEL="GPU 支持") as url:
         yield url
 
 

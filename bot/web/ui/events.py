@@ -167,14 +167,19 @@ def respond(deps: Deps, state: ChatState, base: str) -> ChatState:
     return state
 
 
-def _record(deps: Deps, state: ChatState, events: list[Event], latency: float | None = None) -> None:
+def _record(deps: Deps, state: ChatState, events: list[Event], latency: float | None = None) -> bool:
+    """Record ``events``; False when one could not be kept (spool full, store down: ``NotSpooled`` or another
+    error), so the chat never thanks for a vote it lost."""
     if deps.recorder is None:
-        return
+        return True
+    kept = True
     for event in events:
         try:
             deps.recorder.record(event, session=state.session, latency_ms=latency)
         except Exception:  # feedback must never break the chat
             traceback.print_exc()
+            kept = False
+    return kept
 
 
 def _vote_value(liked: Any) -> str | None:
@@ -192,9 +197,13 @@ def vote(deps: Deps, state: ChatState, index: Any, liked: Any) -> tuple[ChatStat
     if info is None:
         return state, ""
     value = _vote_value(liked)
+    before = info.vote, info.reason
     info.vote, info.reason = value, ""
-    if value is not None:  # a withdrawn vote is not an event (the store keeps the last vote per answer)
-        _record(deps, state, [_vote_event(info)])
+    # A withdrawn vote is not an event (the store keeps the last vote per answer).
+    if value is not None and not _record(deps, state, [_vote_event(info)]):
+        info.vote, info.reason = before  # not kept: the answer's vote is what was last saved
+        state.disliked = None  # no reason picker for a vote that was not saved
+        return state, ui_text(state.language, "vote_not_saved")
     state.disliked = key if value == "down" else None
     return state, ui_text(state.language, {"up": "vote_up", "down": "vote_down"}.get(value or "", "vote_withdrawn"))
 
@@ -207,7 +216,9 @@ def vote_reason(deps: Deps, state: ChatState, reason: str) -> tuple[ChatState, s
     if info is None or info.vote != "down":
         return state, ""
     info.reason = reason
-    _record(deps, state, [_vote_event(info)])
+    if not _record(deps, state, [_vote_event(info)]):
+        info.reason = ""
+        return state, ui_text(state.language, "reason_not_saved")
     return state, ui_text(state.language, "reason_thanks")
 
 

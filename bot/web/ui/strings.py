@@ -35,6 +35,8 @@ UI: dict[str, dict[str, str]] = {
         "vote_down": "感谢反馈！可在下方选择原因。",
         "vote_withdrawn": "已撤销评价。",
         "reason_thanks": "已记录原因，谢谢！",
+        "vote_not_saved": "评价未能保存，请稍后再试。",
+        "reason_not_saved": "原因未能保存，请稍后再试。",
         "welcome": "### 你好！\n\n描述你遇到的问题，或粘贴完整的报错日志。试试：",
         # The documents offer no Chinese question: theirs are shown, and said to be English (bot.web.ui.welcome).
         "welcome_other": "### 你好！\n\n描述你遇到的问题，或粘贴完整的报错日志。知识库的文档是英文的，例如：",
@@ -61,6 +63,8 @@ UI: dict[str, dict[str, str]] = {
         "vote_down": "Thanks! Pick a reason below if you like.",
         "vote_withdrawn": "Vote withdrawn.",
         "reason_thanks": "Reason recorded, thank you!",
+        "vote_not_saved": "Your vote could not be saved. Please try again later.",
+        "reason_not_saved": "The reason could not be saved. Please try again later.",
         "welcome": "### Hi!\n\nDescribe your problem or paste the full error log. Try:",
         "welcome_other": "### Hi!\n\nDescribe your problem or paste the full error log. The documents are in Chinese; "
         "they answer questions such as:",
