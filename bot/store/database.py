@@ -606,6 +606,7 @@ class Spool:
             self._fds.clear()
             self._pending.clear()
             self._sizes.clear()
+            self._waiting_from = None  # what waited is on disk: the next start writes it
             return left
 
 
