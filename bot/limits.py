@@ -12,6 +12,9 @@ Text kept about a question, and history read from a client:
   :data:`HISTORY_ITEMS_READ` are read, of which at most :data:`HISTORY_TURNS_REPLAYED` user turns
   are replayed; the chat page keeps :data:`CONVERSATION_TURNS_KEPT` turns, and a hand-off sends
   no more than those.
+- :data:`SPOOL_BYTES`: events acknowledged but not yet in the database (the store's spool, one
+  line of JSON each, ~400–500 bytes for a typical question, 12.5 KB at most); past it new events
+  are refused (503) rather than acknowledged and lost.
 
     >>> HISTORY_ITEMS_ACCEPTED >= HISTORY_ITEMS_READ >= HISTORY_TURNS_REPLAYED
     True
@@ -32,3 +35,7 @@ CONVERSATION_TURNS_KEPT = 12  # turns the chat page keeps for follow-ups, and a 
 ENVIRONMENT_CHARS = 200_000
 ENVIRONMENT_LINE_CHARS = 1_000
 ENVIRONMENT_ITEMS = 16
+
+# The store's spool (bot.store.database.Spool): 128 MiB is ~300,000 typical events (3.5 days of one a second while
+# the database is down) and never fewer than 10,000; each 1 MiB segment keeps a file open while its rows wait.
+SPOOL_BYTES = 128 << 20

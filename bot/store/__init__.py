@@ -10,7 +10,8 @@ never ``answer`` or ``web``.
 
 
 class NotSpooled(RuntimeError):
-    """An event could not be kept (the disk refused its write: full); nothing was acknowledged.
+    """An event could not be kept (the disk refused its write: full; or the spool holds
+    :data:`bot.limits.SPOOL_BYTES` waiting for a database that is away); nothing was acknowledged.
 
     Raised by a recorder's ``record``; the edges answer 503 so the client retries: an ``{"ok": true}`` must mean
     the event survives a crash.

@@ -17,8 +17,10 @@ database outage *and* a restart (SIGTERM or SIGKILL): the next start writes what
 still holds, once (rows carry an ``event_id``, so a row written just before a crash is not
 written twice). A database that goes away is logged once and retried with back-off; after a
 write error the batch is split (down to one row) so rows go in as soon as there is room
-again (a nearly full disk). When the queue is full new rows are dropped, logged once and
-counted (the answer matters more than its statistics).
+again (a nearly full disk). When the queue is full (a long outage) new rows wait in the spool
+alone and the writer reads them back once the queue is empty, so nothing acknowledged is lost;
+past :data:`bot.limits.SPOOL_BYTES` waiting there, :meth:`Store.record` raises
+:class:`~bot.store.NotSpooled` and the edge answers 503: a vote is refused, never thanked and lost.
 
 ``answer_id`` (schema version 3) names the reply an event is about: a question row carries the id of
 its reply, a vote the id of the answer voted on (one vote row per answer), so /admin ties a 👎 to its
@@ -55,7 +57,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
-from bot.limits import QUESTION_CHARS
+from bot.limits import QUESTION_CHARS, SPOOL_BYTES
 from bot.records import EVENT_KINDS, VOTE_REASONS, Event
 from bot.records import ORIGINS as EDGE_ORIGINS
 from bot.settings import BotSettings, setting
@@ -426,37 +428,76 @@ class Spool:
     when a process dies (SIGKILL included), and the next start replays the file (:meth:`Store._replay`).
     A file goes away once every row in it is written; past :data:`SPOOL_SEGMENT_BYTES` a fresh one is
     started, so the spool of a busy server stays small.
+
+    Each row is handed to the writer's queue as it is added. When the queue is full (a long outage) the row
+    waits here, and so does every row after it until the writer, its queue empty, has read them all back
+    (:meth:`read_back`), oldest first: a row is never both queued and read back. Past ``cap_bytes``
+    (:data:`bot.limits.SPOOL_BYTES`) a row is refused (:class:`NotSpooled`), as on a full disk.
+
+        >>> import tempfile
+        >>> spool = Spool(Path(tempfile.mkdtemp()), cap_bytes=200)
+        >>> spool.add({"at": _now(), "kind": "vote", "event_id": "e1"})  # no queue given: it waits here
+        False
+        >>> [row["event_id"] for _, row in spool.read_back(10)], spool.waiting()
+        (['e1'], 1)
+        >>> try:
+        ...     spool.add({"at": _now(), "kind": "vote", "event_id": "e2", "question": "x" * 200})
+        ... except NotSpooled as refused:
+        ...     print(str(refused).split(", and ")[1].split(" (")[0])
+        this event would take it past its cap of 200 bytes
+        >>> spool.done([spool.current]), spool.waiting(), spool.close()
+        (None, 0, 0)
     """
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, cap_bytes: int = SPOOL_BYTES) -> None:
         self.folder = folder
+        self.cap_bytes = cap_bytes
         folder.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._pending: dict[Path, int] = {}  # rows of each file not yet in the database
-        self._fds: dict[Path, int] = {}
-        self._size = 0
+        self._sizes: dict[Path, int] = {}  # bytes of each file
+        self._fds: dict[Path, int] = {}  # oldest first
+        self._waiting_from: tuple[Path, int] | None = None  # the first row not handed to the queue, if any
         self.current = self._new_file()
         self.failed = False  # a write to the spool failed (disk full): logged once
+        self.full = False  # the cap was reached: logged once
 
     def _new_file(self) -> Path:
         path = self.folder / f"{os.getpid()}-{uuid.uuid4().hex[:12]}.jsonl"
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        self._fds[path], self._pending[path], self._size = fd, 0, 0
+        self._fds[path], self._pending[path], self._sizes[path] = fd, 0, 0
         return path
 
-    def add(self, row: dict) -> Path:
-        """Append and fsync one row; the file it went to (pass it to :meth:`done`).
+    def add(self, row: dict, hand_over: queue.Queue | None = None) -> bool:
+        """Append and fsync one row, then put ``(file, row)`` on ``hand_over`` (the writer's queue); False when
+        it waits in the spool instead (the queue is full, or rows wait there already: they go first).
 
-        Raises :class:`NotSpooled` when the disk refuses the line (full, or a write that makes no progress): the
-        line is cut off again, so nothing half-written glues onto the next one, and the caller acknowledges nothing.
+        Raises :class:`NotSpooled` when the row cannot be kept: the spool holds ``cap_bytes`` already, or the disk
+        refuses the line (full, or a write that makes no progress; the line is cut off again, so nothing
+        half-written glues onto the next one). The caller acknowledges nothing then.
         """
         data = (_to_json(row) + "\n").encode("utf-8")
         with self._lock:
-            if self._size > SPOOL_SEGMENT_BYTES:
+            if self._sizes[self.current] > SPOOL_SEGMENT_BYTES:
                 old, self.current = self.current, self._new_file()
                 self._forget_if_done(old)
-            fd = self._fds[self.current]
+            held = sum(self._sizes.values())
+            if held + len(data) > self.cap_bytes:
+                if not self.full:
+                    log.warning(
+                        "store: the spool %s holds %d bytes waiting for the database (SPOOL_BYTES): events are "
+                        "refused (503) until the database takes them",
+                        self.folder,
+                        held,
+                    )
+                    self.full = True
+                raise NotSpooled(
+                    f"the event could not be kept: the spool {self.folder} holds {held} bytes waiting for the "
+                    f"database, and this event would take it past its cap of {self.cap_bytes} bytes "
+                    "(SPOOL_BYTES in bot/limits.py); bring the database back"
+                )
+            fd, start = self._fds[self.current], self._sizes[self.current]
             try:
                 _write_all(fd, data)
                 os.fsync(fd)
@@ -470,17 +511,63 @@ class Spool:
                     )
                     self.failed = True
                 try:  # a half-written line must not glue onto the next one
-                    os.ftruncate(fd, self._size)
+                    os.ftruncate(fd, start)
                 except OSError:
                     pass
                 raise NotSpooled(
                     f"the event could not be kept: the spool {self.current} refused the write "
                     f"({exc.strerror or exc}); free space in BOT_DATA_DIR"
                 ) from None
-            self.failed = False
-            self._size += len(data)
+            self.failed = self.full = False
+            self._sizes[self.current] += len(data)
             self._pending[self.current] += 1
-            return self.current
+            if self._waiting_from is None and hand_over is not None:
+                try:
+                    hand_over.put_nowait((self.current, row))
+                    return True
+                except queue.Full:
+                    pass
+            if self._waiting_from is None:
+                self._waiting_from = (self.current, start)
+            return False
+
+    @property
+    def backlog(self) -> bool:
+        """Rows wait here that were not handed to the queue."""
+        return self._waiting_from is not None
+
+    def read_back(self, limit: int) -> list[tuple[Path, dict]]:
+        """Up to ``limit`` of the rows that were not handed to the queue, oldest first, each with its file (pass
+        it to :meth:`done` once written); handed over now, so never read back twice."""
+        rows: list[tuple[Path, dict]] = []
+        unreadable: list[Path] = []
+        with self._lock:
+            while self._waiting_from is not None and len(rows) < limit:
+                path, offset = self._waiting_from
+                size = self._sizes[path]
+                try:
+                    with open(path, "rb") as handle:
+                        handle.seek(offset)
+                        while offset < size and len(rows) < limit:
+                            line = handle.readline()
+                            offset += len(line)
+                            try:
+                                rows.append((path, _from_json(line)))
+                            except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+                                unreadable.append(path)
+                except OSError as exc:  # gone or unreadable: what it holds stays for the next start's replay
+                    log.error("store: cannot read back the spool %s (%s); left for the next start", path, exc)
+                    offset = size
+                if offset < size:
+                    self._waiting_from = (path, offset)
+                else:  # this file is handed over: the rows after it are in the files started after it
+                    files = list(self._fds)
+                    later = files[files.index(path) + 1 :]
+                    self._waiting_from = (later[0], 0) if later else None
+        if unreadable:  # never expected: this process wrote each line whole under the lock
+            log.error("store: %d line(s) of the spool could not be read back; dropped", len(unreadable))
+            self.done(unreadable)
+        return rows
 
     def done(self, paths: Iterable[Path | None]) -> None:
         """These rows are in the database (or given up): a file with nothing left goes away."""
@@ -490,9 +577,9 @@ class Spool:
                     self._pending[path] -= 1
             for path in [p for p, n in self._pending.items() if n <= 0]:
                 if path == self.current:
-                    if self._size:
+                    if self._sizes[path]:
                         os.ftruncate(self._fds[path], 0)  # O_APPEND: the next row starts the file again
-                        self._size = 0
+                        self._sizes[path] = 0
                 else:
                     self._forget_if_done(path)
 
@@ -501,8 +588,10 @@ class Spool:
             path.unlink(missing_ok=True)
             os.close(self._fds.pop(path))
             self._pending.pop(path, None)
+            self._sizes.pop(path, None)
 
     def waiting(self) -> int:
+        """Rows not yet in the database: queued, being written, or waiting here."""
         with self._lock:
             return sum(self._pending.values())
 
@@ -516,6 +605,8 @@ class Spool:
                 os.close(fd)
             self._fds.clear()
             self._pending.clear()
+            self._sizes.clear()
+            self._waiting_from = None  # what waited is on disk: the next start writes it
             return left
 
 
@@ -528,6 +619,7 @@ class Store:
         settings: StoreSettings,
         *,
         queue_size: int = 10_000,
+        spool_bytes: int = SPOOL_BYTES,
         retry_seconds: float = 1.0,
         max_retry_seconds: float = 30.0,
         writer: bool = True,
@@ -540,8 +632,9 @@ class Store:
         self._max_retry = max_retry_seconds
         self._stop = threading.Event()
         self._down = False  # logged once per outage
-        self._dropping = False  # a full queue is logged once per outage
-        self.dropped = 0  # rows lost because the queue was full while the database was away
+        self._spilling = False  # a full queue is logged once per outage
+        self.spilled = 0  # rows that found the queue full and waited in the spool alone (read back, never lost)
+        self._written = threading.Condition()  # notified after each write: flush() waits on it
         self.written = 0
         self.replayed = 0  # rows written at start-up from the spool of an earlier run
         self.refused = 0  # rows the database refused for good, set aside in <spool>/refused/
@@ -555,7 +648,7 @@ class Store:
             folder = Path(settings.data_dir).expanduser() / SPOOL_DIR
             try:
                 self._replay(folder)
-                self.spool = Spool(folder)
+                self.spool = Spool(folder, spool_bytes)
             except OSError as exc:
                 raise StoreError(
                     f"BOT_DATA_DIR={str(settings.data_dir)!r}: cannot keep the event spool in {folder} "
@@ -695,8 +788,10 @@ class Store:
     def record(self, event: Event, *, session: str = "", latency_ms: float | None = None) -> None:
         """Spool (one fsync) and queue one event; never waits for the database.
 
-        Raises :class:`NotSpooled` when the event cannot be kept (disk full): the edge refuses the request (503)
-        rather than acknowledge what a crash would lose. A malformed event is logged and skipped."""
+        When the queue is full (a long outage) the event waits in the spool alone and the writer reads it back
+        once the queue is empty. Raises :class:`NotSpooled` when the event cannot be kept (disk full, or the
+        spool at :data:`bot.limits.SPOOL_BYTES`): the edge refuses the request (503) rather than acknowledge
+        what would be lost. A malformed event is logged and skipped."""
         if self.spool is None:
             log.error("store: a read-only store (Store.reader) cannot record events; use Store.open")
             return
@@ -705,20 +800,19 @@ class Store:
         except Exception:  # a malformed event must not cost the user the answer
             log.exception("store: could not record an event of kind %r", getattr(event, "kind", "?"))
             return
-        where = self.spool.add(row)
-        try:
-            self._queue.put_nowait((where, row))
-        except queue.Full:
-            self.spool.done([where])  # the spool keeps no more than the queue holds
-            self.dropped += 1
-            if not self._dropping:
-                self._dropping = True
-                log.warning(
-                    "store: %d events wait for the database %s and the queue is full: new events are "
-                    "dropped until it is back (the count is logged then)",
-                    self._queue.maxsize,
-                    self.describe(),
-                )
+        if self.spool.add(row, self._queue):
+            return
+        self.spilled += 1
+        if not self._spilling:
+            self._spilling = True
+            log.warning(
+                "store: %d events wait for the database %s and the queue is full: new events wait in the spool %s "
+                "(up to %d MiB, then they are refused with 503) and are written when it is back",
+                self._queue.maxsize,
+                self.describe(),
+                self.spool.folder,
+                self.spool.cap_bytes >> 20,
+            )
 
     def _row(self, event: Event, session: str, latency_ms: float | None, at: datetime | None = None) -> dict:
         if event.kind not in KINDS:
@@ -767,18 +861,12 @@ class Store:
         delay = self._retry
         while True:
             if not batch:
-                try:
-                    batch.append(self._queue.get(timeout=0.5))
-                except queue.Empty:
+                batch = self._next_batch()
+                if not batch:
                     if self._stop.is_set():
                         return
                     self._maybe_purge()
                     continue
-                while len(batch) < BATCH:
-                    try:
-                        batch.append(self._queue.get_nowait())
-                    except queue.Empty:
-                        break
             chunk = batch[:limit]
             try:
                 self._write([row for _, row in chunk])
@@ -807,19 +895,39 @@ class Store:
                     self._write_or_refuse([row for _, row in chunk], refused_batch=exc)
                 except _TRANSIENT:
                     continue  # gone again half-way: the whole chunk is retried (rows written meanwhile are skipped)
-            if self._down:
-                log.warning(
-                    "store: the database %s is back; %d event(s) were dropped meanwhile", self.describe(), self.dropped
-                )
-                self._down = self._dropping = False
             if self.spool is not None:
                 self.spool.done(where for where, _ in chunk)
-            for _ in chunk:
-                self._queue.task_done()
+            if self._down:
+                log.warning(
+                    "store: the database %s is back; %d event(s) still wait in the spool and are written now",
+                    self.describe(),
+                    self.spool.waiting() if self.spool is not None else len(batch) - len(chunk),
+                )
+                self._down = self._spilling = False
+            with self._written:
+                self._written.notify_all()
             self.written += len(chunk)
             batch = batch[len(chunk) :]
             limit = min(BATCH, limit * 2)
             delay = self._retry
+
+    def _next_batch(self) -> list[tuple[Path | None, dict]]:
+        """Up to :data:`BATCH` rows: the queue's first, then those that waited in the spool beyond it (recorded
+        later, while the queue was full), read back only once the queue is empty; waits up to 0.5 s for a row."""
+        if self._queue.empty() and self.spool is not None and self.spool.backlog:
+            if self._stop.is_set():
+                return []  # closing: they stay in the spool for the next start
+            return list(self.spool.read_back(BATCH))
+        try:
+            batch = [self._queue.get(timeout=0.5)]
+        except queue.Empty:
+            return []
+        while len(batch) < BATCH:
+            try:
+                batch.append(self._queue.get_nowait())
+            except queue.Empty:
+                break
+        return batch
 
     def _write_or_refuse(self, rows: list[dict], *, refused_batch: Exception | None = None) -> list[dict]:
         """Write ``rows``; when the database refuses the batch (not an outage: a row it will never take, such as
@@ -907,14 +1015,17 @@ class Store:
                 continue
 
     def flush(self, timeout: float = 10.0) -> bool:
-        """Wait until everything queued so far is written (tests, shutdown); False on timeout."""
+        """Wait until every event recorded so far is in the database, queued or waiting in the spool (tests,
+        shutdown); False on timeout."""
+        if self.spool is None:
+            return True
         deadline = time.monotonic() + timeout
-        with self._queue.all_tasks_done:
-            while self._queue.unfinished_tasks:
+        with self._written:
+            while self.spool.waiting():
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
-                self._queue.all_tasks_done.wait(left)
+                self._written.wait(left)
         return True
 
     def close(self, timeout: float = 5.0) -> None:

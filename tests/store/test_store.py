@@ -156,18 +156,6 @@ def test_answers_go_on_while_the_database_is_away(store_settings, outage, caplog
         store.close()
 
 
-def test_a_full_queue_drops_rows_instead_of_waiting(store_settings, outage):
-    store = Store.open(store_settings, busy_timeout=0.2, retry_seconds=0.2, queue_size=5)
-    try:
-        with outage:
-            for n in range(50):
-                store.record(q(f"question {n}"))
-            assert store.dropped >= 40
-        assert store.flush(30)
-    finally:
-        store.close()
-
-
 # ---------------------------------------------------------------- start-up errors
 
 
