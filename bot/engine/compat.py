@@ -51,7 +51,7 @@ Status = Literal["none", "consistent", "mismatch", "incomplete"]
 # The one command that gives a missing value (the reply layer holds the command text for each key).
 Ask = Literal["nvidia_smi", "nvcc", "run_check", "pip_list", "gpu_query", "cudnn_version"]
 
-KINDS = ("driver", "gpu", "cuda_arch", "cudnn", "wheel", "message")
+KINDS = ("driver", "gpu", "cuda_arch", "cudnn", "wheel", "wheel_note", "message")
 
 
 @dataclass(frozen=True)
@@ -123,6 +123,7 @@ _KEY_FIELD = {
     "cuda_arch": "cuda",
     "cudnn": "cudnn",
     "wheel": "version",
+    "wheel_note": "package",
     "message": "key",
 }
 
@@ -377,10 +378,13 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
         ("torch_cudnn_mismatch", "cudnn_cuda"),
         ("tf_min_capability", "compute_capability"),
         ("tf_jit_arch", "compute_capability"),
+        ("torch_cuda_none", "cpu_only_wheel"),
     ):
         if signal in env.signals:
             if signal == "tf_jit_arch" and works:
                 continue  # TensorFlow compiles the kernels from PTX and runs: slow start, not a failure
+            if signal == "insufficient_driver" and _driver_covers_build(env, table):
+                continue  # NVIDIA's table says the driver shown runs the build's CUDA: another cause, say nothing
             key = signal
             claim(code, _message_values(code, env), _message(key, table), "message")
 
@@ -548,6 +552,17 @@ def _message_values(code: Code, env: Environment) -> dict[str, str | None]:
     return {"package": _package_text(env) or None}
 
 
+def _driver_covers_build(env: Environment, table: CompatTable) -> bool:
+    """The driver shown is new enough, by NVIDIA's table, for the CUDA the framework build needs (and for what the
+    framework reports as its runtime): error 35 then comes from something the paste does not show."""
+    built = build_cuda(env, table)
+    needs = [c for c in (env.cuda_runtime, built[0] if built else None) if c]
+    if not env.driver or not needs:
+        return False
+    verdicts = [_driver_verdict(env, c, table) for c in needs]
+    return all(v is not None and v[0] for v in verdicts)
+
+
 def _family_row(cuda: str, table: CompatTable) -> Source | None:
     for row in table.of("driver"):
         if row.get("cuda") == f"{_mm(cuda)[0]}.x":
@@ -610,14 +625,16 @@ def _library_versions(env: Environment) -> dict[str, tuple[str, int]]:
 
 
 def _tf_windows_cpu(env: Environment, table: CompatTable) -> tuple[str, Source] | None:
-    """TensorFlow newer than 2.10 on native Windows has no GPU build (the install page's note)."""
+    """TensorFlow after the row's last native-Windows GPU release (2.10) has no GPU build on Windows (release note)."""
     if not _windows(env) or not env.gpu_intent:
         return None
-    for p in env.packages:
-        if p.name == "tensorflow" and vtuple(p.version)[:2] >= (2, 11):
-            for row in table.rows:
-                if row.kind == "wheel" and "Windows" in str(row.data.get("note", "")):
-                    return f"{p.name}=={p.version}", row.source
+    for row in table.of("wheel_note"):
+        last = vtuple(row.get("windows_gpu_last"))
+        if row.get("package") != "tensorflow" or not last:
+            continue
+        for p in env.packages:
+            if p.name in ("tensorflow", "tensorflow-any") and vtuple(p.version)[:2] > last[:2]:
+                return f"tensorflow=={p.version}", row.source
     return None
 
 

@@ -110,7 +110,7 @@ _TORCH_FOUND = re.compile(r"driver on your system is too old \(found version (\d
 _NVCC = re.compile(r"Cuda compilation tools, release (\d{1,2}\.\d{1,2})|Build cuda_(\d{1,2}\.\d{1,2})\.r")
 _VERSION_TXT = re.compile(r"CUDA Version (\d{1,2}\.\d{1,2})\.\d{1,4}")
 _TEXT_CUDA = re.compile(
-    r"(?<![\w\-./])(?:cuda|cudatoolkit)(?:\s{0,3}(?:toolkit|版本|ver\w{0,8}|version))?\s{0,3}[:：=]?\s{0,3}v?(\d{1,2}(?:\.\d{1,2})?)(?![\d.]{0,1}\d)",
+    r"(?<![\w\-./])(?:cuda|cudatoolkit)(?:\s{0,3}(?:toolkit|版本|ver\w{0,8}|version))?\s{0,3}[:：=]?\s{0,3}v?(\d{1,2}(?:\.\d{1,2})?)(?:\.\d{1,4})?(?![\d.]{0,1}\d)",
     re.IGNORECASE,
 )
 _CUDA_WITH = re.compile(r"paddle\s{0,3}with\s{0,3}cuda\s{0,3}[:：=]?\s{0,3}(\d{1,2}\.\d{1,2})", re.IGNORECASE)
@@ -147,7 +147,19 @@ _FRAMEWORK_TEXT = re.compile(
 _VERSION_PRINT = re.compile(
     r"(tf|tensorflow|torch|paddle)\.__version__\)?\s{0,4}\n?\s{0,4}['\"]?(\d\.\d{1,2}\.\d{1,2}[\w+.]{0,12})"
 )
-_TORCH_CUDA = re.compile(r"torch\.version\.cuda\)?\s{0,4}\n?\s{0,4}['\"]?(\d{1,2}\.\d{1,2})")
+_TORCH_CUDA = re.compile(
+    r"torch\.version\.cuda\)?\s{0,4}\n?\s{0,4}['\"]?(\d{1,2}\.\d{1,2}|None)|"
+    r"CUDA used to build PyTorch:\s{0,4}(\d{1,2}\.\d{1,2}|None|Could not collect)"
+)
+# collect_env prints torch.version.cuda, None (or "Could not collect") for a build without CUDA; ROCm builds too.
+_TORCH_ROCM = re.compile(r"ROCM used to build PyTorch:\s{0,4}\d")
+# collect_env's "CUDA runtime version" is the machine's toolkit (nvcc), not the runtime the wheel brings.
+_COLLECT_ENV_CUDA = re.compile(r"^CUDA runtime version:\s{0,4}(\d{1,2}\.\d{1,2})")
+# The TensorFlow issue template: the heading, blank lines, then the version ("tf 2.16", "v2.12.0-rc1-… 2.12.0").
+_TF_TEMPLATE = re.compile(
+    r"^#{2,4} {0,3}tensorflow version {0,3}\n(?: {0,8}\n){0,3} {0,8}(?:tf {0,2})?v?(\d\.\d{1,2}(?:\.\d{1,2})?)",
+    re.IGNORECASE | re.MULTILINE,
+)
 _TF_BUILD_CUDA = re.compile(r"'cuda_version'[:,]\s{0,2}'(?:64_)?(\d{1,2})\.?(\d)'")
 _TF_BUILD_CUDNN = re.compile(r"'cudnn_version'[:,]\s{0,2}'(?:64_)?(\d{1,2}(?:\.\d{1,2})?)'")
 _TF_IS_CUDA = re.compile(r"'is_cuda_build'[:,]\s{0,2}(True|False)")
@@ -319,7 +331,8 @@ def read_environment(text: str) -> Environment:
     >>> env.compute_capability, env.cuda_driver_api, env.cuda_runtime
     ('8.6', '11.2', '11.0')
     """
-    lines = normalise(text or "").split("\n")
+    whole = normalise(text or "")
+    lines = whole.split("\n")
     # Only lines holding a keyword are read (with the line after each, for two-line prints such as
     # "Name: …\nVersion: …"): a 5,000-line pip list costs one substring scan per line.
     kept = [i for i, line in enumerate(lines) if _KEYWORD.search(line[:MAX_LINE_CHARS].lower())]
@@ -352,7 +365,13 @@ def read_environment(text: str) -> Environment:
         if name == "paddle" or "+" in m.group(2) or name == "tensorflow":
             packages.setdefault((name, m.group(2)), Package(name, m.group(2), _variant(m.group(2))))
     if m := _TORCH_CUDA.search(text):
-        env["build_cuda"] = m.group(1)
+        value = m.group(1) or m.group(2)
+        if value[0].isdigit():
+            env["build_cuda"] = value
+        elif not _TORCH_ROCM.search(text):
+            signals.add("torch_cuda_none")
+    for m in _TF_TEMPLATE.finditer(whole):
+        packages.setdefault(("tensorflow-any", m.group(1)), Package("tensorflow-any", m.group(1), ""))
     if m := _TF_BUILD_CUDA.search(text):
         env["build_cuda"] = f"{m.group(1)}.{m.group(2)}"
     if m := _TF_BUILD_CUDNN.search(text):
@@ -439,6 +458,8 @@ def read_environment(text: str) -> Environment:
         if m := _NVCC.search(line):
             toolkit = _add(toolkit, m.group(1) or m.group(2))
         if (m := _VERSION_TXT.search(line)) and "Driver" not in line:
+            toolkit = _add(toolkit, m.group(1))
+        if m := _COLLECT_ENV_CUDA.search(line):
             toolkit = _add(toolkit, m.group(1))
         if m := _CUDA_WITH.search(line):
             first("build_cuda", m.group(1))
