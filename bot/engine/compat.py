@@ -225,9 +225,7 @@ def build_cuda(env: Environment, table: CompatTable) -> tuple[str, Source | None
     row for that version and platform. None when it cannot be read (several candidate versions count as unknown)."""
     if env.build_cuda:
         return env.build_cuda, None
-    candidates = [
-        p for p in env.packages if p.name in ("paddlepaddle-gpu", "tensorflow", "tensorflow-gpu", "torch", "paddle")
-    ]
+    candidates = [p for p in env.packages if p.name in ("paddlepaddle-gpu", "torch", "paddle", *_TF_GPU_NAMES)]
     versions = {p.version for p in candidates}
     if len(versions) != 1:
         return None
@@ -236,6 +234,8 @@ def build_cuda(env: Environment, table: CompatTable) -> tuple[str, Source | None
         digits = pkg.variant[2:]
         return f"{digits[:-1]}.{digits[-1]}", None
     windows = _windows(env)
+    if pkg.name in _TF_GPU_NAMES:
+        return _tf_build_cuda(pkg, windows, table)
     base = pkg.version.split("+")[0]
     base = re.sub(r"\.(post\d{2,3}|cu\d{3})$", "", base)
     for row in table.of("wheel"):
@@ -267,6 +267,33 @@ def build_cuda(env: Environment, table: CompatTable) -> tuple[str, Source | None
             if row.get("variant") == pkg.variant and row.get("cuda") and row.get("package") == "paddlepaddle-gpu":
                 return row.get("cuda"), row.source
     return None
+
+
+# TensorFlow names whose build may carry CUDA: tensorflow-gpu, tensorflow from 2.1 (its release note: "The
+# tensorflow pip package now includes GPU support by default"), and a version printed without the package name.
+_TF_GPU_NAMES = ("tensorflow", "tensorflow-gpu", "tensorflow-any")
+_TF_GPU_IN_PLAIN_PACKAGE = (2, 1)
+
+
+def _tf_build_cuda(pkg: Package, windows: bool | None, table: CompatTable) -> tuple[str, Source] | None:
+    """CUDA of TensorFlow's tested GPU build for the package's major.minor (the tables list one row per minor, as
+    tensorflow-X on Linux from 2.0 and tensorflow_gpu-X otherwise: the same GPU build). Without the OS, only when
+    the platforms' rows agree. A plain ``tensorflow`` before 2.1 was the CPU package: no CUDA."""
+    want = vtuple(pkg.version)[:2]
+    if pkg.name == "tensorflow" and want < _TF_GPU_IN_PLAIN_PACKAGE:
+        return None
+    rows = [
+        r
+        for r in table.of("wheel")
+        if r.get("package") in ("tensorflow", "tensorflow-gpu")
+        and vtuple(r.get("version"))[:2] == want
+        and r.get("cuda")
+        and (windows is None or ("windows" in r.get("platform")) == windows)
+    ]
+    cudas = {_mm(r.get("cuda")) + (0,) * (2 - len(_mm(r.get("cuda")))) for r in rows}
+    if len(cudas) != 1:
+        return None  # no row, or the platforms' rows differ and the OS is unknown
+    return rows[0].get("cuda"), rows[0].source
 
 
 def _bundles_cuda(env: Environment) -> bool:

@@ -155,9 +155,17 @@ _TORCH_CUDA = re.compile(
 _TORCH_ROCM = re.compile(r"ROCM used to build PyTorch:\s{0,4}\d")
 # collect_env's "CUDA runtime version" is the machine's toolkit (nvcc), not the runtime the wheel brings.
 _COLLECT_ENV_CUDA = re.compile(r"^CUDA runtime version:\s{0,4}(\d{1,2}\.\d{1,2})")
-# The TensorFlow issue template: the heading, blank lines, then the version ("tf 2.16", "v2.12.0-rc1-… 2.12.0").
+# The TensorFlow issue templates: "### TensorFlow version", blank lines, then the version ("tf 2.16",
+# "v2.12.0-rc1-… 2.12.0"); the older "- TensorFlow version (use command below): 2.1.0".
 _TF_TEMPLATE = re.compile(
-    r"^#{2,4} {0,3}tensorflow version {0,3}\n(?: {0,8}\n){0,3} {0,8}(?:tf {0,2})?v?(\d\.\d{1,2}(?:\.\d{1,2})?)",
+    r"^#{2,4} {0,3}tensorflow version {0,3}\n(?: {0,8}\n){0,3} {0,8}(?:tf {0,2})?v?(\d\.\d{1,2}(?:\.\d{1,2})?)|"
+    r"tensorflow version \(use command below\): {0,4}(?:tf {0,2})?v?(\d\.\d{1,2}(?:\.\d{1,2})?)",
+    re.IGNORECASE | re.MULTILINE,
+)
+# The same templates' "CUDA/cuDNN version": the first number is the CUDA toolkit ("10.2.89", "cuda_11.8.0_522.06_…").
+_TEMPLATE_CUDA = re.compile(
+    r"^(?:#{2,4} {0,3}|[-*] {0,3})?CUDA/cuDNN version:? {0,3}\n?(?: {0,8}\n){0,3} {0,8}(?:cuda[_ ]?)?v?"
+    r"(\d{1,2}\.\d)(?:\.\d{1,4})?(?![\d.]{0,1}\d)",
     re.IGNORECASE | re.MULTILINE,
 )
 _TF_BUILD_CUDA = re.compile(r"'cuda_version'[:,]\s{0,2}'(?:64_)?(\d{1,2})\.?(\d)'")
@@ -361,8 +369,9 @@ def read_environment(text: str) -> Environment:
     if _NOT_COMPILED.search(text):
         signals.add("not_compiled_with_cuda")
     for m in _VERSION_PRINT.finditer(text):
-        name = {"tf": "tensorflow", "paddle": "paddle"}.get(m.group(1), m.group(1))
-        if name == "paddle" or "+" in m.group(2) or name == "tensorflow":
+        # tf.__version__ does not say which package (tensorflow, tensorflow-gpu, tensorflow-cpu) printed it.
+        name = {"tf": "tensorflow-any", "tensorflow": "tensorflow-any"}.get(m.group(1), m.group(1))
+        if name == "paddle" or "+" in m.group(2) or name == "tensorflow-any":
             packages.setdefault((name, m.group(2)), Package(name, m.group(2), _variant(m.group(2))))
     if m := _TORCH_CUDA.search(text):
         value = m.group(1) or m.group(2)
@@ -371,7 +380,10 @@ def read_environment(text: str) -> Environment:
         elif not _TORCH_ROCM.search(text):
             signals.add("torch_cuda_none")
     for m in _TF_TEMPLATE.finditer(whole):
-        packages.setdefault(("tensorflow-any", m.group(1)), Package("tensorflow-any", m.group(1), ""))
+        version = m.group(1) or m.group(2)
+        packages.setdefault(("tensorflow-any", version), Package("tensorflow-any", version, ""))
+    for m in _TEMPLATE_CUDA.finditer(whole):
+        toolkit = _add(toolkit, m.group(1))
     if m := _TF_BUILD_CUDA.search(text):
         env["build_cuda"] = f"{m.group(1)}.{m.group(2)}"
     if m := _TF_BUILD_CUDNN.search(text):
@@ -505,7 +517,8 @@ def read_environment(text: str) -> Environment:
             packages.setdefault(("torch", m.group(0)), Package("torch", m.group(0), m.group(2)))
         if not any(p.name.startswith(("paddlepaddle", "tensorflow", "torch")) for p in packages.values()):
             for m in _FRAMEWORK_TEXT.finditer(line):
-                name = {"paddle": "paddle", "paddlepaddle": "paddle", "tf": "tensorflow", "pytorch": "torch"}.get(
+                name = {"paddle": "paddle", "paddlepaddle": "paddle", "tf": "tensorflow-any", "tensorflow": "tensorflow-any",
+                        "pytorch": "torch"}.get(
                     m.group(1).lower(), m.group(1).lower()
                 )
                 first("framework_text", f"{name}=={m.group(2)}")
