@@ -406,21 +406,26 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
         ("tf_min_capability", "compute_capability"),
         ("tf_jit_arch", "compute_capability"),
         ("torch_cuda_none", "cpu_only_wheel"),
+        ("tf_not_built_with_cuda", "cpu_only_wheel"),
     ):
         if signal in env.signals:
             if signal == "tf_jit_arch" and works:
                 continue  # TensorFlow compiles the kernels from PTX and runs: slow start, not a failure
             if signal == "insufficient_driver" and _driver_covers_build(env, table):
                 continue  # NVIDIA's table says the driver shown runs the build's CUDA: another cause, say nothing
-            key = signal
-            claim(code, _message_values(code, env), _message(key, table), "message")
+            source = _message(signal, table)
+            if source is None and signal == "tf_not_built_with_cuda":
+                source = _message("not_compiled_with_cuda", table)  # a table without TensorFlow's own row
+            claim(code, _message_values(code, env), source, "message")
 
     built = build_cuda(env, table)
     machine = machine_cuda(env)
     cc = compute_capability(env, table)
 
     # driver_too_old: the driver is older than the minimum for the CUDA the build (or the loaded runtime) needs.
-    need = env.cuda_runtime or (built[0] if built else None) or env.image_cuda
+    # Without the build's CUDA, the one toolkit shown is the runtime a framework that does not bring its own loads.
+    toolkit_need = machine[0] if len(machine) == 1 and not _bundles_cuda(env) else None
+    need = env.cuda_runtime or (built[0] if built else None) or env.image_cuda or toolkit_need
     if env.driver and need and not works:
         verdict = _driver_verdict(env, need, table)
         if verdict is not None:
@@ -532,7 +537,9 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
     cpu_pkgs = [p for p in env.packages if p.name in ("paddlepaddle", "tensorflow-cpu") or p.variant == "cpu"]
     gpu_evidence = works or bool({"no_kernel_image", "gpu_build"} & env.signals) or env.cuda_runtime is not None
     if cpu_pkgs and env.gpu_intent and not gpu_evidence and "paddlepaddle-gpu" not in names:
-        row = _message("not_compiled_with_cuda", table)
+        own = {"tensorflow-cpu": "tensorflow_cpu_package"}.get(cpu_pkgs[0].name)
+        own = own or ("torch_cpu_wheel" if cpu_pkgs[0].variant == "cpu" and cpu_pkgs[0].name == "torch" else None)
+        row = (_message(own, table) if own else None) or _message("not_compiled_with_cuda", table)
         claim("cpu_only_wheel", {"package": f"{cpu_pkgs[0].name}=={cpu_pkgs[0].version}"}, row, "table")
     tf_windows = _tf_windows_cpu(env, table)
     if tf_windows is not None and not works:

@@ -147,6 +147,11 @@ _FRAMEWORK_TEXT = re.compile(
 _VERSION_PRINT = re.compile(
     r"(tf|tensorflow|torch|paddle)\.__version__\)?\s{0,4}\n?\s{0,4}['\"]?(\d\.\d{1,2}\.\d{1,2}[\w+.]{0,12})"
 )
+# python -c "import tensorflow as tf; print(tf.__version__); …" then its first output line (no call before the print).
+_VERSION_PRINT_C = re.compile(
+    r"-c {0,2}[\"'][^\n\"'()]{0,200}print\((tf|tensorflow|torch|paddle)\.__version__\)[^\n]{0,300}\n"
+    r" {0,4}(\d\.\d{1,2}\.\d{1,2}[\w+.]{0,12})"
+)
 _TORCH_CUDA = re.compile(
     r"torch\.version\.cuda\)?\s{0,4}\n?\s{0,4}['\"]?(\d{1,2}\.\d{1,2}|None)|"
     r"CUDA used to build PyTorch:\s{0,4}(\d{1,2}\.\d{1,2}|None|Could not collect)"
@@ -200,13 +205,13 @@ _INSUFFICIENT = re.compile(
 _NO_KERNEL = re.compile(r"no kernel image is available|cudaErrorNoKernelImageForDevice", re.IGNORECASE)
 _CPU_VERSION = re.compile(r"You are using paddlepaddle cpu version", re.IGNORECASE)
 _NOT_COMPILED = re.compile(
-    r"Not compiled with CUDA|Torch not compiled with CUDA enabled|is_built_with_cuda\(\)\s{0,4}\n?\s{0,4}False|"
-    r"is_compiled_with_cuda\(\)\s{0,4}\n?\s{0,4}False",
+    r"Not compiled with CUDA|Torch not compiled with CUDA enabled|is_compiled_with_cuda\(\)\)?\s{0,4}\n?\s{0,4}False",
     re.IGNORECASE,
 )
+_TF_NOT_BUILT = re.compile(r"is_built_with_cuda\(\)\)?\s{0,4}\n?\s{0,4}False", re.IGNORECASE)
 _GPU_BUILD = re.compile(
-    r"(?:compiled|built) with (?:cuda|CUDA)\s{0,3}[:：]?\s{0,3}True|is_built_with_cuda\(\)\s{0,4}\n?\s{0,4}True|"
-    r"is_compiled_with_cuda\(\)\s{0,4}\n?\s{0,4}True"
+    r"(?:compiled|built) with (?:cuda|CUDA)\s{0,3}[:：]?\s{0,3}True|is_built_with_cuda\(\)\)?\s{0,4}\n?\s{0,4}True|"
+    r"is_compiled_with_cuda\(\)\)?\s{0,4}\n?\s{0,4}True"
 )
 # A GPU named in prose: GeForce/RTX/GTX numbers, and data-centre models (two-character ones only with a prefix).
 _TEXT_GPU = re.compile(
@@ -216,12 +221,12 @@ _TEXT_GPU = re.compile(
 )
 _GPU_WORKS = re.compile(
     r"PaddlePaddle works well on \d{1,2} GPU|PhysicalDevice\(name='/physical_device:GPU|"
-    r"Created (?:TensorFlow )?device \(?/job:\w{1,20}/replica:0/task:0/device:GPU|is_available\(\)\s{0,4}\n?\s{0,4}True|"
+    r"Created (?:TensorFlow )?device \(?/job:\w{1,20}/replica:0/task:0/device:GPU|is_available\(\)\)?\s{0,4}\n?\s{0,4}True|"
     r"GPU available: True",
     re.IGNORECASE,
 )
 _NO_GPU = re.compile(
-    r"list_physical_devices\(\s{0,2}'GPU'\s{0,2}\)\)?\s{0,4}\n?\s{0,4}\[\]|is_available\(\)\s{0,4}\n?\s{0,4}False",
+    r"list_physical_devices\(\s{0,2}'GPU'\s{0,2}\)\)?\s{0,4}\n?\s{0,4}\[\]|is_available\(\)\)?\s{0,4}\n?\s{0,4}False",
     re.IGNORECASE,
 )
 _OS = re.compile(
@@ -368,7 +373,9 @@ def read_environment(text: str) -> Environment:
         cudnn = _add(cudnn, f"{m.group(1)}.{m.group(2)}")
     if _NOT_COMPILED.search(text):
         signals.add("not_compiled_with_cuda")
-    for m in _VERSION_PRINT.finditer(text):
+    if _TF_NOT_BUILT.search(text):
+        signals.add("tf_not_built_with_cuda")
+    for m in (*_VERSION_PRINT.finditer(text), *_VERSION_PRINT_C.finditer(text)):
         # tf.__version__ does not say which package (tensorflow, tensorflow-gpu, tensorflow-cpu) printed it.
         name = {"tf": "tensorflow-any", "tensorflow": "tensorflow-any"}.get(m.group(1), m.group(1))
         if name == "paddle" or "+" in m.group(2) or name == "tensorflow-any":
@@ -389,7 +396,7 @@ def read_environment(text: str) -> Environment:
     if m := _TF_BUILD_CUDNN.search(text):
         env["build_cudnn"] = m.group(1)
     if m := _TF_IS_CUDA.search(text):
-        signals.add("gpu_build" if m.group(1) == "True" else "not_compiled_with_cuda")
+        signals.add("gpu_build" if m.group(1) == "True" else "tf_not_built_with_cuda")
     if _GPU_BUILD.search(text):
         signals.add("gpu_build")
     if _GPU_WORKS.search(text):
@@ -517,10 +524,13 @@ def read_environment(text: str) -> Environment:
             packages.setdefault(("torch", m.group(0)), Package("torch", m.group(0), m.group(2)))
         if not any(p.name.startswith(("paddlepaddle", "tensorflow", "torch")) for p in packages.values()):
             for m in _FRAMEWORK_TEXT.finditer(line):
-                name = {"paddle": "paddle", "paddlepaddle": "paddle", "tf": "tensorflow-any", "tensorflow": "tensorflow-any",
-                        "pytorch": "torch"}.get(
-                    m.group(1).lower(), m.group(1).lower()
-                )
+                name = {
+                    "paddle": "paddle",
+                    "paddlepaddle": "paddle",
+                    "tf": "tensorflow-any",
+                    "tensorflow": "tensorflow-any",
+                    "pytorch": "torch",
+                }.get(m.group(1).lower(), m.group(1).lower())
                 first("framework_text", f"{name}=={m.group(2)}")
         failed = _LIB_FAIL.search(line)
         if failed:
@@ -625,6 +635,8 @@ _SIGNALS_ABOUT: dict[str, tuple[Signal, ...]] = {
     "packages": (
         "paddle_cpu_version",
         "not_compiled_with_cuda",
+        "tf_not_built_with_cuda",
+        "torch_cuda_none",
         "paddle_arch",
         "torch_arch",
         "no_kernel_image",
