@@ -261,6 +261,10 @@ def build_cuda(env: Environment, table: CompatTable) -> tuple[str, Source | None
             continue
         if row.get("cuda"):
             return row.get("cuda"), row.source
+        default = row.get("pypi_default_linux")
+        if package == "torch" and not pkg.variant and windows is False and default[2:].isdigit():
+            # A plain torch version from PyPI on Linux is the page's wheel without a +cuXXX suffix.
+            return f"{default[2:-1]}.{default[-1]}", row.source
     if pkg.variant.startswith("post"):
         # The table names the suffix's CUDA for other versions of the same package: the suffix means the same build.
         for row in table.of("wheel"):

@@ -53,6 +53,15 @@ cuda = "10.0"
 source = "https://tf.example/source"
 read = "2026-11-24"
 
+[[wheel]]
+package = "torch"
+version = "1.5.0"
+platform = "linux+windows"
+cu_tags = ["cu102", "cu101", "cu92"]
+pypi_default_linux = "cu102"
+source = "https://torch.example/previous-versions"
+read = "2026-11-24"
+
 [[wheel_note]]
 package = "tensorflow"
 windows_gpu_last = "2.10"
@@ -173,3 +182,13 @@ def test_driver_older_than_the_one_toolkit_shown_without_a_build(table):
     assert d.codes == ("driver_too_old",) and dict(d.mismatches[0].values)["cuda"].startswith("10.0")
     # PyTorch brings its own CUDA: the toolkit beside it does not set the driver's minimum.
     assert codes(paste + "\ntorch 1.2.0", table) == ()
+
+
+def test_plain_torch_on_linux_is_the_pages_wheel_without_a_suffix(table):
+    paste = "Ubuntu 18.04\n[pip3] torch==1.5.0\nNvidia driver version: 410.104"
+    d = check(read_environment(paste), table)
+    assert d.codes == ("driver_too_old",) and dict(d.mismatches[0].values)["cuda"] == "10.2"
+    assert d.mismatches[0].source.url == "https://nvidia.example/driver"
+    # Not on Linux, or a version the page does not list: the build's CUDA is unknown, nothing is claimed.
+    assert codes(paste.replace("Ubuntu 18.04", "Windows 10"), table) == ()
+    assert codes(paste.replace("1.5.0", "1.3.0"), table) == ()
