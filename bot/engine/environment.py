@@ -93,6 +93,13 @@ _TF_CUDNN = re.compile(
     r"Loaded runtime CuDNN library:\s{0,4}(\d{1,2}\.\d{1,2})[\d.]{0,6} but source was compiled with:\s{0,4}(\d{1,2}\.\d{1,2})",
     re.IGNORECASE,
 )
+# TensorFlow 1.x prints the versions as integers: "Loaded runtime CuDNN library: 7301 (compatibility version 7300)
+# but source was compiled with 7003 (compatibility version 7000)" (major*1000 + minor*100 + patch).
+_TF_CUDNN_INT = re.compile(
+    r"Loaded runtime CuDNN library:\s{0,4}(\d)(\d)\d{2}\s{0,4}\(compatibility version \d{4}\)\s{0,4}"
+    r"but source was compiled with:?\s{0,4}(\d)(\d)\d{2}(?!\d)",
+    re.IGNORECASE,
+)
 _TF_JIT = re.compile(r"not built with CUDA kernel binaries compatible with compute capability (\d{1,2}\.\d)")
 _TF_MIN_CC = re.compile(
     r"with Cuda compute capability (\d{1,2}\.\d)\. The minimum required Cuda capability is (\d{1,2}\.\d)"
@@ -455,6 +462,10 @@ def read_environment(text: str) -> Environment:
             signals.add("tf_cudnn_mismatch")
             first("cudnn_loaded", m.group(1))
             first("build_cudnn", m.group(2))
+        if m := _TF_CUDNN_INT.search(line):
+            signals.add("tf_cudnn_mismatch")
+            first("cudnn_loaded", f"{m.group(1)}.{m.group(2)}")
+            first("build_cudnn", f"{m.group(3)}.{m.group(4)}")
         if m := _TF_JIT.search(line):
             signals.add("tf_jit_arch")
             first("compute_capability", m.group(1))

@@ -192,3 +192,14 @@ def test_plain_torch_on_linux_is_the_pages_wheel_without_a_suffix(table):
     # Not on Linux, or a version the page does not list: the build's CUDA is unknown, nothing is claimed.
     assert codes(paste.replace("Ubuntu 18.04", "Windows 10"), table) == ()
     assert codes(paste.replace("1.5.0", "1.3.0"), table) == ()
+
+
+def test_tensorflow_1_prints_cudnn_versions_as_integers():
+    paste = (
+        "E tensorflow/stream_executor/cuda/cuda_dnn.cc:396] Loaded runtime CuDNN library: 7301 (compatibility "
+        "version 7300) but source was compiled with 7003 (compatibility version 7000).  If using a binary install, "
+        "upgrade your CuDNN library to match."
+    )
+    env = read_environment(paste)
+    assert (env.cudnn_loaded, env.build_cudnn) == ("7.3", "7.0") and "tf_cudnn_mismatch" in env.signals
+    assert check(env, table_from_toml(TF_TABLE)).codes == ("cudnn_cuda",)
