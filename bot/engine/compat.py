@@ -301,7 +301,10 @@ def _tf_build_cuda(pkg: Package, windows: bool | None, table: CompatTable) -> tu
 
 
 def _bundles_cuda(env: Environment) -> bool:
-    """PyTorch wheels, and Paddle from 3.0, bring their own CUDA runtime: the machine's toolkit does not decide."""
+    """PyTorch wheels, Paddle from 3.0, and CUDA installed as pip wheels (tensorflow[and-cuda]) bring their own CUDA
+    runtime: the machine's toolkit does not decide."""
+    if "pip_cuda_libs" in env.signals:
+        return True
     for p in env.packages:
         if p.name == "torch" or (p.name in ("paddlepaddle-gpu", "paddle") and vtuple(p.version)[:1] >= (3,)):
             return True

@@ -229,11 +229,14 @@ _TEXT_GPU = re.compile(
 _GPU_WORKS = re.compile(
     r"PaddlePaddle works well on \d{1,2} GPU|PhysicalDevice\(name='/physical_device:GPU|"
     r"Created (?:TensorFlow )?device \(?/job:\w{1,20}/replica:0/task:0/device:GPU|is_available\(\)\)?\s{0,4}\n?\s{0,4}True|"
-    r"GPU available: True",
+    r"GPU available: True|Is CUDA available: (?:True|Yes)",
     re.IGNORECASE,
 )
+# The CUDA libraries come as pip wheels beside the framework (TensorFlow's "pip install tensorflow[and-cuda]").
+_PIP_CUDA = re.compile(r"\[and-cuda\]|nvidia-cuda-runtime-cu1\d|nvidia-cudnn-cu1\d", re.IGNORECASE)
 _NO_GPU = re.compile(
-    r"list_physical_devices\(\s{0,2}'GPU'\s{0,2}\)\)?\s{0,4}\n?\s{0,4}\[\]|is_available\(\)\)?\s{0,4}\n?\s{0,4}False",
+    r"list_physical_devices\(\s{0,2}'GPU'\s{0,2}\)\)?\s{0,4}\n?\s{0,4}\[\]|is_available\(\)\)?\s{0,4}\n?\s{0,4}False|"
+    r"Is CUDA available: (?:False|No)\b",
     re.IGNORECASE,
 )
 _OS = re.compile(
@@ -410,6 +413,8 @@ def read_environment(text: str) -> Environment:
         signals.add("gpu_works")
     if _NO_GPU.search(text):
         signals.add("no_gpu_visible")
+    if _PIP_CUDA.search(text):
+        signals.add("pip_cuda_libs")
 
     for raw_line in lines:
         if raw_line.count(".") >= 3 and (m := _WIN_DRIVER.search(raw_line[:MAX_LINE_CHARS])):

@@ -203,3 +203,17 @@ def test_tensorflow_1_prints_cudnn_versions_as_integers():
     env = read_environment(paste)
     assert (env.cudnn_loaded, env.build_cudnn) == ("7.3", "7.0") and "tf_cudnn_mismatch" in env.signals
     assert check(env, table_from_toml(TF_TABLE)).codes == ("cudnn_cuda",)
+
+
+def test_collect_env_cuda_available_true_suppresses_table_inferences(table):
+    paste = (
+        "PyTorch version: 1.5.0\nCUDA used to build PyTorch: 10.2\nOS: Ubuntu 18.04\nNvidia driver version: 410.104\n"
+    )
+    assert codes(paste + "Is CUDA available: Yes", table) == ()
+    assert codes(paste + "Is CUDA available: No", table) == ("driver_too_old",)
+
+
+def test_cuda_from_pip_wheels_is_not_compared_with_the_toolkit(table):
+    paste = "tensorflow 2.15.0\nCuda compilation tools, release 11.2, V11.2.67\nUbuntu 22.04"
+    assert codes(paste, table) == ("wheel_cuda",)
+    assert codes("pip install tensorflow[and-cuda]\n" + paste, table) == ()
