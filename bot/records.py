@@ -137,6 +137,9 @@ Signal = Literal[
     "tf_min_capability",  # TF: GPU ignored, below the build's minimum compute capability
     "torch_cudnn_mismatch",  # Torch: compiled against cuDNN X but found runtime Y
     "gpu_build",  # the framework says it was compiled with CUDA
+    "tf_not_built_with_cuda",  # TF: tf.test.is_built_with_cuda() False / get_build_info is_cuda_build False
+    "pip_cuda_libs",  # CUDA from pip wheels (tensorflow[and-cuda], nvidia-cuda-runtime-cu12 …): the toolkit does not decide
+    "torch_cuda_none",  # Torch: torch.version.cuda is None (collect_env "CUDA used to build PyTorch: None")
 ]
 
 

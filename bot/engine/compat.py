@@ -51,7 +51,7 @@ Status = Literal["none", "consistent", "mismatch", "incomplete"]
 # The one command that gives a missing value (the reply layer holds the command text for each key).
 Ask = Literal["nvidia_smi", "nvcc", "run_check", "pip_list", "gpu_query", "cudnn_version"]
 
-KINDS = ("driver", "gpu", "cuda_arch", "cudnn", "wheel", "message")
+KINDS = ("driver", "gpu", "cuda_arch", "cudnn", "wheel", "wheel_note", "message")
 
 
 @dataclass(frozen=True)
@@ -123,6 +123,7 @@ _KEY_FIELD = {
     "cuda_arch": "cuda",
     "cudnn": "cudnn",
     "wheel": "version",
+    "wheel_note": "package",
     "message": "key",
 }
 
@@ -224,9 +225,7 @@ def build_cuda(env: Environment, table: CompatTable) -> tuple[str, Source | None
     row for that version and platform. None when it cannot be read (several candidate versions count as unknown)."""
     if env.build_cuda:
         return env.build_cuda, None
-    candidates = [
-        p for p in env.packages if p.name in ("paddlepaddle-gpu", "tensorflow", "tensorflow-gpu", "torch", "paddle")
-    ]
+    candidates = [p for p in env.packages if p.name in ("paddlepaddle-gpu", "torch", "paddle", *_TF_GPU_NAMES)]
     versions = {p.version for p in candidates}
     if len(versions) != 1:
         return None
@@ -235,6 +234,8 @@ def build_cuda(env: Environment, table: CompatTable) -> tuple[str, Source | None
         digits = pkg.variant[2:]
         return f"{digits[:-1]}.{digits[-1]}", None
     windows = _windows(env)
+    if pkg.name in _TF_GPU_NAMES:
+        return _tf_build_cuda(pkg, windows, table)
     base = pkg.version.split("+")[0]
     base = re.sub(r"\.(post\d{2,3}|cu\d{3})$", "", base)
     for row in table.of("wheel"):
@@ -260,6 +261,10 @@ def build_cuda(env: Environment, table: CompatTable) -> tuple[str, Source | None
             continue
         if row.get("cuda"):
             return row.get("cuda"), row.source
+        default = row.get("pypi_default_linux")
+        if package == "torch" and not pkg.variant and windows is False and default[2:].isdigit():
+            # A plain torch version from PyPI on Linux is the page's wheel without a +cuXXX suffix.
+            return f"{default[2:-1]}.{default[-1]}", row.source
     if pkg.variant.startswith("post"):
         # The table names the suffix's CUDA for other versions of the same package: the suffix means the same build.
         for row in table.of("wheel"):
@@ -268,8 +273,38 @@ def build_cuda(env: Environment, table: CompatTable) -> tuple[str, Source | None
     return None
 
 
+# TensorFlow names whose build may carry CUDA: tensorflow-gpu, tensorflow from 2.1 (its release note: "The
+# tensorflow pip package now includes GPU support by default"), and a version printed without the package name.
+_TF_GPU_NAMES = ("tensorflow", "tensorflow-gpu", "tensorflow-any")
+_TF_GPU_IN_PLAIN_PACKAGE = (2, 1)
+
+
+def _tf_build_cuda(pkg: Package, windows: bool | None, table: CompatTable) -> tuple[str, Source] | None:
+    """CUDA of TensorFlow's tested GPU build for the package's major.minor (the tables list one row per minor, as
+    tensorflow-X on Linux from 2.0 and tensorflow_gpu-X otherwise: the same GPU build). Without the OS, only when
+    the platforms' rows agree. A plain ``tensorflow`` before 2.1 was the CPU package: no CUDA."""
+    want = vtuple(pkg.version)[:2]
+    if pkg.name == "tensorflow" and want < _TF_GPU_IN_PLAIN_PACKAGE:
+        return None
+    rows = [
+        r
+        for r in table.of("wheel")
+        if r.get("package") in ("tensorflow", "tensorflow-gpu")
+        and vtuple(r.get("version"))[:2] == want
+        and r.get("cuda")
+        and (windows is None or ("windows" in r.get("platform")) == windows)
+    ]
+    cudas = {_mm(r.get("cuda")) + (0,) * (2 - len(_mm(r.get("cuda")))) for r in rows}
+    if len(cudas) != 1:
+        return None  # no row, or the platforms' rows differ and the OS is unknown
+    return rows[0].get("cuda"), rows[0].source
+
+
 def _bundles_cuda(env: Environment) -> bool:
-    """PyTorch wheels, and Paddle from 3.0, bring their own CUDA runtime: the machine's toolkit does not decide."""
+    """PyTorch wheels, Paddle from 3.0, and CUDA installed as pip wheels (tensorflow[and-cuda]) bring their own CUDA
+    runtime: the machine's toolkit does not decide."""
+    if "pip_cuda_libs" in env.signals:
+        return True
     for p in env.packages:
         if p.name == "torch" or (p.name in ("paddlepaddle-gpu", "paddle") and vtuple(p.version)[:1] >= (3,)):
             return True
@@ -377,19 +412,27 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
         ("torch_cudnn_mismatch", "cudnn_cuda"),
         ("tf_min_capability", "compute_capability"),
         ("tf_jit_arch", "compute_capability"),
+        ("torch_cuda_none", "cpu_only_wheel"),
+        ("tf_not_built_with_cuda", "cpu_only_wheel"),
     ):
         if signal in env.signals:
             if signal == "tf_jit_arch" and works:
                 continue  # TensorFlow compiles the kernels from PTX and runs: slow start, not a failure
-            key = signal
-            claim(code, _message_values(code, env), _message(key, table), "message")
+            if signal == "insufficient_driver" and _driver_covers_build(env, table):
+                continue  # NVIDIA's table says the driver shown runs the build's CUDA: another cause, say nothing
+            source = _message(signal, table)
+            if source is None and signal == "tf_not_built_with_cuda":
+                source = _message("not_compiled_with_cuda", table)  # a table without TensorFlow's own row
+            claim(code, _message_values(code, env), source, "message")
 
     built = build_cuda(env, table)
     machine = machine_cuda(env)
     cc = compute_capability(env, table)
 
     # driver_too_old: the driver is older than the minimum for the CUDA the build (or the loaded runtime) needs.
-    need = env.cuda_runtime or (built[0] if built else None) or env.image_cuda
+    # Without the build's CUDA, the one toolkit shown is the runtime a framework that does not bring its own loads.
+    toolkit_need = machine[0] if len(machine) == 1 and not _bundles_cuda(env) else None
+    need = env.cuda_runtime or (built[0] if built else None) or env.image_cuda or toolkit_need
     if env.driver and need and not works:
         verdict = _driver_verdict(env, need, table)
         if verdict is not None:
@@ -501,7 +544,9 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
     cpu_pkgs = [p for p in env.packages if p.name in ("paddlepaddle", "tensorflow-cpu") or p.variant == "cpu"]
     gpu_evidence = works or bool({"no_kernel_image", "gpu_build"} & env.signals) or env.cuda_runtime is not None
     if cpu_pkgs and env.gpu_intent and not gpu_evidence and "paddlepaddle-gpu" not in names:
-        row = _message("not_compiled_with_cuda", table)
+        own = {"tensorflow-cpu": "tensorflow_cpu_package"}.get(cpu_pkgs[0].name)
+        own = own or ("torch_cpu_wheel" if cpu_pkgs[0].variant == "cpu" and cpu_pkgs[0].name == "torch" else None)
+        row = (_message(own, table) if own else None) or _message("not_compiled_with_cuda", table)
         claim("cpu_only_wheel", {"package": f"{cpu_pkgs[0].name}=={cpu_pkgs[0].version}"}, row, "table")
     tf_windows = _tf_windows_cpu(env, table)
     if tf_windows is not None and not works:
@@ -546,6 +591,17 @@ def _message_values(code: Code, env: Environment) -> dict[str, str | None]:
     if code == "wheel_cuda":
         return {"build_cuda": env.build_cuda, "cuda": env.cuda_runtime}
     return {"package": _package_text(env) or None}
+
+
+def _driver_covers_build(env: Environment, table: CompatTable) -> bool:
+    """The driver shown is new enough, by NVIDIA's table, for the CUDA the framework build needs (and for what the
+    framework reports as its runtime): error 35 then comes from something the paste does not show."""
+    built = build_cuda(env, table)
+    needs = [c for c in (env.cuda_runtime, built[0] if built else None) if c]
+    if not env.driver or not needs:
+        return False
+    verdicts = [_driver_verdict(env, c, table) for c in needs]
+    return all(v is not None and v[0] for v in verdicts)
 
 
 def _family_row(cuda: str, table: CompatTable) -> Source | None:
@@ -610,14 +666,16 @@ def _library_versions(env: Environment) -> dict[str, tuple[str, int]]:
 
 
 def _tf_windows_cpu(env: Environment, table: CompatTable) -> tuple[str, Source] | None:
-    """TensorFlow newer than 2.10 on native Windows has no GPU build (the install page's note)."""
+    """TensorFlow after the row's last native-Windows GPU release (2.10) has no GPU build on Windows (release note)."""
     if not _windows(env) or not env.gpu_intent:
         return None
-    for p in env.packages:
-        if p.name == "tensorflow" and vtuple(p.version)[:2] >= (2, 11):
-            for row in table.rows:
-                if row.kind == "wheel" and "Windows" in str(row.data.get("note", "")):
-                    return f"{p.name}=={p.version}", row.source
+    for row in table.of("wheel_note"):
+        last = vtuple(row.get("windows_gpu_last"))
+        if row.get("package") != "tensorflow" or not last:
+            continue
+        for p in env.packages:
+            if p.name in ("tensorflow", "tensorflow-any") and vtuple(p.version)[:2] > last[:2]:
+                return f"tensorflow=={p.version}", row.source
     return None
 
 

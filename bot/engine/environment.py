@@ -93,6 +93,13 @@ _TF_CUDNN = re.compile(
     r"Loaded runtime CuDNN library:\s{0,4}(\d{1,2}\.\d{1,2})[\d.]{0,6} but source was compiled with:\s{0,4}(\d{1,2}\.\d{1,2})",
     re.IGNORECASE,
 )
+# TensorFlow 1.x prints the versions as integers: "Loaded runtime CuDNN library: 7301 (compatibility version 7300)
+# but source was compiled with 7003 (compatibility version 7000)" (major*1000 + minor*100 + patch).
+_TF_CUDNN_INT = re.compile(
+    r"Loaded runtime CuDNN library:\s{0,4}(\d)(\d)\d{2}\s{0,4}\(compatibility version \d{4}\)\s{0,4}"
+    r"but source was compiled with:?\s{0,4}(\d)(\d)\d{2}(?!\d)",
+    re.IGNORECASE,
+)
 _TF_JIT = re.compile(r"not built with CUDA kernel binaries compatible with compute capability (\d{1,2}\.\d)")
 _TF_MIN_CC = re.compile(
     r"with Cuda compute capability (\d{1,2}\.\d)\. The minimum required Cuda capability is (\d{1,2}\.\d)"
@@ -110,7 +117,7 @@ _TORCH_FOUND = re.compile(r"driver on your system is too old \(found version (\d
 _NVCC = re.compile(r"Cuda compilation tools, release (\d{1,2}\.\d{1,2})|Build cuda_(\d{1,2}\.\d{1,2})\.r")
 _VERSION_TXT = re.compile(r"CUDA Version (\d{1,2}\.\d{1,2})\.\d{1,4}")
 _TEXT_CUDA = re.compile(
-    r"(?<![\w\-./])(?:cuda|cudatoolkit)(?:\s{0,3}(?:toolkit|版本|ver\w{0,8}|version))?\s{0,3}[:：=]?\s{0,3}v?(\d{1,2}(?:\.\d{1,2})?)(?![\d.]{0,1}\d)",
+    r"(?<![\w\-./])(?:cuda|cudatoolkit)(?:\s{0,3}(?:toolkit|版本|ver\w{0,8}|version))?\s{0,3}[:：=]?\s{0,3}v?(\d{1,2}(?:\.\d{1,2})?)(?:\.\d{1,4})?(?![\d.]{0,1}\d)",
     re.IGNORECASE,
 )
 _CUDA_WITH = re.compile(r"paddle\s{0,3}with\s{0,3}cuda\s{0,3}[:：=]?\s{0,3}(\d{1,2}\.\d{1,2})", re.IGNORECASE)
@@ -147,7 +154,32 @@ _FRAMEWORK_TEXT = re.compile(
 _VERSION_PRINT = re.compile(
     r"(tf|tensorflow|torch|paddle)\.__version__\)?\s{0,4}\n?\s{0,4}['\"]?(\d\.\d{1,2}\.\d{1,2}[\w+.]{0,12})"
 )
-_TORCH_CUDA = re.compile(r"torch\.version\.cuda\)?\s{0,4}\n?\s{0,4}['\"]?(\d{1,2}\.\d{1,2})")
+# python -c "import tensorflow as tf; print(tf.__version__); …" then its first output line (no call before the print).
+_VERSION_PRINT_C = re.compile(
+    r"-c {0,2}[\"'][^\n\"'()]{0,200}print\((tf|tensorflow|torch|paddle)\.__version__\)[^\n]{0,300}\n"
+    r" {0,4}(\d\.\d{1,2}\.\d{1,2}[\w+.]{0,12})"
+)
+_TORCH_CUDA = re.compile(
+    r"torch\.version\.cuda\)?\s{0,4}\n?\s{0,4}['\"]?(\d{1,2}\.\d{1,2}|None)|"
+    r"CUDA used to build PyTorch:\s{0,4}(\d{1,2}\.\d{1,2}|None|Could not collect)"
+)
+# collect_env prints torch.version.cuda, None (or "Could not collect") for a build without CUDA; ROCm builds too.
+_TORCH_ROCM = re.compile(r"ROCM used to build PyTorch:\s{0,4}\d")
+# collect_env's "CUDA runtime version" is the machine's toolkit (nvcc), not the runtime the wheel brings.
+_COLLECT_ENV_CUDA = re.compile(r"^CUDA runtime version:\s{0,4}(\d{1,2}\.\d{1,2})")
+# The TensorFlow issue templates: "### TensorFlow version", blank lines, then the version ("tf 2.16",
+# "v2.12.0-rc1-… 2.12.0"); the older "- TensorFlow version (use command below): 2.1.0".
+_TF_TEMPLATE = re.compile(
+    r"^#{2,4} {0,3}tensorflow version {0,3}\n(?: {0,8}\n){0,3} {0,8}(?:tf {0,2})?v?(\d\.\d{1,2}(?:\.\d{1,2})?)|"
+    r"tensorflow version \(use command below\): {0,4}(?:tf {0,2})?v?(\d\.\d{1,2}(?:\.\d{1,2})?)",
+    re.IGNORECASE | re.MULTILINE,
+)
+# The same templates' "CUDA/cuDNN version": the first number is the CUDA toolkit ("10.2.89", "cuda_11.8.0_522.06_…").
+_TEMPLATE_CUDA = re.compile(
+    r"^(?:#{2,4} {0,3}|[-*] {0,3})?CUDA/cuDNN version:? {0,3}\n?(?: {0,8}\n){0,3} {0,8}(?:cuda[_ ]?)?v?"
+    r"(\d{1,2}\.\d)(?:\.\d{1,4})?(?![\d.]{0,1}\d)",
+    re.IGNORECASE | re.MULTILINE,
+)
 _TF_BUILD_CUDA = re.compile(r"'cuda_version'[:,]\s{0,2}'(?:64_)?(\d{1,2})\.?(\d)'")
 _TF_BUILD_CUDNN = re.compile(r"'cudnn_version'[:,]\s{0,2}'(?:64_)?(\d{1,2}(?:\.\d{1,2})?)'")
 _TF_IS_CUDA = re.compile(r"'is_cuda_build'[:,]\s{0,2}(True|False)")
@@ -180,13 +212,13 @@ _INSUFFICIENT = re.compile(
 _NO_KERNEL = re.compile(r"no kernel image is available|cudaErrorNoKernelImageForDevice", re.IGNORECASE)
 _CPU_VERSION = re.compile(r"You are using paddlepaddle cpu version", re.IGNORECASE)
 _NOT_COMPILED = re.compile(
-    r"Not compiled with CUDA|Torch not compiled with CUDA enabled|is_built_with_cuda\(\)\s{0,4}\n?\s{0,4}False|"
-    r"is_compiled_with_cuda\(\)\s{0,4}\n?\s{0,4}False",
+    r"Not compiled with CUDA|Torch not compiled with CUDA enabled|is_compiled_with_cuda\(\)\)?\s{0,4}\n?\s{0,4}False",
     re.IGNORECASE,
 )
+_TF_NOT_BUILT = re.compile(r"is_built_with_cuda\(\)\)?\s{0,4}\n?\s{0,4}False", re.IGNORECASE)
 _GPU_BUILD = re.compile(
-    r"(?:compiled|built) with (?:cuda|CUDA)\s{0,3}[:：]?\s{0,3}True|is_built_with_cuda\(\)\s{0,4}\n?\s{0,4}True|"
-    r"is_compiled_with_cuda\(\)\s{0,4}\n?\s{0,4}True"
+    r"(?:compiled|built) with (?:cuda|CUDA)\s{0,3}[:：]?\s{0,3}True|is_built_with_cuda\(\)\)?\s{0,4}\n?\s{0,4}True|"
+    r"is_compiled_with_cuda\(\)\)?\s{0,4}\n?\s{0,4}True"
 )
 # A GPU named in prose: GeForce/RTX/GTX numbers, and data-centre models (two-character ones only with a prefix).
 _TEXT_GPU = re.compile(
@@ -196,12 +228,15 @@ _TEXT_GPU = re.compile(
 )
 _GPU_WORKS = re.compile(
     r"PaddlePaddle works well on \d{1,2} GPU|PhysicalDevice\(name='/physical_device:GPU|"
-    r"Created (?:TensorFlow )?device \(?/job:\w{1,20}/replica:0/task:0/device:GPU|is_available\(\)\s{0,4}\n?\s{0,4}True|"
-    r"GPU available: True",
+    r"Created (?:TensorFlow )?device \(?/job:\w{1,20}/replica:0/task:0/device:GPU|is_available\(\)\)?\s{0,4}\n?\s{0,4}True|"
+    r"GPU available: True|Is CUDA available: (?:True|Yes)",
     re.IGNORECASE,
 )
+# The CUDA libraries come as pip wheels beside the framework (TensorFlow's "pip install tensorflow[and-cuda]").
+_PIP_CUDA = re.compile(r"\[and-cuda\]|nvidia-cuda-runtime-cu1\d|nvidia-cudnn-cu1\d", re.IGNORECASE)
 _NO_GPU = re.compile(
-    r"list_physical_devices\(\s{0,2}'GPU'\s{0,2}\)\)?\s{0,4}\n?\s{0,4}\[\]|is_available\(\)\s{0,4}\n?\s{0,4}False",
+    r"list_physical_devices\(\s{0,2}'GPU'\s{0,2}\)\)?\s{0,4}\n?\s{0,4}\[\]|is_available\(\)\)?\s{0,4}\n?\s{0,4}False|"
+    r"Is CUDA available: (?:False|No)\b",
     re.IGNORECASE,
 )
 _OS = re.compile(
@@ -319,7 +354,8 @@ def read_environment(text: str) -> Environment:
     >>> env.compute_capability, env.cuda_driver_api, env.cuda_runtime
     ('8.6', '11.2', '11.0')
     """
-    lines = normalise(text or "").split("\n")
+    whole = normalise(text or "")
+    lines = whole.split("\n")
     # Only lines holding a keyword are read (with the line after each, for two-line prints such as
     # "Name: …\nVersion: …"): a 5,000-line pip list costs one substring scan per line.
     kept = [i for i, line in enumerate(lines) if _KEYWORD.search(line[:MAX_LINE_CHARS].lower())]
@@ -347,24 +383,38 @@ def read_environment(text: str) -> Environment:
         cudnn = _add(cudnn, f"{m.group(1)}.{m.group(2)}")
     if _NOT_COMPILED.search(text):
         signals.add("not_compiled_with_cuda")
-    for m in _VERSION_PRINT.finditer(text):
-        name = {"tf": "tensorflow", "paddle": "paddle"}.get(m.group(1), m.group(1))
-        if name == "paddle" or "+" in m.group(2) or name == "tensorflow":
+    if _TF_NOT_BUILT.search(text):
+        signals.add("tf_not_built_with_cuda")
+    for m in (*_VERSION_PRINT.finditer(text), *_VERSION_PRINT_C.finditer(text)):
+        # tf.__version__ does not say which package (tensorflow, tensorflow-gpu, tensorflow-cpu) printed it.
+        name = {"tf": "tensorflow-any", "tensorflow": "tensorflow-any"}.get(m.group(1), m.group(1))
+        if name == "paddle" or "+" in m.group(2) or name == "tensorflow-any":
             packages.setdefault((name, m.group(2)), Package(name, m.group(2), _variant(m.group(2))))
     if m := _TORCH_CUDA.search(text):
-        env["build_cuda"] = m.group(1)
+        value = m.group(1) or m.group(2)
+        if value[0].isdigit():
+            env["build_cuda"] = value
+        elif not _TORCH_ROCM.search(text):
+            signals.add("torch_cuda_none")
+    for m in _TF_TEMPLATE.finditer(whole):
+        version = m.group(1) or m.group(2)
+        packages.setdefault(("tensorflow-any", version), Package("tensorflow-any", version, ""))
+    for m in _TEMPLATE_CUDA.finditer(whole):
+        toolkit = _add(toolkit, m.group(1))
     if m := _TF_BUILD_CUDA.search(text):
         env["build_cuda"] = f"{m.group(1)}.{m.group(2)}"
     if m := _TF_BUILD_CUDNN.search(text):
         env["build_cudnn"] = m.group(1)
     if m := _TF_IS_CUDA.search(text):
-        signals.add("gpu_build" if m.group(1) == "True" else "not_compiled_with_cuda")
+        signals.add("gpu_build" if m.group(1) == "True" else "tf_not_built_with_cuda")
     if _GPU_BUILD.search(text):
         signals.add("gpu_build")
     if _GPU_WORKS.search(text):
         signals.add("gpu_works")
     if _NO_GPU.search(text):
         signals.add("no_gpu_visible")
+    if _PIP_CUDA.search(text):
+        signals.add("pip_cuda_libs")
 
     for raw_line in lines:
         if raw_line.count(".") >= 3 and (m := _WIN_DRIVER.search(raw_line[:MAX_LINE_CHARS])):
@@ -417,6 +467,10 @@ def read_environment(text: str) -> Environment:
             signals.add("tf_cudnn_mismatch")
             first("cudnn_loaded", m.group(1))
             first("build_cudnn", m.group(2))
+        if m := _TF_CUDNN_INT.search(line):
+            signals.add("tf_cudnn_mismatch")
+            first("cudnn_loaded", f"{m.group(1)}.{m.group(2)}")
+            first("build_cudnn", f"{m.group(3)}.{m.group(4)}")
         if m := _TF_JIT.search(line):
             signals.add("tf_jit_arch")
             first("compute_capability", m.group(1))
@@ -439,6 +493,8 @@ def read_environment(text: str) -> Environment:
         if m := _NVCC.search(line):
             toolkit = _add(toolkit, m.group(1) or m.group(2))
         if (m := _VERSION_TXT.search(line)) and "Driver" not in line:
+            toolkit = _add(toolkit, m.group(1))
+        if m := _COLLECT_ENV_CUDA.search(line):
             toolkit = _add(toolkit, m.group(1))
         if m := _CUDA_WITH.search(line):
             first("build_cuda", m.group(1))
@@ -484,9 +540,13 @@ def read_environment(text: str) -> Environment:
             packages.setdefault(("torch", m.group(0)), Package("torch", m.group(0), m.group(2)))
         if not any(p.name.startswith(("paddlepaddle", "tensorflow", "torch")) for p in packages.values()):
             for m in _FRAMEWORK_TEXT.finditer(line):
-                name = {"paddle": "paddle", "paddlepaddle": "paddle", "tf": "tensorflow", "pytorch": "torch"}.get(
-                    m.group(1).lower(), m.group(1).lower()
-                )
+                name = {
+                    "paddle": "paddle",
+                    "paddlepaddle": "paddle",
+                    "tf": "tensorflow-any",
+                    "tensorflow": "tensorflow-any",
+                    "pytorch": "torch",
+                }.get(m.group(1).lower(), m.group(1).lower())
                 first("framework_text", f"{name}=={m.group(2)}")
         failed = _LIB_FAIL.search(line)
         if failed:
@@ -591,6 +651,8 @@ _SIGNALS_ABOUT: dict[str, tuple[Signal, ...]] = {
     "packages": (
         "paddle_cpu_version",
         "not_compiled_with_cuda",
+        "tf_not_built_with_cuda",
+        "torch_cuda_none",
         "paddle_arch",
         "torch_arch",
         "no_kernel_image",

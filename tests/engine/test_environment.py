@@ -108,7 +108,7 @@ def test_tensorflow_and_torch_prints():
         ">>> tf.__version__\n'2.10.0'\n>>> tf.sysconfig.get_build_info()\n"
         "OrderedDict([('cuda_version', '64_112'), ('cudnn_version', '64_8'), ('is_cuda_build', True)])"
     )
-    assert tf.packages == (Package("tensorflow", "2.10.0"),) and (tf.build_cuda, tf.build_cudnn) == ("11.2", "8")
+    assert tf.packages == (Package("tensorflow-any", "2.10.0"),) and (tf.build_cuda, tf.build_cudnn) == ("11.2", "8")
     assert "gpu_build" in tf.signals
     torch = read_environment(">>> torch.__version__\n'2.1.0+cpu'")
     assert torch.packages[0].variant == "cpu"
