@@ -27,7 +27,7 @@ side) ranks the labelled questions better than the low-rank adapter on frozen e5
   the variant has a "none" score) separating answerable from near questions; training CPU seconds
   (``time.process_time``, torch on one thread) per fold.
 
-Run: ``python -m bench.lora_e5`` (the export is cached in ``--cache``; LoRA takes ~10 min of one core per
+Run: ``python -m bench.lora_e5`` (the export is cached in ``--cache``; LoRA takes ~8 min of one core per
 fold). Folds may run in separate processes (``--only 0,1`` and ``--only 2,3``); ``--report`` prints the figures
 over the folds scored so far, every variant on the same questions.
 """
