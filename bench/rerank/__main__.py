@@ -1,4 +1,4 @@
-"""``python -m bench.rerank_study export|train|judge``: does a cross-encoder reranker from e5 help the judge?
+"""``python -m bench.rerank export|train|judge``: does a cross-encoder reranker from e5 help the judge?
 
 Issue 25, build item 1 (c). Every figure is on whole gathering batches held out (``batch_of``): the batches
 are grouped into four folds; the product's ranking weights, precedents and learned adapter for a fold never saw
@@ -12,7 +12,7 @@ fold is trained on the other folds only.
 - ``judge [tags...]``: hit@1/hit@3 reranked, judge AUC, answerable confident-and-right vs near confident at the policy
   threshold (near <= 0.08, thresholds from inner leave-fold-out predictions), with and without the CE features.
 
-The cross-encoder (``bot.engine.rerank`` holds the model): e5's lower ``12 - M`` layers read question and section
+The cross-encoder (``bench.rerank.model`` holds the model): e5's lower ``12 - M`` layers read question and section
 apart (frozen, computed once: a section's once per index, a question's once per message), its top ``M`` layers
 read them together and are trained with a scoring head on the mean of the joint sequence (PreTTR-style, MacAvaney
 et al. 2020). Pairs: (question, section text truncated); positives = its labelled sections; negatives = the product's
@@ -126,8 +126,8 @@ def lower_states(queries: list[str], sections: list[dict], split: int):
     """Lower-layer states of every question and section (cached per split and text: they never change)."""
     import torch
 
-    from bot.engine.rerank import QUESTION_TOKENS, SECTION_STATES, SECTION_TOKENS, pooled, section_text
-    from bot.kb.e5_torch import E5Layers
+    from bench.rerank.e5_torch import E5Layers
+    from bench.rerank.model import QUESTION_TOKENS, SECTION_STATES, SECTION_TOKENS, pooled, section_text
 
     cache = OUT / f"states_{split}.pt"
     known: dict[str, torch.Tensor] = torch.load(cache) if cache.exists() else {}
@@ -164,7 +164,7 @@ def train_folds(
 ) -> None:
     import torch
 
-    from bot.engine import rerank as R
+    from bench.rerank import model as R
     from bot.kb import e5_onnx as E
 
     torch.set_num_threads(1)
@@ -334,7 +334,7 @@ def judge(tags: list[str], drop_blockers: tuple[str, ...] = (), drop_features: t
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.rerank_study")
+    parser = argparse.ArgumentParser(prog="python -m bench.rerank")
     sub = parser.add_subparsers(dest="cmd", required=True)
     sub.add_parser("export")
     tr = sub.add_parser("train")

@@ -1,4 +1,5 @@
-"""A cross-encoder reranker from e5: does this section answer this question? (issue 25, build item 1 c).
+"""A cross-encoder reranker from e5: does this section answer this question? (issue 25, build item 1 c; an
+experiment, not shipped: see docs/evaluation.md, "Cross-encoder reranker").
 
 e5's lower layers read the question and the section apart (frozen; a section's states are computed once, a
 question's once per message), its top ``n_joint`` layers read them together, initialised from e5 and trained,
@@ -12,19 +13,16 @@ top sections, so the score says whether the section answers, not whether it is a
 
 from __future__ import annotations
 
-import json
 import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-import numpy as np
 import torch
 from torch import nn
 
+from bench.rerank.e5_torch import e5_layer
 from bot.kb import e5_onnx as E
-from bot.kb.e5_torch import e5_layer
 
 QUESTION_TOKENS = 64  # a question's first tokens (a pasted log's first lines say what failed)
 SECTION_TOKENS = 192  # a section's first tokens read by the lower layers (heading path, problem, start of the fix)
@@ -177,82 +175,3 @@ def score(
             chunk = wanted[start : start + batch]
             out += model([questions[q] for q, _ in chunk], [sections[s] for _, s in chunk]).tolist()
     return out
-
-
-# ---------------------------------------------------------------- storage
-
-FILE_FORMAT = 1
-SUFFIX = ".reranker.npz"
-FIX = "Run: python -m bot tune"
-
-
-def reranker_path(calibration_file: Path) -> Path:
-    """Where the reranker of a calibration is stored.
-
-    >>> reranker_path(Path("index/calibration/hash-64.json")).as_posix()
-    'index/calibration/hash-64.reranker.npz'
-    """
-    return Path(calibration_file).with_suffix(SUFFIX)
-
-
-@dataclass
-class Stored:
-    """A trained reranker as shipped: its joint layers and head (float16) and the sections' lower states."""
-
-    model: Reranker
-    sections: list[torch.Tensor]
-    section_keys: tuple[str, ...]
-    embedder: str
-    sources_hash: str
-    fitted_on: dict
-
-    def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp.npz")
-        header = json.dumps(
-            {
-                "format": FILE_FORMAT,
-                "n_joint": len(self.model.top),
-                "embedder": self.embedder,
-                "sources_hash": self.sources_hash,
-                "section_keys": list(self.section_keys),
-                "section_lengths": [len(s) for s in self.sections],
-                "fitted_on": self.fitted_on,
-            },
-            ensure_ascii=False,
-        )
-        params = {f"p.{k}": v.detach().numpy().astype(np.float16) for k, v in self.model.state_dict().items()}
-        np.savez_compressed(
-            tmp,
-            header=np.array(header),
-            section_states=torch.cat(self.sections).numpy().astype(np.float16),
-            **params,
-        )
-        tmp.replace(path)
-
-    @classmethod
-    def load(cls, path: Path, f: E.E5File) -> Stored:
-        """Read what :meth:`save` wrote; raises ValueError naming the file and the fix."""
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                header = json.loads(str(data["header"]))
-                if header.get("format") != FILE_FORMAT:
-                    raise ValueError(f"format {header.get('format')!r}, expected {FILE_FORMAT}")
-                model = Reranker(f, int(header["n_joint"]))
-                state = {k[2:]: torch.from_numpy(data[k].astype(np.float32)) for k in data.files if k.startswith("p.")}
-                model.load_state_dict(state)
-                states = torch.from_numpy(data["section_states"].astype(np.float32))
-            lengths = [int(n) for n in header["section_lengths"]]
-            if sum(lengths) != len(states):
-                raise ValueError(f"{len(states)} section states, the header says {sum(lengths)}")
-            model.eval()
-            return cls(
-                model,
-                list(states.split(lengths)),
-                tuple(header["section_keys"]),
-                str(header["embedder"]),
-                str(header["sources_hash"]),
-                dict(header.get("fitted_on") or {}),
-            )
-        except (OSError, KeyError, TypeError, ValueError, RuntimeError) as exc:
-            raise ValueError(f"{path}: reranker unreadable ({exc}). {FIX}") from None

