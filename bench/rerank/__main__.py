@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-OUT = Path(os.environ.get("RERANK_STUDY_OUT", "/work/scratch/ml1"))
+OUT = Path(os.environ.get("RERANK_STUDY_OUT", Path.home() / ".cache" / "gpu-troubleshooter" / "rerank_study"))
 N_FOLDS = 4
 TOP = 8  # sections of the product's order kept per question
 RERANK_K = 4  # of which the reranker scores the first RERANK_K (features and blockers kept for each)
