@@ -19,9 +19,7 @@ from bot.engine.case import says_failed
 from fixtures import REPO
 from fixtures.engines import hash_engine, repo_seeds_hash_settings
 
-CONVERSATION_FILES = sorted((REPO / "eval").glob("conversations*.jsonl")) + sorted(
-    (REPO / "eval" / "holdout4").glob("conversations*.jsonl")
-)
+CONVERSATION_FILES = sorted((REPO / "eval").glob("conversations*.jsonl"))
 
 
 @pytest.fixture(scope="module")

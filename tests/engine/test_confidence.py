@@ -30,7 +30,7 @@ CONVERSATION_FILES = [p for p in EVAL_FILES if is_conversation_file(p)]
 CASE_FILES = [p for p in EVAL_FILES if p not in CONVERSATION_FILES]
 HOLDOUT_FILES = sorted(
     (REPO / "eval").glob("holdout*/*.jsonl")
-)  # a clean holdout is never fitted on (holdouts 1-4, once looked at, are training files now: real_h*, conversations_h*)
+)  # a clean holdout is never fitted on (holdouts 1-5, once looked at, are training files now: real_h*, conversations_h*)
 
 
 def all_queries(paths) -> list[str]:
