@@ -412,7 +412,8 @@ class Engine:
         joined = None
         own_weight = 1.0
         if move in ("follow_up", "retry"):
-            joined = self._scores(f"{case.search}\n{search_text}", use_meta)
+            # The message first: the embedder reads only the head of a long text (a first post with its log).
+            joined = self._scores(f"{search_text}\n{case.search}", use_meta)
             if move == "retry":
                 own_weight = 0.0 if message.cues.not_helpful else 1.0
             elif ((named and not problems) or (not named and message.cues.points_back)) and (
