@@ -289,3 +289,15 @@ def test_conversation_files_are_read_with_their_line_on_error(tmp_path: Path):
     bad.write_text(json.dumps({"turns": [{"expect": []}]}) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match="bad.jsonl:1"):
         read_conversations(bad)
+
+
+def test_the_embedder_reads_a_follow_up_before_the_cases_long_first_post(engine, monkeypatch):
+    """The embedder reads only the head of a long text: after a first post with a long log, the follow-up's words
+    would be cut from the case's search (context carried too much); they come first."""
+    case = engine.ask("loss 变成 nan 了怎么办\n" + "step 1 loss nan lr 0.1\n" * 300).case
+    seen: list[str] = []
+    embed = engine.embedder.embed
+    monkeypatch.setattr(engine.embedder, "embed", lambda texts, role: seen.extend(texts) or embed(texts, role))
+    engine.evidence("那多卡呢？", case)
+    joined = [t for t in seen if "step 1" in t]
+    assert joined and all(t.startswith("那多卡呢？") for t in joined)
