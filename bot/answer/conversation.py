@@ -218,7 +218,7 @@ class Conversation:
             if answer.move == "retry":
                 answer = _replace(answer, signature="", truncated_from=0)
             reply = self._decide(answer, message, language, notes, allow_clarify=allow_clarify)
-            if answer.move == "follow_up" and case.best:  # about a detail of the section shown: that part only
+            if answer.move == "follow_up" and case.best and not said:  # a detail of the section shown: that part only
                 reply = self._detail(case.best, answer, message, language, notes) or reply
         # "Didn't help" is stored only when the user says it; anything else they type is a question of its own.
         events = [self._not_helpful_event(case, language)] if said and case.shown else []

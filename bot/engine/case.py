@@ -112,9 +112,10 @@ _STILL = re.compile(
 # fact, not a failure of the answer, and "不对" describes a problem ("评估结果不对") more often than a verdict.
 _FAILED = re.compile(
     r"没用|没有用|不管用|没啥用|不行|没解决|没有解决|未解决|未能解决|没能解决|无效|不起作用|没效果|没有效果|不是这个|"
-    r"还是(?:不|没|会|报|一样|有|只|出现|爆|卡|失败|错|提示|显示|oom|nan|hang)|依然|仍然|仍旧|照样|又出现|又报|"
-    r"也一样|试过|试了|(?:不管|无论)怎么.{0,12}都(?:不|没)|"
+    r"还是\s*(?:不|没|会|报|一样|有|只|出现|爆|卡|失败|错|提示|显示|oom|nan|hang)|依然|仍然|仍旧|照样|又出现|又报|"
+    r"也一样|试过|试了|(?:核对|检查|排查)过|(?:不管|无论)怎么.{0,12}都(?:不|没)|"
     r"\b(?:did ?n[o']?t|does ?n[o']?t|do ?n[o']?t|not|never|wo ?n[o']?t)\s+(?:really\s+)?"
+    r"(?:(?:seem|appear)(?:s|ed)?\s+)?(?:to\s+)?"  # "doesn't seem to help", "seems not to help"
     r"(?:help|helped|helping|work|worked|working|fix|fixed|solve|solved|change|changed)\b|"
     r"\bno (?:luck|change|difference)\b|\bnot helpful\b|\bunhelpful\b|\buseless\b|\bnothing changed\b|"
     r"\bsame (?:error|problem|issue|result)\b|\bstill\b(?!\s+(?:want|wish|wonder|need|like|supported|support))|"
@@ -414,7 +415,13 @@ def move_of(
     if not case.is_open:
         return "new"
     if cues is None:
-        cues = Cues(not_helpful=is_not_helpful(text), follow_up=is_follow_up(text), new_topic=starts_new_topic(text))
+        not_helpful = is_not_helpful(text)
+        cues = Cues(
+            not_helpful=not_helpful,
+            follow_up=is_follow_up(text),
+            new_topic=starts_new_topic(text),
+            failed=says_failed(text, not_helpful=not_helpful),
+        )
     if cues.new_topic:
         return "switch"
     if is_log:
@@ -428,8 +435,8 @@ def move_of(
         return "retry"
     if names_a_problem and asks(text) and len(text) > FOLLOW_UP_MAX_CHARS // 4:
         return "switch"  # a question about another problem, whatever else it says
-    if says_still(text) or asks_for_another(text):
-        return "retry"
+    if says_still(text) or asks_for_another(text) or cues.failed:
+        return "retry"  # "我发现还是只有一个进程", "doesn't seem to help": the user says what was shown did not work
     if other_problem and len(text) > 12:
         return "switch"  # another problem, stated ("NCCL timeout on 8 GPUs")
     if cues.follow_up:

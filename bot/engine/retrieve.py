@@ -412,7 +412,8 @@ class Engine:
         joined = None
         own_weight = 1.0
         if move in ("follow_up", "retry"):
-            joined = self._scores(f"{case.search}\n{search_text}", use_meta)
+            # The message first: the embedder reads only the head of a long text (a first post with its log).
+            joined = self._scores(f"{search_text}\n{case.search}", use_meta)
             if move == "retry":
                 own_weight = 0.0 if message.cues.not_helpful else 1.0
             elif ((named and not problems) or (not named and message.cues.points_back)) and (
@@ -424,7 +425,9 @@ class Engine:
             else:
                 own_weight = FOLLOW_UP_OWN_WEIGHT
         allowed = np.ones(n, dtype=bool)
-        skip = list(exclude) + (list(case.shown) if move == "retry" else [])
+        # Only a turn that says the fix failed leaves out what was shown (the retry convention); a report without a
+        # failure word ("solved by LD_LIBRARY_PATH", "batch 4 works now") may still be answered by it.
+        skip = list(exclude) + (list(case.shown) if move == "retry" and message.cues.failed else [])
         for key in skip:
             i = self._by_key.get(key)
             if i is not None:
@@ -536,7 +539,7 @@ class Engine:
         worth = 1 + sum(1 for h in hits[1:] if best > 0 and h.score >= RELEVANT_SHARE * best)
         shown = (hits[0].section.key,)  # what the reply leads with; related sections may be the next answer
         after = self._advance(evidence, shown, best=hits[0].section.key if verdict.tier == "answer" else "")
-        again = evidence.move != "retry" and shown[0] in evidence.case.shown
+        again = shown[0] in evidence.case.shown  # never after a failure word: what was shown is left out then
         focus = matching_lines(hits[0].section.text, hits[0].matched_terms) if again else ()
         return Answer(
             query=evidence.text,

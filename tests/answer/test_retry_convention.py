@@ -37,6 +37,8 @@ def repo_hash_engine(tmp_path_factory: pytest.TempPathFactory):
         ("still OOM after allow_growth", True),
         ("tried that, same error", True),
         ("batch_size 改成 1 试了，还是爆显存", True),
+        ("setting allow_growth seems not to help", True),
+        ("it doesn't seem to work on two GPUs", True),
         ("Keras model.fit does not use my GPU", False),
         ("which files do I change?", False),
         ("what if I want it to use only 40%?", False),
@@ -129,3 +131,21 @@ def test_a_detail_about_the_shown_answer_opens_it_at_the_matching_lines(seeds_en
     assert lead.key in talk.case.shown and answer.move != "retry"
     lines = lead.text.splitlines()
     assert answer.focus and all("per_process_gpu_memory_fraction" in lines[n] for n in answer.focus)
+
+
+@pytest.mark.model
+def test_a_report_that_the_fix_worked_may_lead_with_the_section_shown(seeds_engine):
+    talk = Conversation(seeds_engine)
+    memory = talk.respond("TensorFlow takes all GPU memory, how do I limit it?").shown[0].hit.section.key
+    reply = talk.respond("solved it with allow_growth, memory use went down to 2 GB")
+    assert reply.shown[0].hit.section.key == memory
+    assert [e.kind for e in reply.events] == ["question"]
+
+
+@pytest.mark.model
+def test_a_question_that_also_says_the_fix_failed_never_gets_the_shown_section_back(seeds_engine):
+    talk = Conversation(seeds_engine)
+    cpu = talk.respond("paddle 能用多核 CPU 训练吗，要配什么参数？训练时只有一个进程在跑").shown[0].hit.section.key
+    reply = talk.respond("DataLoader 多进程是设 num_workers 吗？我发现好像还是只有一个进程")
+    assert reply.shown and reply.shown[0].hit.section.key != cpu
+    assert talk.last.move == "retry" and "not_helpful" in [e.kind for e in reply.events]

@@ -33,6 +33,8 @@ NCCL_CASE = Case(search="单机多卡 Nccl error 怎么办", problem=frozenset({
         ("还是不行", "retry"),
         ("tried that, still failing", "retry"),
         ("ping 是通的，两边命令也一模一样", "retry"),  # a report of what happens now, not a question
+        ("DataLoader 多进程是设 num_workers 吗？我发现好像还是只有一个进程", "retry"),  # says the fix failed
+        ("is it set in ConfigProto? it doesn't seem to help", "retry"),
         ("另外一个问题：怎么指定用哪张 GPU 训练？", "switch"),
         ("unrelated: how do I pick a GPU?", "switch"),
         ("训练时 loss 变成 nan 了，学习率已经很小了，该怎么排查呢，有什么常见原因吗？", "switch"),
@@ -125,6 +127,17 @@ def test_a_retry_never_shows_what_led_the_case_before(engine):
         reply = talk.respond(message)
         assert all(s.hit.section.key != led for s in reply.shown[:1]), message
     assert talk.last.move == "retry" and led in talk.case.shown
+
+
+def test_only_a_turn_that_says_the_fix_failed_leaves_out_the_section_shown(engine):
+    """Issue 25's convention: a report without a failure word ("学习率调小就可以了") may be answered by the section
+    already shown; "还是 nan" may not."""
+    case = engine.ask("loss 变成 nan 了怎么办").case
+    led = engine._by_key[case.shown[0]]
+    report = engine.evidence("好的，学习率调小就可以了", case)
+    failed = engine.evidence("数据和标签都检查过了，还是 nan", case)
+    assert report.move == failed.move == "retry"
+    assert report.allowed[led] and not failed.allowed[led]
 
 
 def test_a_calibration_for_other_documents_is_not_used(engine, caplog):
@@ -276,3 +289,15 @@ def test_conversation_files_are_read_with_their_line_on_error(tmp_path: Path):
     bad.write_text(json.dumps({"turns": [{"expect": []}]}) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match="bad.jsonl:1"):
         read_conversations(bad)
+
+
+def test_the_embedder_reads_a_follow_up_before_the_cases_long_first_post(engine, monkeypatch):
+    """The embedder reads only the head of a long text: after a first post with a long log, the follow-up's words
+    would be cut from the case's search (context carried too much); they come first."""
+    case = engine.ask("loss 变成 nan 了怎么办\n" + "step 1 loss nan lr 0.1\n" * 300).case
+    seen: list[str] = []
+    embed = engine.embedder.embed
+    monkeypatch.setattr(engine.embedder, "embed", lambda texts, role: seen.extend(texts) or embed(texts, role))
+    engine.evidence("那多卡呢？", case)
+    joined = [t for t in seen if "step 1" in t]
+    assert joined and all(t.startswith("那多卡呢？") for t in joined)
