@@ -63,9 +63,9 @@ PRECEDENT_K_GRID = (5, 10)
 PRECEDENT_TEMPERATURE_GRID = (0.02, 0.05)
 LEARNED_GRID = (0.0, 0.5, 1.0, 2.0, 4.0)
 FOLDS = 5
-# A batch's near-domain rate is judged only from this many near questions on: below it one question moves it by
-# more than the policy's whole margin.
-MIN_BATCH_NEAR = 20
+# A batch's near-domain rate counts in the thresholds' batch average only from this many near questions on: below
+# it one question moves the batch's rate by more than the policy's whole margin.
+MIN_BATCH_NEAR = 10
 
 
 @dataclass
@@ -373,30 +373,36 @@ def _thresholds(
     max_inscope_none: float,
     batches: np.ndarray | None = None,
 ) -> tuple[float, float]:
-    """Answer threshold: the lowest that keeps out-of-scope confident answers within policy, pooled and in every
-    gathering batch with at least ``MIN_BATCH_NEAR`` near-domain questions.
+    """Answer threshold: the lowest that keeps out-of-scope confident answers within policy, pooled and on
+    average over the gathering batches (each with at least ``MIN_BATCH_NEAR`` near-domain questions).
     None threshold: the highest that keeps in-scope "none" within policy (and below the answer threshold).
 
-    The promise is about a batch gathered after fitting, and batches differ: a pooled 8 % held while the batches
-    gathered last (near the documents on purpose) got 14 % (holdout6, gathered after fitting: 6 of 42).
+    The promise is about a batch gathered after fitting. Each gathering batch is one such batch, so the mean of
+    their rates estimates the next one's; the pooled rate is ruled by the largest, easiest batch (178 near
+    questions at 1 % while the batches gathered later ran at 4-37 %: pooled 8 %, a fresh batch 14 %).
 
-    >>> p = np.array([0.9, 0.8, 0.7, 0.6, 0.5] + [0.55] * 1 + [0.1] * 19 + [0.1] * 20)
+    >>> p = np.array([0.9, 0.8, 0.7, 0.6, 0.5] + [0.55] * 2 + [0.1] * 8 + [0.1] * 30)
     >>> y = np.array([1] * 5 + [0] * 40)
-    >>> b = np.array(["a"] * 25 + ["b"] * 20)
-    >>> _thresholds(p, y, np.zeros(45, bool), 0.03, 0.0)[0]  # pooled: 1 of 40 near above 0.55 is within 3 %
+    >>> b = np.array(["a"] * 15 + ["b"] * 30)
+    >>> _thresholds(p, y, np.zeros(45, bool), 0.06, 0.0)[0]  # pooled: 2 of 40 near above 0.55 is within 6 %
     0.5
-    >>> _thresholds(p, y, np.zeros(45, bool), 0.03, 0.0, b)[0]  # batch a: 1 of 20 is not
+    >>> _thresholds(p, y, np.zeros(45, bool), 0.06, 0.0, b)[0]  # batches: (2/10 + 0/30) / 2 = 10 % is not
     0.6
     """
     near = (y == 0) & ~hard
-    scopes = [np.ones(len(p), dtype=bool)]
-    if batches is not None:
-        scopes += [batches == b for b in np.unique(batches) if ((batches == b) & (y == 0)).sum() >= MIN_BATCH_NEAR]
+    every = np.ones(len(p), dtype=bool)
+    own = [] if batches is None else [batches == b for b in np.unique(batches)]
+    own = [s for s in own if ((y == 0) & s).sum() >= MIN_BATCH_NEAR]
+
+    def share(t: float, among: np.ndarray) -> float:
+        return (near & among & (p >= t)).sum() / max(int(((y == 0) & among).sum()), 1)
+
     candidates = np.unique(np.concatenate([p, [0.0, 1.0]]))
     answer = 1.0
     for t in candidates:
-        confident = near & (p >= t)
-        if all(confident[s].sum() / max(int(((y == 0) & s).sum()), 1) <= max_near_confident for s in scopes):
+        if share(t, every) <= max_near_confident and (
+            not own or np.mean([share(t, s) for s in own]) <= max_near_confident
+        ):
             answer = float(t)
             break
     inscope = np.sort(p[y == 1])
