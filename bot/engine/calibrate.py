@@ -662,11 +662,15 @@ def calibrate(
     x = np.array([f[0] for f in feats])
     hard = np.array([f[2] for f in feats])
     y = np.array([1 if r.in_scope else 0 for r in rows])
-    # Each batch's probabilities from a model fitted without that batch: the thresholds hold batch by batch.
+    # Each batch's probabilities from a model fitted without that batch, so the thresholds hold for a batch gathered
+    # later; a company's own labels in one or two files have no batches to leave out: folds of threads then.
     batches = np.array([r.batch for r in rows])
+    if len(set(batches)) >= 3:
+        folds = [np.where(batches == batch)[0] for batch in np.unique(batches)]
+    else:
+        folds = _folds([r.group for r in rows], FOLDS)
     p_cv = np.zeros(len(rows))
-    for batch in np.unique(batches):
-        test = np.where(batches == batch)[0]
+    for test in folds:
         train = np.setdiff1d(np.arange(len(rows)), test)
         if len(set(y[train])) == 2:
             p_cv[test] = _predict(_fit(x[train], y[train]), x[test])
