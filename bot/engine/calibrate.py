@@ -672,7 +672,7 @@ def calibrate(
     p_cv = np.zeros(len(rows))
     for test in folds:
         train = np.setdiff1d(np.arange(len(rows)), test)
-        if len(set(y[train])) == 2:
+        if len(test) and len(set(y[train])) == 2:
             p_cv[test] = _predict(_fit(x[train], y[train]), x[test])
     answer, none = _thresholds(p_cv, y, hard, batches=batches, **policy)
     mean, scale, model = _fit(x, y)
