@@ -46,20 +46,11 @@ def test_the_adapter_learns_what_the_embedding_gets_wrong():
     assert _hit1(adapter, test_q, test_a, keys, owners, n) >= 0.9
 
 
-SEEDS = {
-    "gpu.md": "# GPU\n\n## 显存不足怎么办\n\n减小 batch_size，out of memory 时先看显存占用。\n\n"
-    "## 训练很慢 GPU 利用率低\n\n增大 num_workers，用 DataLoader 预取数据。\n",
-}
-
-
 @pytest.fixture
 def engine(tmp_path):
-    from fixtures.engines import hash_engine, hash_settings_for
+    from fixtures.engines import two_section_engine
 
-    (tmp_path / "seeds").mkdir()
-    for name, text in SEEDS.items():
-        (tmp_path / "seeds" / name).write_text(text, encoding="utf-8")
-    return hash_engine(hash_settings_for(tmp_path))
+    return two_section_engine(tmp_path)
 
 
 def _labelled(folder, batch: str, n_threads: int = 6):
