@@ -74,6 +74,7 @@ class Reading:
     own_tokens: int = 0
     margin: float = 1.0
     own_lead: str = ""
+    own_lead_asked: str = ""  # the same among the sections a follow-up is ranked in (its framework, its new setting)
     shown_similarity: float = 0.0
     other_similarity: float = 0.0
     asks_more: bool = False  # a question about the answer shown rather than a report (case.move_on_the_lead)
@@ -95,6 +96,7 @@ class TurnFeatures:
     foreign: bool  # names a framework, device or product the documents do not cover
     margin: float
     own_lead_shown: bool  # the message's own words rank a section the case led with first
+    own_lead_asked_shown: bool  # and among the sections a follow-up is ranked in
     shown_similarity: float
     other_similarity: float
 
@@ -114,6 +116,7 @@ def features_of(message: Message, case: Case, reading: Reading) -> TurnFeatures:
         foreign=bool(reading.foreign),
         margin=reading.margin,
         own_lead_shown=bool(reading.own_lead) and reading.own_lead in case.shown,
+        own_lead_asked_shown=bool(reading.own_lead_asked) and reading.own_lead_asked in case.shown,
         shown_similarity=reading.shown_similarity,
         other_similarity=reading.other_similarity,
     )
@@ -122,7 +125,7 @@ def features_of(message: Message, case: Case, reading: Reading) -> TurnFeatures:
 def act_of(f: TurnFeatures) -> Act:
     """The turn's act, decided from its features (the rules below; a learned model may take its place).
 
-    >>> base = TurnFeatures(True, "switch", False, False, False, False, False, False, True, False, 0.1, True, 0.0, 0.0)
+    >>> base = TurnFeatures(True, "switch", False, False, False, False, False, False, True, False, 0.1, True, True, 0.0, 0.0)
     >>> act_of(base)  # a "new problem" whose own words lead to the section shown: a question about it
     'follow_up'
     >>> from dataclasses import replace
@@ -232,7 +235,7 @@ def plan(
         # The retry rule: a message that says the fix failed never leads with any section an earlier turn led with,
         # in this case or an earlier one, whatever else it asks.
         left_out += [*case.led, *case.shown]
-    if act == "follow_up" and not features.own_lead_shown:
+    if act == "follow_up" and not features.own_lead_asked_shown:
         # A full question about the case whose own words point elsewhere: the case's words alone would put the answer
         # already shown first, and the user would get it again to a new question.
         left_out += list(case.shown)

@@ -17,10 +17,11 @@ know, and which of its subjects no section or not the best one covers. The tier 
 answer, tentative, none — follows from thresholds fitted by ``python -m bot calibrate``.
 Every message is read once (:meth:`Engine.read` -> :class:`bot.engine.message.Message`) and
 ranked and judged in its conversation's case (:class:`bot.records.Case`, :mod:`bot.engine.case`):
-``Engine.ask`` is :meth:`Engine.weigh` (the evidence about the message in its case, and its
-ranking, computed once), :func:`rank` (a pure function of evidence, weights and the
-:class:`Scorer` s in :data:`SCORERS`) and :func:`judge` (tier, probability, reason code) — and
-``python -m bot calibrate`` uses the same three. What never changes about a section is computed
+``Engine.ask`` is :meth:`Engine.evidence` (the turn's plan, :mod:`bot.engine.plan`, decided once
+from the message, the case and the message's own scores, then the evidence that plan asks for),
+:func:`rank` (a pure function of evidence, weights and the :class:`Scorer` s in :data:`SCORERS`)
+and :func:`judge` (tier, probability, reason code, within the plan's bounds), each run once per
+message; nothing after the plan changes its act — and ``python -m bot calibrate`` uses the same three. What never changes about a section is computed
 when the index is built and stored with it (:class:`bot.engine.facts.SectionFacts`). The engine
 returns reason codes and section keys; :mod:`bot.answer` writes the words.
 """
@@ -341,8 +342,16 @@ class Engine:
         problems = frozenset(s for s in named if self.lexicon.category(s) in PROBLEM_CATEGORIES)
         move = move_of(message.text, case, problems=problems, is_log=message.is_log, cues=message.cues)
         setting = self._carry_setting(case.setting, named - problems) if case.is_open else named - problems
+        # What the documents do not cover: another framework or device; a product only when the message names no
+        # problem (a PaddleOCR user's out-of-memory is answered by the framework's section, "Paddle Serving
+        # deployment, which card?" is not).
         foreign = frozenset(
-            s for s in named if self.lexicon.category(s) in MAJOR_CATEGORIES and s not in self.covered_anywhere
+            s
+            for s in named
+            if s not in self.covered_anywhere
+            and (
+                self.lexicon.category(s) in HARD_CATEGORIES or (self.lexicon.category(s) == "product" and not problems)
+            )
         )
         reading = Reading(
             rule_move=move,
@@ -360,6 +369,16 @@ class Engine:
         weights = self.calibration.weights
         words = fuse(own.dense, own.lexical, weights.lexical) + weights.subject * self.subject_share(named)
         lead = self.sections[int(np.argmax(words))].key if len(words) else ""
+        # And among the sections a follow-up would be ranked in (its framework, its new setting's sections).
+        asked = np.ones(len(words), dtype=bool)
+        frameworks = self.frameworks(named)
+        if frameworks:
+            asked &= np.array([not main or bool(main & frameworks) for main in self.main_frameworks], dtype=bool)
+        changed = (named - problems) - case.setting
+        if changed:
+            covering = asked & np.array([changed <= covered for covered in self.coverage], dtype=bool)
+            asked = covering if covering.any() else asked
+        lead_asked = self.sections[int(np.argmax(np.where(asked, words, -np.inf)))].key if asked.any() else ""
         shown_similarity = other_similarity = 0.0
         stored = self.section_vectors()
         shown = case.best or (case.shown[-1] if case.shown else "")
@@ -374,6 +393,7 @@ class Engine:
             reading,
             margin=self._margin(own),
             own_lead=lead,
+            own_lead_asked=lead_asked,
             shown_similarity=shown_similarity,
             other_similarity=other_similarity,
         )

@@ -162,7 +162,21 @@ def test_the_act_can_be_given_instead_of_decided_and_the_plan_follows_it():
 
 def test_act_of_reads_only_its_features():
     features = TurnFeatures(
-        True, "follow_up", False, False, True, False, False, False, True, False, 0.2, True, 0.5, 0.1
+        open_case=True,
+        rule_move="follow_up",
+        failed=False,
+        not_helpful=False,
+        elliptical=True,
+        new_topic=False,
+        is_log=False,
+        shows_environment=False,
+        asks_more=True,
+        foreign=False,
+        margin=0.2,
+        own_lead_shown=True,
+        own_lead_asked_shown=True,
+        shown_similarity=0.5,
+        other_similarity=0.1,
     )
     assert act_of(features) == "detail"
     assert act_of(replace(features, elliptical=False, margin=-0.1)) == "leave"
