@@ -165,7 +165,7 @@ class Plan:
     ``search``: the message's own search text; ``joined``: the message's words before the case's ("" when the
     message is searched alone); ``title``: a long new post's first line ("" otherwise); ``own_weight``: the own
     words against the joined ones; ``exclude``: sections never shown; ``answer_bearing``: only sections that answer
-    on their own; ``frameworks``: only sections of these frameworks (empty: any); ``prefer``: sections of these
+    on their own; ``not_lead``: sections that may follow but not lead; ``frameworks``: only sections of these frameworks (empty: any); ``prefer``: sections of these
     frameworks first; ``cover``: sections covering this new setting, when any does; ``focus``: the shown section a
     detail is about ("" otherwise); ``floor``/``cap``: the tier's bounds for the judge.
     """
@@ -177,6 +177,7 @@ class Plan:
     title: str = ""
     own_weight: float = 1.0
     exclude: tuple[str, ...] = ()
+    not_lead: tuple[str, ...] = ()
     answer_bearing: bool = False
     frameworks: frozenset[str] = frozenset()
     prefer: frozenset[str] = frozenset()
@@ -235,11 +236,12 @@ def plan(
         # The retry rule: a message that says the fix failed never leads with any section an earlier turn led with,
         # in this case or an earlier one, whatever else it asks.
         left_out += [*case.led, *case.shown]
+    left = tuple(dict.fromkeys(left_out))
+    not_lead: tuple[str, ...] = ()
     if act == "follow_up" and not features.own_lead_asked_shown:
         # A full question about the case whose own words point elsewhere: the case's words alone would put the answer
-        # already shown first, and the user would get it again to a new question.
-        left_out += list(case.shown)
-    left = tuple(dict.fromkeys(left_out))
+        # already shown first, and the user would get it again to a new question. It may still follow.
+        not_lead = tuple(key for key in case.shown if key not in left)
     own_weight = 1.0
     if move == "retry":
         own_weight = 0.0 if cues.not_helpful else 1.0
@@ -262,7 +264,8 @@ def plan(
         reading.frameworks_named if move in ("new", "switch") and len(reading.frameworks_named) == 1 else frozenset()
     )
     cover = (named - problems) - case.setting if move == "follow_up" else frozenset()
-    focus = case.best if move == "follow_up" and case.best and not failed and case.best not in left else ""
+    shown_again = case.best not in left and case.best not in not_lead
+    focus = case.best if move == "follow_up" and case.best and not failed and shown_again else ""
     cap: Tier | None = None
     if act == "leave" or (move == "retry" and cues.not_helpful):
         cap = "tentative"  # the documents do not cover it, or a bare "没用" adds nothing that makes the next one sure
@@ -276,6 +279,7 @@ def plan(
         title=title if move in ("new", "switch") else "",
         own_weight=own_weight,
         exclude=left,
+        not_lead=not_lead,
         answer_bearing=move == "retry",
         frameworks=frameworks,
         prefer=prefer,
