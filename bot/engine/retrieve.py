@@ -43,6 +43,7 @@ import numpy as np
 from bot.engine.calibration import Calibration, Weights, calibration_path, load_for, sources_fingerprint
 from bot.engine.case import (
     advance,
+    asks,
     asks_briefly,
     is_follow_up,
     is_not_helpful,
@@ -350,7 +351,12 @@ class Engine:
             for s in named
             if s not in self.covered_anywhere
             and (
-                self.lexicon.category(s) in HARD_CATEGORIES or (self.lexicon.category(s) == "product" and not problems)
+                self.lexicon.category(s) in HARD_CATEGORIES
+                or (
+                    self.lexicon.category(s) == "product"
+                    and not problems
+                    and (asks(message.text) or message.cues.points_back)
+                )
             )
         )
         reading = Reading(
@@ -378,7 +384,11 @@ class Engine:
         if changed:
             covering = asked & np.array([changed <= covered for covered in self.coverage], dtype=bool)
             asked = covering if covering.any() else asked
-        lead_asked = self.sections[int(np.argmax(np.where(asked, words, -np.inf)))].key if asked.any() else ""
+        # (scored as a follow-up is: with the share of the case's subjects, not only the message's)
+        follow_words = words + weights.subject * (
+            self.subject_share(case.problem | problems | setting) - self.subject_share(named)
+        )
+        lead_asked = self.sections[int(np.argmax(np.where(asked, follow_words, -np.inf)))].key if asked.any() else ""
         shown_similarity = other_similarity = 0.0
         stored = self.section_vectors()
         shown = case.best or (case.shown[-1] if case.shown else "")
@@ -451,6 +461,10 @@ class Engine:
             covering = allowed & np.array([plan.cover <= covered for covered in self.coverage], dtype=bool)
             if covering.any():
                 allowed = covering
+        not_lead = None
+        if plan.not_lead:
+            not_lead = np.zeros(n, dtype=bool)
+            not_lead[[self._by_key[key] for key in plan.not_lead if key in self._by_key]] = True
         found = Evidence(
             text=text,
             language=language,
@@ -470,6 +484,7 @@ class Engine:
             own_weight=plan.own_weight,
             allowed=allowed,
             preferred=preferred,
+            not_lead=not_lead,
             subject_share=self.subject_share(plan.problem | plan.setting if plan.move != "new" else plan.named),
         )
         return self.with_learned(self.with_precedents(found, self.calibration.precedents), self.adapter)
@@ -907,6 +922,7 @@ class Evidence:
     own_weight: float = 1.0
     allowed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     preferred: np.ndarray | None = None  # ranked before the other allowed sections (the one framework asked about)
+    not_lead: np.ndarray | None = None  # may be ranked, but not first (the plan's ``not_lead``)
     subject_share: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
     precedent: np.ndarray | None = None  # a new question: the labelled precedents' vote per section
     precedent_lean: float = 0.0  # and how much closer it is to an answered precedent than to an unanswered one
@@ -926,10 +942,23 @@ class Ranking:
         return _ordered(np.where(allowed, self.scores, -np.inf).astype(np.float32), allowed, preferred, k)
 
 
-def _ordered(masked: np.ndarray, allowed: np.ndarray, preferred: np.ndarray | None, k: int) -> Ranking:
+def _ordered(
+    masked: np.ndarray, allowed: np.ndarray, preferred: np.ndarray | None, k: int, not_lead: np.ndarray | None = None
+) -> Ranking:
+    """The allowed sections best first (``preferred`` ones before the rest); a ``not_lead`` section may follow but
+    not lead: the best of the others goes first.
+
+    >>> _ordered(np.array([3.0, 2.0, 1.0]), np.ones(3, bool), None, 3, np.array([True, False, False])).order
+    (1, 0, 2)
+    """
     order_by = masked if preferred is None else np.where(preferred, masked + 1e6, masked)
-    head = np.argsort(-order_by, kind="stable")[:k]
-    return Ranking(masked, tuple(int(n) for n in head if allowed[n]))
+    order = [int(n) for n in np.argsort(-order_by, kind="stable") if allowed[n]]
+    if not_lead is not None and order and not_lead[order[0]]:
+        first = next((n for n in order if not not_lead[n]), None)
+        if first is not None:
+            order.remove(first)
+            order.insert(0, first)
+    return Ranking(masked, tuple(order[:k]))
 
 
 @dataclass(frozen=True)
@@ -1023,7 +1052,7 @@ def rank(
         # A follow-up or retry: the case's words joined with the message's, against the message's own.
         fused = evidence.own_weight * fused + _fused(evidence.joined, evidence, weights, mode)
     masked = np.where(evidence.allowed, fused, -np.inf).astype(np.float32)
-    return _ordered(masked, evidence.allowed, evidence.preferred, k)
+    return _ordered(masked, evidence.allowed, evidence.preferred, k, evidence.not_lead)
 
 
 def judge(engine: Engine, evidence: Evidence, ranking: Ranking, calibration: Calibration) -> Verdict:
