@@ -70,7 +70,8 @@ class Reading:
     setting: frozenset[str] = frozenset()  # the case's setting carried with the message's (follow-ups, retries)
     frameworks_named: frozenset[str] = frozenset()
     frameworks_carried: frozenset[str] = frozenset()
-    foreign: frozenset[str] = frozenset()  # named frameworks, devices or products no section covers
+    foreign: frozenset[str] = frozenset()  # named frameworks or devices no section covers
+    foreign_product: frozenset[str] = frozenset()  # products no section covers, asked about with no problem named
     own_tokens: int = 0
     margin: float = 1.0
     own_lead: str = ""
@@ -93,7 +94,8 @@ class TurnFeatures:
     is_log: bool
     shows_environment: bool  # versions, GPUs, packages pasted
     asks_more: bool
-    foreign: bool  # names a framework, device or product the documents do not cover
+    foreign: bool  # names a framework or device the documents do not cover
+    foreign_product: bool  # asks about a product the documents do not cover, naming no problem
     margin: float
     own_lead_shown: bool  # the message's own words rank a section the case led with first
     own_lead_asked_shown: bool  # and among the sections a follow-up is ranked in
@@ -114,6 +116,7 @@ def features_of(message: Message, case: Case, reading: Reading) -> TurnFeatures:
         shows_environment=not message.environment.is_empty,
         asks_more=reading.asks_more,
         foreign=bool(reading.foreign),
+        foreign_product=bool(reading.foreign_product),
         margin=reading.margin,
         own_lead_shown=bool(reading.own_lead) and reading.own_lead in case.shown,
         own_lead_asked_shown=bool(reading.own_lead_asked) and reading.own_lead_asked in case.shown,
@@ -125,7 +128,8 @@ def features_of(message: Message, case: Case, reading: Reading) -> TurnFeatures:
 def act_of(f: TurnFeatures) -> Act:
     """The turn's act, decided from its features (the rules below; a learned model may take its place).
 
-    >>> base = TurnFeatures(True, "switch", False, False, False, False, False, False, True, False, 0.1, True, True, 0.0, 0.0)
+    >>> base = TurnFeatures(True, "switch", False, False, False, False, False, False, True, False, False, 0.1, True,
+    ...                     True, 0.0, 0.0)
     >>> act_of(base)  # a "new problem" whose own words lead to the section shown: a question about it
     'follow_up'
     >>> from dataclasses import replace
@@ -140,7 +144,9 @@ def act_of(f: TurnFeatures) -> Act:
         return "new"
     move = f.rule_move
     if f.foreign and not f.failed:
-        return "leave"  # another framework, device or product: not a detail or a retry of what the documents say
+        return "leave"  # another framework or device: not a detail or a retry of what the documents say
+    if f.foreign_product and not f.failed and f.other_similarity > f.shown_similarity:
+        return "leave"  # a product the documents do not cover, and the words are not about the answer shown
     if move == "follow_up" and not f.elliptical and f.margin <= 0:
         return "leave"  # a full question closer to everyday off-topic questions than to the documents
     if move == "switch" and f.own_lead_shown and not f.new_topic:
@@ -264,13 +270,19 @@ def plan(
         reading.frameworks_named if move in ("new", "switch") and len(reading.frameworks_named) == 1 else frozenset()
     )
     cover = (named - problems) - case.setting if move == "follow_up" else frozenset()
-    shown_again = case.best not in left and case.best not in not_lead
-    focus = case.best if move == "follow_up" and case.best and not failed and shown_again else ""
+    # A follow-up is read as a detail of the answer shown first (the reply shows the part of it that matches, when one
+    # does), even when its own words may not put that answer first again.
+    focus = case.best if move == "follow_up" and case.best and not failed and case.best not in left else ""
     cap: Tier | None = None
     if act == "leave" or (move == "retry" and cues.not_helpful):
         cap = "tentative"  # the documents do not cover it, or a bare "没用" adds nothing that makes the next one sure
-    elif act == "failed_fix" and reading.shown_similarity and reading.shown_similarity >= reading.other_similarity:
-        cap = "tentative"  # its words are about the fix that failed, not about another section: the next is a guess
+    elif act == "failed_fix" and (
+        not (problems - case.problem)
+        or (reading.shown_similarity and reading.shown_similarity >= reading.other_similarity)
+    ):
+        # Its words name no other problem, or are about the fix that failed rather than another section: the next
+        # candidate is a guess ("that did not help, still uses GPU 0" is not an out-of-memory question).
+        cap = "tentative"
     return Plan(
         act=act,
         move=move,

@@ -343,21 +343,17 @@ class Engine:
         problems = frozenset(s for s in named if self.lexicon.category(s) in PROBLEM_CATEGORIES)
         move = move_of(message.text, case, problems=problems, is_log=message.is_log, cues=message.cues)
         setting = self._carry_setting(case.setting, named - problems) if case.is_open else named - problems
-        # What the documents do not cover: another framework or device; a product only when the message names no
-        # problem (a PaddleOCR user's out-of-memory is answered by the framework's section, "Paddle Serving
-        # deployment, which card?" is not).
-        foreign = frozenset(
+        # What the documents do not cover: another framework or device (a hard subject), or a product asked about
+        # with no problem of its own (a PaddleOCR user's out-of-memory is answered by the framework's section;
+        # "Paddle Serving deployment, which card?" may not be: the plan weighs it with where the words point).
+        uncovered = [s for s in named if s not in self.covered_anywhere]
+        foreign = frozenset(s for s in uncovered if self.lexicon.category(s) in HARD_CATEGORIES)
+        product = frozenset(
             s
-            for s in named
-            if s not in self.covered_anywhere
-            and (
-                self.lexicon.category(s) in HARD_CATEGORIES
-                or (
-                    self.lexicon.category(s) == "product"
-                    and not problems
-                    and (asks(message.text) or message.cues.points_back)
-                )
-            )
+            for s in uncovered
+            if self.lexicon.category(s) == "product"
+            and not problems
+            and (asks(message.text) or message.cues.points_back)
         )
         reading = Reading(
             rule_move=move,
@@ -367,6 +363,7 @@ class Engine:
             frameworks_named=self.frameworks(named),
             frameworks_carried=self.frameworks(setting),
             foreign=foreign,
+            foreign_product=product,
             own_tokens=len(own.tokens) if own is not None else 0,
             asks_more=move_on_the_lead(message.text) == "follow_up",
         )

@@ -140,12 +140,17 @@ def test_another_framework_after_an_answer_leaves_the_documents_and_is_not_nothi
     assert reply.kind != "exhausted" and reply.tier != "answer"  # the old code: "the knowledge base has nothing more"
 
 
-def test_a_product_the_documents_do_not_cover_is_not_answered_confidently_from_the_training_section(engine):
+def test_a_product_the_documents_do_not_cover_leaves_them_when_the_words_point_away_from_the_answer_shown(engine):
     talk = Conversation(engine)
     talk.respond("how do I train on GPU 1 only with paddle?")
-    planned = engine.plan("and for paddle serving deployment which card does it use", talk.case)
-    assert planned.act == "leave" and planned.cap == "tentative"
-    assert talk.respond("and for paddle serving deployment which card does it use").tier != "answer"
+    case, message = talk.case, engine.read("and for paddle serving deployment which card does it use")
+    own = engine._scores(message.search_text, tokens=message.tokens)
+    reading = engine.reading(message, case, own)
+    assert reading.foreign_product == {"Paddle Serving"}
+    away = replace(reading, shown_similarity=0.5, other_similarity=0.9)
+    toward = replace(reading, shown_similarity=0.9, other_similarity=0.5)
+    assert plan(message, case, away).act == "leave" and plan(message, case, away).cap == "tentative"
+    assert plan(message, case, toward).act != "leave"  # a PaddleDetection model's memory: the framework's section
 
 
 # ---------------------------------------------------------------- the decision, swappable
@@ -172,6 +177,7 @@ def test_act_of_reads_only_its_features():
         shows_environment=False,
         asks_more=True,
         foreign=False,
+        foreign_product=False,
         margin=0.2,
         own_lead_shown=True,
         own_lead_asked_shown=True,
