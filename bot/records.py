@@ -88,6 +88,10 @@ ORIGINS: tuple[Origin, ...] = get_args(Origin)
 EventKind = Literal["question", "not_helpful", "vote"]
 EVENT_KINDS: tuple[EventKind, ...] = get_args(EventKind)
 Move = Literal["new", "follow_up", "retry", "switch"]
+# What a turn is (bot.engine.plan): a first question; a new problem in an open case; a detail of the answer shown; a
+# fuller question about the case; the fix failed; a report of what happens now; a pasted log or environment of the
+# case's problem; leaving what the documents cover (another framework, device or product, an everyday question).
+Act = Literal["new", "switch", "detail", "follow_up", "failed_fix", "report", "environment", "leave"]
 ReasonCode = Literal[
     "uncovered", "uncovered_top", "weak", "nothing", "empty", "retry_none", "old_release", "setting_conflict"
 ]
@@ -224,7 +228,8 @@ class Case:
     ``search``: what the case is searched by (the first question's search text and the follow-ups'
     own words); ``problem``/``setting``: subjects (error kinds, tasks / frameworks, products, OS,
     devices, tools); ``shown``: section keys shown for this case, oldest first; ``best``: the
-    section last given as the answer; ``tried``: the user's own words about what they tried.
+    section last given as the answer; ``tried``: the user's own words about what they tried; ``led``: every section
+    an earlier turn of the conversation led with, in this case or an earlier one (the retry rule leaves them out).
     """
 
     search: str = ""
@@ -237,6 +242,7 @@ class Case:
     signature: str = ""
     turns: int = 0
     environment: Environment = Environment()  # versions shown so far (kept across the conversation's turns)
+    led: tuple[str, ...] = ()  # kept across cases, oldest first
 
     @property
     def is_open(self) -> bool:
@@ -271,6 +277,9 @@ class Answer:
     uncovered: tuple[str, ...] = ()  # those subjects the first hit does not cover
     worth_showing: int = 1  # leading hits close enough to the first to show beside it (decided by the engine)
     move: Move = "new"  # how the message moved the conversation's case (bot.engine.case)
+    act: Act = "new"  # what the turn is, decided once by its plan (bot.engine.plan)
+    # A detail of the answer shown: the key of the section it is about (the reply shows its matching part), else "".
+    focus_key: str = ""
     case: Case = field(default_factory=Case)  # the case after this turn, its shown sections included
     # A later turn (not a retry) that leads with a section an earlier turn led with: the 0-based lines of that
     # section's text matching the new detail, where the reply opens it (bot.engine.case.matching_lines).

@@ -46,6 +46,7 @@ from bot.engine.compat import check, table_for
 from bot.engine.environment import merge
 from bot.engine.facts import SectionFacts
 from bot.engine.message import Message
+from bot.engine.plan import MAX_LED
 from bot.kb.tokenize import detect_language
 from bot.limits import HISTORY_TURNS_REPLAYED, QUESTION_CHARS
 from bot.records import Answer, Case, Environment, Event, Hit
@@ -88,6 +89,7 @@ class Turn:
     tried: list[str] = field(default_factory=list)  # the user's words about what they tried
     move: str = "new"
     environment: dict = field(default_factory=dict)  # the versions shown so far (Environment.as_dict)
+    led: list[str] = field(default_factory=list)  # every section a turn of the conversation led with, so far
 
     def case(self) -> Case:
         return Case(
@@ -101,6 +103,7 @@ class Turn:
             signature=self.signature,
             turns=1,
             environment=Environment.from_dict(self.environment),
+            led=tuple(self.led),
         )
 
 
@@ -146,9 +149,11 @@ class Conversation:
 
     @property
     def case(self) -> Case:
-        """What the conversation is about now (empty before the first question)."""
+        """What the conversation is about now (empty before the first question), with every section an earlier
+        turn led with (the plan leaves them out when the user says the fix failed)."""
         last = self.last
-        return last.case() if last is not None and last.search and last.kind != "empty" else Case()
+        case = last.case() if last is not None and last.search and last.kind != "empty" else Case()
+        return _replace(case, led=self._leads()) if self.turns else case
 
     def _meta(self, key: str):
         return self.engine.meta(key)
@@ -191,14 +196,9 @@ class Conversation:
 
     def _ask(self, read: Message, case: Case) -> Reply:
         message = read.sent
-        said = read.cues.failed and case.is_open  # the user says the shown fix did not work: a retry
+        said = read.cues.failed and case.is_open  # the user says the shown fix did not work ("didn't help" is stored)
+        # Asked once: the engine's plan decides the act, and leaves out every earlier lead when the fix failed.
         answer = self.engine.ask(read, k=10, case=case)
-        leads = self._leads() if said else ()
-        if answer.hits and answer.hits[0].section.key in leads:
-            # A retry never leads with a section an earlier turn led with, in this case or an earlier one, whatever
-            # move the engine read (a long "tried X, now how do I …" may read as a new question). Asked again only
-            # then: leaving sections out beforehand would change how the engine reads the move.
-            answer = self.engine.ask(read, k=10, case=case, exclude=leads)
         # The machine does not change with the problem: what this message shows joins what earlier turns showed.
         environment = merge(case.environment, read.environment)
         answer = _replace(answer, case=_replace(answer.case, environment=environment))
@@ -209,7 +209,7 @@ class Conversation:
             notes.append("_" + text(language, "followup", previous=escape_inline(_clip(previous))) + "_")
         top = answer.hits[0].score if answer.hits else 0.0
         answer = _replace(answer, hits=answer.hits[: answer.worth_showing])
-        if answer.move == "retry" and said:
+        if answer.act == "failed_fix":
             reply = self._retry_reply(answer, language)
         else:
             # A report without a failure word ("ping 是通的") or a new question read as one ("Keras model.fit does not
@@ -218,8 +218,8 @@ class Conversation:
             if answer.move == "retry":
                 answer = _replace(answer, signature="", truncated_from=0)
             reply = self._decide(answer, message, language, notes, allow_clarify=allow_clarify)
-            if answer.move == "follow_up" and case.best and not said:  # a detail of the section shown: that part only
-                reply = self._detail(case.best, answer, message, language, notes) or reply
+            if answer.focus_key:  # a detail of the section shown (the plan's focus): that part only
+                reply = self._detail(answer.focus_key, answer, message, language, notes) or reply
         # "Didn't help" is stored only when the user says it; anything else they type is a question of its own.
         events = [self._not_helpful_event(case, language)] if said and case.shown else []
         if not read.cues.not_helpful:
@@ -364,6 +364,7 @@ class Conversation:
             signature=case.signature,
             turns=case.turns + 1,
             environment=case.environment,
+            led=case.led,
         )
         self._remember(
             last.question if last else section.heading,
@@ -383,9 +384,10 @@ class Conversation:
         return self.last.question if self.last else ""
 
     def _leads(self) -> tuple[str, ...]:
-        """Every section an earlier turn of this conversation led with (and the current case's shown ones)."""
-        leads = [turn.shown[0] for turn in self.turns if turn.shown]
-        return tuple(dict.fromkeys((*leads, *self.case.shown)))
+        """Every section an earlier turn of this conversation led with: what each reply showed first and what the
+        engine's cases recorded (a restored state may hold only one of the two)."""
+        leads = [key for turn in self.turns for key in (*turn.led, *turn.shown[:1], *turn.case_shown)]
+        return tuple(dict.fromkeys(leads))[-MAX_LED:]
 
     def _last_answered(self) -> bool:
         return bool(self.last and self.last.answered)
@@ -412,6 +414,7 @@ class Conversation:
                 tried=list(case.tried),
                 move=answer.move,
                 environment=case.environment.as_dict(),
+                led=list(dict.fromkeys((*self._leads(), *case.led, *shown[:1])))[-MAX_LED:],
             )
         )
 

@@ -20,7 +20,8 @@ From labelled questions (``eval/*.jsonl``: real questions from public threads, e
    questions), and stores
    the models and the precedents (every labelled first question) beside the index for this embedder.
 
-Everything is computed with the serving functions: :meth:`Engine.evidence`, :func:`rank` and
+Everything is computed with the serving functions: :meth:`Engine.evidence` (built on the turn's plan,
+:mod:`bot.engine.plan`, exactly as ``ask`` builds it), :func:`rank` and
 :func:`judge`'s inputs (:meth:`Engine.features`, :meth:`Engine.follow_features`,
 :meth:`Engine.blocked`); nothing here re-implements ranking.
 """
@@ -173,7 +174,7 @@ def _replay(engine: Engine, conversation: dict, firsts: list[Row], later: list[R
             conversation.get("batch", ""),
         )
         (firsts if n == 0 else later).append(row)
-        # What Engine.ask does, on the evidence already computed: the case the next turn sees.
+        # What Engine.ask does, on the evidence already computed (its plan included): the case the next turn sees.
         ranking = rank(evidence, engine.calibration.weights)
         answer = engine.answer(evidence, ranking, judge(engine, evidence, ranking, engine.calibration))
         previous_top = answer.hits[0].section.key if answer.hits else ""

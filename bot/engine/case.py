@@ -192,7 +192,12 @@ def advance(
     ...             language="en", signature="", message="didn't help")
     >>> c.shown, c.best, c.tried, c.turns
     (('a', 'b'), 'a', ("didn't help",), 2)
+    >>> advance(c, move="switch", search="oom", problem=frozenset(), setting=frozenset(), shown=("c",), best="c",
+    ...         language="en", signature="", message="oom").led  # a new case keeps the conversation's leads
+    ('a', 'b', 'c')
     """
+    # What this turn led with joins every earlier lead of the conversation, whatever case it was in (the retry rule).
+    led = tuple(dict.fromkeys((*case.led, *shown[:1])))[-MAX_SHOWN:]
     if move in ("new", "switch") or not case.is_open:
         return Case(
             search=search[:MAX_CASE_SEARCH],
@@ -203,6 +208,7 @@ def advance(
             language=language,
             signature=signature,
             turns=1,
+            led=led,
         )
     tried = case.tried + ((message[:300],) if move == "retry" else ())
     return replace(
@@ -215,6 +221,7 @@ def advance(
         tried=tried[-MAX_TRIED:],
         language=language or case.language,
         turns=case.turns + 1,
+        led=led,
     )
 
 

@@ -17,10 +17,11 @@ know, and which of its subjects no section or not the best one covers. The tier 
 answer, tentative, none — follows from thresholds fitted by ``python -m bot calibrate``.
 Every message is read once (:meth:`Engine.read` -> :class:`bot.engine.message.Message`) and
 ranked and judged in its conversation's case (:class:`bot.records.Case`, :mod:`bot.engine.case`):
-``Engine.ask`` is :meth:`Engine.weigh` (the evidence about the message in its case, and its
-ranking, computed once), :func:`rank` (a pure function of evidence, weights and the
-:class:`Scorer` s in :data:`SCORERS`) and :func:`judge` (tier, probability, reason code) — and
-``python -m bot calibrate`` uses the same three. What never changes about a section is computed
+``Engine.ask`` is :meth:`Engine.evidence` (the turn's plan, :mod:`bot.engine.plan`, decided once
+from the message, the case and the message's own scores, then the evidence that plan asks for),
+:func:`rank` (a pure function of evidence, weights and the :class:`Scorer` s in :data:`SCORERS`)
+and :func:`judge` (tier, probability, reason code, within the plan's bounds), each run once per
+message; nothing after the plan changes its act — and ``python -m bot calibrate`` uses the same three. What never changes about a section is computed
 when the index is built and stored with it (:class:`bot.engine.facts.SectionFacts`). The engine
 returns reason codes and section keys; :mod:`bot.answer` writes the words.
 """
@@ -42,6 +43,7 @@ import numpy as np
 from bot.engine.calibration import Calibration, Weights, calibration_path, load_for, sources_fingerprint
 from bot.engine.case import (
     advance,
+    asks,
     asks_briefly,
     is_follow_up,
     is_not_helpful,
@@ -58,6 +60,8 @@ from bot.engine.intents import classify
 from bot.engine.learned import Adapter, adapter_path
 from bot.engine.learned import load_for as load_adapter
 from bot.engine.message import Cues, Message
+from bot.engine.plan import Plan, Reading
+from bot.engine.plan import plan as make_plan
 from bot.engine.precedents import Precedents
 from bot.engine.subjects import Lexicon
 from bot.kb.embed import Embedder, make_embedder
@@ -82,13 +86,6 @@ PROBLEM_CATEGORIES = ("error", "library", "feature", "task")
 # Setting subjects that never make a framework-level fix wrong by themselves (Docker, Windows,
 # conda, Kubernetes); a section that contradicts one (a Linux-only guide) is checked apart.
 SETTING_ONLY_CATEGORIES = ("os", "tool", "scale")
-# A follow-up ("那多机呢？") is ranked by its own words plus the words joined with the previous question;
-# its own words count double, or the previous question (which already had its answer) drowns them.
-FOLLOW_UP_OWN_WEIGHT = 2.0
-# A follow-up that only names a setting ("what about TensorFlow?") says nothing about the problem: its words
-# count less than the case's. Up to this many tokens such a message is "only a setting".
-SETTING_FOLLOW_UP_WEIGHT = 0.5
-SETTING_ONLY_TOKENS = 6
 # Sections shown beside the best one need this share of its fused score (fused scores are relative z-scores).
 RELEVANT_SHARE = 0.3
 CATEGORY_ORDER = ("framework", "hardware", "os", "product", "tool", "feature", "library", "error", "task", "scale")
@@ -317,8 +314,13 @@ class Engine:
     def evidence(
         self, message: object, case: Case | None = None, *, use_meta: bool = True, exclude: Iterable[str] = ()
     ) -> Evidence:
-        """Everything the ranking and the judgement need about one message in its case (see :meth:`weigh`)."""
-        return self.weigh(self.read(message), case, use_meta=use_meta, exclude=exclude)[0]
+        """Everything the ranking and the judgement need about one message in its case, built once on its plan
+        (:meth:`plan`): the plan is decided first, from the message, the case and the message's own scores, and
+        the evidence follows it."""
+        message = self.read(message)
+        case = case or Case()
+        own = self._scores(message.search_text, use_meta, tokens=message.tokens) if message.has_words else None
+        return self._evidence(message, case, self.plan(message, case, own=own, exclude=exclude), own, use_meta)
 
     def weigh(
         self,
@@ -329,145 +331,158 @@ class Engine:
         exclude: Iterable[str] = (),
         k: int = 10,
     ) -> tuple[Evidence, Ranking]:
-        """The message's evidence in its case and its (hybrid) ranking, the ranking computed once.
+        """The message's evidence in its case (built once on its plan) and its ranking (computed once)."""
+        found = self.evidence(message, case, use_meta=use_meta, exclude=exclude)
+        return found, rank(found, self.calibration.weights, k=k)
 
-        The message's move in the case is decided (:func:`move_of`), its problem and setting merged
-        with the case's, and the scores computed for its own words, its first line (a new post) and the
-        case's search joined with it (follow-ups).
-        A "new problem" (or a pasted log) whose own best section is the one the case already led with is
-        the same problem described again: a retry, so that section is not given again (or a follow-up
-        when it asks about it).
-        """
+    def reading(self, message: Message, case: Case, own: _Scores | None) -> Reading:
+        """What the plan needs to know of the index and the lexicon about this message, read cheaply: the word
+        lists' move, the subjects, and the message's own scores summarised (its margin over off-topic questions,
+        the section its own words rank first, its e5 vector against the shown section's and the others')."""
+        named = self._main_subjects(message.subjects)
+        problems = frozenset(s for s in named if self.lexicon.category(s) in PROBLEM_CATEGORIES)
+        move = move_of(message.text, case, problems=problems, is_log=message.is_log, cues=message.cues)
+        setting = self._carry_setting(case.setting, named - problems) if case.is_open else named - problems
+        # What the documents do not cover: another framework or device (a hard subject), or a product asked about
+        # with no problem of its own (a PaddleOCR user's out-of-memory is answered by the framework's section;
+        # "Paddle Serving deployment, which card?" may not be: the plan weighs it with where the words point).
+        uncovered = [s for s in named if s not in self.covered_anywhere]
+        foreign = frozenset(s for s in uncovered if self.lexicon.category(s) in HARD_CATEGORIES)
+        product = frozenset(
+            s
+            for s in uncovered
+            if self.lexicon.category(s) == "product"
+            and not problems
+            and (asks(message.text) or message.cues.points_back)
+        )
+        reading = Reading(
+            rule_move=move,
+            named=named,
+            problems=problems,
+            setting=setting,
+            frameworks_named=self.frameworks(named),
+            frameworks_carried=self.frameworks(setting),
+            foreign=foreign,
+            foreign_product=product,
+            own_tokens=len(own.tokens) if own is not None else 0,
+            asks_more=move_on_the_lead(message.text) == "follow_up",
+        )
+        if own is None or not case.is_open:
+            return reading
         weights = self.calibration.weights
-        found = self._evidence(message, case or Case(), use_meta=use_meta, exclude=exclude)
-        ranking = rank(found, weights, k=k)
-        if found.move == "switch" and found.case.shown and not message.cues.new_topic:
-            first = ranking.order
-            if first and self.sections[first[0]].key in found.case.shown:
-                found = self._evidence(
-                    message, found.case, use_meta=use_meta, exclude=exclude, move=move_on_the_lead(found.text)
-                )
-                ranking = rank(found, weights, k=k)
-        if (
-            found.move == "follow_up"
-            and found.case.shown
-            and not message.cues.follow_up
-            and not message.cues.points_back
-        ):
-            found, ranking = self._not_again(found, ranking, k=k)
-        return found, ranking
+        words = fuse(own.dense, own.lexical, weights.lexical) + weights.subject * self.subject_share(named)
+        lead = self.sections[int(np.argmax(words))].key if len(words) else ""
+        # And among the sections a follow-up would be ranked in (its framework, its new setting's sections).
+        asked = np.ones(len(words), dtype=bool)
+        frameworks = self.frameworks(named)
+        if frameworks:
+            asked &= np.array([not main or bool(main & frameworks) for main in self.main_frameworks], dtype=bool)
+        changed = (named - problems) - case.setting
+        if changed:
+            covering = asked & np.array([changed <= covered for covered in self.coverage], dtype=bool)
+            asked = covering if covering.any() else asked
+        # (scored as a follow-up is: with the share of the case's subjects, not only the message's)
+        follow_words = words + weights.subject * (
+            self.subject_share(case.problem | problems | setting) - self.subject_share(named)
+        )
+        lead_asked = self.sections[int(np.argmax(np.where(asked, follow_words, -np.inf)))].key if asked.any() else ""
+        shown_similarity = other_similarity = 0.0
+        stored = self.section_vectors()
+        shown = case.best or (case.shown[-1] if case.shown else "")
+        if stored is not None and shown in stored[0]:
+            by_key, vectors = stored
+            similarity = vectors @ own.query_vector
+            shown_similarity = float(similarity[by_key[shown]])
+            others = np.ones(len(similarity), dtype=bool)
+            others[[by_key[key] for key in case.shown if key in by_key]] = False
+            other_similarity = float(similarity[others].max()) if others.any() else -1.0
+        return replace(
+            reading,
+            margin=self._margin(own),
+            own_lead=lead,
+            own_lead_asked=lead_asked,
+            shown_similarity=shown_similarity,
+            other_similarity=other_similarity,
+        )
 
-    def _not_again(self, evidence: Evidence, ranking: Ranking, *, k: int) -> tuple[Evidence, Ranking]:
-        """A section the case already led with leads a full follow-up question again only when the question's
-        own words rank it first ("剪枝和量化都能做吗" after the compression section); otherwise the case's words
-        alone put it there and the user would get the same answer to a new question. Elliptical follow-ups
-        and those pointing back ("那三个 FLAGS …", "and cards 1 and 3?") are about that answer: it may lead."""
-        first = ranking.order
-        if not first or self.sections[first[0]].key not in evidence.case.shown:
-            return evidence, ranking
-        own_first = rank(replace(evidence, joined=None, own_weight=1.0), self.calibration.weights, k=1).order
-        if own_first and own_first[0] == first[0]:
-            return evidence, ranking
-        allowed = evidence.allowed.copy()
-        allowed[first[0]] = False
-        return replace(evidence, allowed=allowed), ranking.within(allowed, evidence.preferred, k=k)
+    def plan(
+        self, message: object, case: Case | None = None, *, own: _Scores | None = None, exclude: Iterable[str] = ()
+    ) -> Plan:
+        """The turn's plan (:mod:`bot.engine.plan`), decided once before any ranking; ``own``: the message's own
+        scores when computed already (the evidence reuses them)."""
+        message = self.read(message)
+        case = case or Case()
+        if own is None and message.has_words:
+            own = self._scores(message.search_text, tokens=message.tokens)
+        return make_plan(
+            message, case, self.reading(message, case, own), exclude=tuple(exclude), title=_title(message.text)
+        )
 
     def _evidence(
-        self, message: Message, case: Case, *, use_meta: bool, exclude: Iterable[str], move: Move | None = None
+        self, message: Message, case: Case, plan: Plan, own: _Scores | None, use_meta: bool = True
     ) -> Evidence:
+        """The evidence the plan asks for: the joined and title scores it names, the sections it allows."""
         text, truncated_from, language = message.text, message.truncated_from, message.language
         n = len(self.sections)
-        if not message.has_words:
+        if not message.has_words or own is None:
             return Evidence(
                 text=text,
                 language=language,
                 truncated_from=truncated_from,
                 case=case,
+                move=plan.move,
+                plan=plan,
                 empty=True,
                 allowed=np.zeros(n, dtype=bool),
                 subject_share=np.zeros(n, dtype=np.float32),
             )
-        signature, search_text = message.signature, message.search_text
-        named = self._main_subjects(message.subjects)
-        problems = frozenset(s for s in named if self.lexicon.category(s) in PROBLEM_CATEGORIES)
-        is_log = message.is_log
-        move = move or move_of(text, case, problems=problems, is_log=is_log, cues=message.cues)
-        if move in ("new", "switch"):
-            problem, setting = problems, named - problems
-        else:
-            problem, setting = case.problem | problems, self._carry_setting(case.setting, named - problems)
-        own = self._scores(search_text, use_meta, tokens=message.tokens)
-        if (
-            move == "follow_up"
-            and not message.cues.follow_up
-            and not message.cues.points_back
-            and self._margin(own) <= 0
-        ):
-            # A full question that is closer to everyday off-topic questions than to the knowledge base, and
-            # does not point back ("how do I bake bread?"), is not about the case: judge it on its own.
-            move = "switch"
-            problem, setting = problems, named - problems
-        title_text = _title(text) if move in ("new", "switch") else ""
-        title = self._scores(title_text, use_meta) if title_text else None
-        joined = None
-        own_weight = 1.0
-        if move in ("follow_up", "retry"):
-            # The message first: the embedder reads only the head of a long text (a first post with its log).
-            joined = self._scores(f"{search_text}\n{case.search}", use_meta)
-            if move == "retry":
-                own_weight = 0.0 if message.cues.not_helpful else 1.0
-            elif ((named and not problems) or (not named and message.cues.points_back)) and (
-                len(own.tokens) <= SETTING_ONLY_TOKENS
-            ):
-                # "what about PaddlePaddle?", "那多机呢？": the words only change the setting; the case's problem ranks.
-                # So with "which files do I change?": a short question about the answer shown, naming nothing.
-                own_weight = SETTING_FOLLOW_UP_WEIGHT
-            else:
-                own_weight = FOLLOW_UP_OWN_WEIGHT
+        title = self._scores(plan.title, use_meta) if plan.title else None
+        # The message first: the embedder reads only the head of a long text (a first post with its log).
+        joined = self._scores(plan.joined, use_meta) if plan.joined else None
         allowed = np.ones(n, dtype=bool)
-        # Only a turn that says the fix failed leaves out what was shown (the retry convention); a report without a
-        # failure word ("solved by LD_LIBRARY_PATH", "batch 4 works now") may still be answered by it.
-        skip = list(exclude) + (list(case.shown) if move == "retry" and message.cues.failed else [])
-        for key in skip:
+        for key in plan.exclude:
             i = self._by_key.get(key)
             if i is not None:
                 allowed[i] = False
-        if move == "retry":
+        if plan.answer_bearing:
             allowed &= self.answer_bearing
-        asked = self.frameworks(named)
-        wanted = self.frameworks(setting) if move == "retry" else asked if move == "follow_up" else frozenset()
-        if wanted:  # after a TensorFlow answer, or asked "what about PaddlePaddle?": only that framework's sections
-            allowed &= np.array([not main or bool(main & wanted) for main in self.main_frameworks], dtype=bool)
+        if plan.frameworks:  # after a TensorFlow answer, or asked "what about PaddlePaddle?": that framework's only
+            allowed &= np.array([not main or bool(main & plan.frameworks) for main in self.main_frameworks], dtype=bool)
         preferred = None
-        if move in ("new", "switch") and len(asked) == 1:
+        if plan.prefer:
             # A TensorFlow question is answered from TensorFlow material when there is any; the rest still follows
             # (ranked after it), so the list stays complete.
-            mask = np.array([bool(main & asked) for main in self.main_frameworks], dtype=bool) & allowed
+            mask = np.array([bool(main & plan.prefer) for main in self.main_frameworks], dtype=bool) & allowed
             preferred = mask if mask.any() else None
-        changed = (named - problems) - case.setting if move == "follow_up" else frozenset()
-        if changed:  # "那多机呢？" asks about the new setting: sections that cover it, when any does
-            covering = allowed & np.array([changed <= covered for covered in self.coverage], dtype=bool)
+        if plan.cover:  # "那多机呢？" asks about the new setting: sections that cover it, when any does
+            covering = allowed & np.array([plan.cover <= covered for covered in self.coverage], dtype=bool)
             if covering.any():
                 allowed = covering
+        not_lead = None
+        if plan.not_lead:
+            not_lead = np.zeros(n, dtype=bool)
+            not_lead[[self._by_key[key] for key in plan.not_lead if key in self._by_key]] = True
         found = Evidence(
             text=text,
             language=language,
             truncated_from=truncated_from,
             case=case,
-            signature=signature,
-            search_text=search_text,
-            move=move,
-            named=named,
-            problem=problem,
-            setting=setting,
-            is_log=is_log,
+            signature=message.signature,
+            search_text=message.search_text,
+            move=plan.move,
+            plan=plan,
+            named=plan.named,
+            problem=plan.problem,
+            setting=plan.setting,
+            is_log=message.is_log,
             own=own,
             title=title,
             joined=joined,
-            own_weight=own_weight,
+            own_weight=plan.own_weight,
             allowed=allowed,
             preferred=preferred,
-            subject_share=self.subject_share(problem | setting if move != "new" else named),
+            not_lead=not_lead,
+            subject_share=self.subject_share(plan.problem | plan.setting if plan.move != "new" else plan.named),
         )
         return self.with_learned(self.with_precedents(found, self.calibration.precedents), self.adapter)
 
@@ -496,13 +511,12 @@ class Engine:
     ) -> Answer:
         """Answer one message in its case: up to ``k`` distinct sections, a tier and its reason.
 
-        ``ask`` is :meth:`evidence`, :func:`rank` and :func:`judge`, nothing else (calibration
-        uses the same three). ``mode`` "dense" or "bm25" ranks by one kind of evidence only and
+        ``ask`` is :meth:`evidence` (on the turn's plan), :func:`rank` and :func:`judge`, each once and nothing
+        else (calibration uses the same three). ``mode`` "dense" or "bm25" ranks by one kind of evidence only and
         ``use_meta=False`` ignores curated phrasings (baselines for ``bot eval``).
         """
-        evidence, ranking = self.weigh(self.read(text), case, use_meta=use_meta, exclude=exclude, k=k)
-        if mode != "hybrid":  # a baseline: the move is still decided by the product's ranking
-            ranking = rank(evidence, self.calibration.weights, mode=mode, k=k)
+        evidence = self.evidence(text, case, use_meta=use_meta, exclude=exclude)
+        ranking = rank(evidence, self.calibration.weights, mode=mode, k=k)  # a baseline mode ranks on the same plan
         return self.answer(evidence, ranking, judge(self, evidence, ranking, self.calibration))
 
     def answer(self, evidence: Evidence, ranking: Ranking, verdict: Verdict) -> Answer:
@@ -522,6 +536,7 @@ class Engine:
                 reason=Reason(code),
                 subjects=subjects,
                 move=evidence.move,
+                act=evidence.plan.act,
                 case=after,
             )
         scores = evidence.own
@@ -555,6 +570,8 @@ class Engine:
             subjects=subjects,
             uncovered=verdict.uncovered,
             move=evidence.move,
+            act=evidence.plan.act,
+            focus_key=evidence.plan.focus,
             case=after,
             focus=focus,
         )
@@ -890,6 +907,7 @@ class Evidence:
     signature: str = ""
     search_text: str = ""
     move: Move = "new"
+    plan: Plan = Plan("new", "new")  # the turn's plan, decided before any scoring (bot.engine.plan)
     named: frozenset[str] = frozenset()  # the message's own subjects
     problem: frozenset[str] = frozenset()  # the case's problem after this message
     setting: frozenset[str] = frozenset()  # the case's setting after this message
@@ -901,6 +919,7 @@ class Evidence:
     own_weight: float = 1.0
     allowed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     preferred: np.ndarray | None = None  # ranked before the other allowed sections (the one framework asked about)
+    not_lead: np.ndarray | None = None  # may be ranked, but not first (the plan's ``not_lead``)
     subject_share: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
     precedent: np.ndarray | None = None  # a new question: the labelled precedents' vote per section
     precedent_lean: float = 0.0  # and how much closer it is to an answered precedent than to an unanswered one
@@ -920,10 +939,23 @@ class Ranking:
         return _ordered(np.where(allowed, self.scores, -np.inf).astype(np.float32), allowed, preferred, k)
 
 
-def _ordered(masked: np.ndarray, allowed: np.ndarray, preferred: np.ndarray | None, k: int) -> Ranking:
+def _ordered(
+    masked: np.ndarray, allowed: np.ndarray, preferred: np.ndarray | None, k: int, not_lead: np.ndarray | None = None
+) -> Ranking:
+    """The allowed sections best first (``preferred`` ones before the rest); a ``not_lead`` section may follow but
+    not lead: the best of the others goes first.
+
+    >>> _ordered(np.array([3.0, 2.0, 1.0]), np.ones(3, bool), None, 3, np.array([True, False, False])).order
+    (1, 0, 2)
+    """
     order_by = masked if preferred is None else np.where(preferred, masked + 1e6, masked)
-    head = np.argsort(-order_by, kind="stable")[:k]
-    return Ranking(masked, tuple(int(n) for n in head if allowed[n]))
+    order = [int(n) for n in np.argsort(-order_by, kind="stable") if allowed[n]]
+    if not_lead is not None and order and not_lead[order[0]]:
+        first = next((n for n in order if not not_lead[n]), None)
+        if first is not None:
+            order.remove(first)
+            order.insert(0, first)
+    return Ranking(masked, tuple(order[:k]))
 
 
 @dataclass(frozen=True)
@@ -1017,7 +1049,7 @@ def rank(
         # A follow-up or retry: the case's words joined with the message's, against the message's own.
         fused = evidence.own_weight * fused + _fused(evidence.joined, evidence, weights, mode)
     masked = np.where(evidence.allowed, fused, -np.inf).astype(np.float32)
-    return _ordered(masked, evidence.allowed, evidence.preferred, k)
+    return _ordered(masked, evidence.allowed, evidence.preferred, k, evidence.not_lead)
 
 
 def judge(engine: Engine, evidence: Evidence, ranking: Ranking, calibration: Calibration) -> Verdict:
@@ -1047,10 +1079,7 @@ def judge(engine: Engine, evidence: Evidence, ranking: Ranking, calibration: Cal
         coverage=max(f["coverage"] for f in first),
         thresholds=thresholds,
     )
-    if evidence.move == "retry" and (tier == "none" or (tier == "answer" and evidence.own_weight == 0)):
-        # The user asked for the next candidate: show it, marked as doubtful. A bare "没用" adds nothing that
-        # could make the next-best section a sure answer.
-        tier = "tentative"
+    tier = evidence.plan.bound(tier)  # the plan's bounds (a failed fix's next candidate is doubtful), decided there
     if tier == "answer":
         return Verdict("answer", probability, None, tuple(uncovered))
     closest = engine.sections[top].key
