@@ -20,8 +20,9 @@ import re
 from collections.abc import Callable, Sequence
 
 from bot.answer.blocks import Focus, Note
-from bot.answer.reply import Reply, Shown, citation_of, section_title, section_url
+from bot.answer.composition import Reply, Shown, citation_of
 from bot.answer.safe_markdown import doc_markdown
+from bot.answer.sections_text import section_title, section_url
 from bot.answer.steps import _english_steps, english_lead, fix_steps, render_steps
 from bot.kb.meta import SectionMeta
 from bot.records import Hit, Section

@@ -33,7 +33,9 @@ BASE = "http://assistant.test"
 
 
 def section(n: int, text: str = "1. 减小 batch_size\n\n2. 开启显存优化", source: str = "gpu.md") -> Section:
-    return Section(source, f"问题{n}：显存不足怎么办？", ("GPU FAQ", f"问题{n}"), 10 * n, 10 * n + 8, f"h{n}", text, "GPU FAQ")
+    return Section(
+        source, f"问题{n}：显存不足怎么办？", ("GPU FAQ", f"问题{n}"), 10 * n, 10 * n + 8, f"h{n}", text, "GPU FAQ"
+    )
 
 
 def answer(*hits: Hit, language: str = "zh", tier: str = "answer", signature: str = "") -> Answer:
@@ -138,7 +140,9 @@ def test_a_reply_is_added_to_by_blocks_never_by_editing_its_text():
 
 
 def test_no_module_of_the_answer_stage_searches_or_edits_a_replys_markdown():
-    patching = re.compile(r"markdown\.(?:replace|split|startswith|find|index)\(|\.markdown\s*[+]?=[^=]|in \w*\.markdown")
+    patching = re.compile(
+        r"markdown\.(?:replace|split|startswith|find|index)\(|\.markdown\s*[+]?=[^=]|in \w*\.markdown"
+    )
     stage = Path(__file__).resolve().parents[2] / "bot" / "answer"
     found = [
         f"{path.name}:{n}: {line.strip()}"
