@@ -1,7 +1,7 @@
 """A reply as typed blocks: what each part *is*, so nothing has to find it again by its words.
 
 The builders (:mod:`bot.answer.reply`) put blocks in order, the conversation adds blocks by kind
-(:func:`inserted`), and :func:`bot.answer.reply.compose` fills in what only the turn knows (the knowledge base's
+(:func:`inserted`), and :func:`bot.answer.composition.compose` fills in what only the turn knows (the knowledge base's
 scope, what the conversation already holds, signed links) on the blocks themselves before the markdown is
 rendered once (:mod:`bot.answer.render`). Changing a sentence in :mod:`bot.answer.texts` changes what a block
 says, never where a block is: no code looks for a reply's text.
