@@ -291,17 +291,9 @@ def compose(
         blocks = tuple(signed(b, sign) for b in blocks)
         shown = tuple(replace(s, url=sign(s.url)) for s in shown)
     events = tuple(replace(e, answer_id=answer_id) if answer_id else e for e in reply.events)
-    finished = replace(
-        reply,
-        blocks=blocks,
-        truncated_from=truncated,
-        shown=shown,
-        options=tuple(dict(o) for o in reply.options),
-        events=events,
-    )
-    object.__setattr__(finished, "shown", shown)  # tuples: __init__ made lists of them
-    object.__setattr__(finished, "options", tuple(dict(o) for o in reply.options))
-    object.__setattr__(finished, "events", events)
+    finished = replace(reply, blocks=blocks, truncated_from=truncated)
+    for name, value in (("shown", shown), ("options", tuple(dict(o) for o in reply.options)), ("events", events)):
+        object.__setattr__(finished, name, value)  # tuples: nothing can be appended to a finished reply
     object.__setattr__(finished, "markdown", render(blocks, language))  # rendered once, here
     object.__setattr__(finished, "_finished", True)
     return finished
