@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from bot.answer.blocks import Environment as EnvironmentBlock
+from bot.answer.blocks import Note
 from bot.answer.environment_text import describe
 from bot.answer.focus import focus_reply
 from bot.answer.reply import (
@@ -39,6 +41,7 @@ from bot.answer.reply import (
     format_intent,
     format_no_match,
     text,
+    with_blocks,
 )
 from bot.engine.answerer import Answerer
 from bot.engine.case import is_follow_up, is_not_helpful  # noqa: F401  (re-exported: the UI and tests use them)
@@ -244,10 +247,7 @@ class Conversation:
         reply.mismatches = tuple(m.as_dict() for m in diagnosis.mismatches)
         said = "" if shown_now.is_empty else describe(diagnosis, language)
         if said:  # first, or right after a pasted log's detected error line (the reply leads with the user's error)
-            blocks = reply.markdown.split("\n\n")
-            detected = f"**{text(language, 'detected')}:**"
-            at = next((n + 1 for n, block in enumerate(blocks) if block.startswith(detected)), 0)
-            reply.markdown = "\n\n".join([*blocks[:at], said, *blocks[at:]])
+            reply.blocks = with_blocks(reply, EnvironmentBlock(said), after="detected").blocks
 
     def _not_helpful_event(self, case: Case, language: str) -> Event:
         return Event(
@@ -328,8 +328,7 @@ class Conversation:
             contact=self.contact,
             written_in=self._written_in,
         )
-        reply.markdown = text(language, "sorry") + "\n\n" + reply.markdown  # the apology first, then how sure
-        return reply
+        return with_blocks(reply, Note(text(language, "sorry"), "apology"))  # the apology first, then how sure
 
     def _chosen(self, key: str) -> Reply:
         """A clicked suggestion or clarification option: show that section, searched with the last question's words."""

@@ -19,6 +19,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from bot.answer.blocks import Focus, Note
+from bot.answer.composition import Reply, Shown, citation_of
+from bot.answer.safe_markdown import doc_markdown
+from bot.answer.sections_text import section_title, section_url
+from bot.answer.steps import _english_steps, english_lead, fix_steps, render_steps
 from bot.kb.meta import SectionMeta
 from bot.records import Hit, Section
 
@@ -63,8 +68,6 @@ def matching(parts: Sequence[str], question: str) -> list[int]:
 def detail(section: Section, meta: SectionMeta | None, language: str, question: str) -> tuple[str, list[int]]:
     """(markdown of the matching steps of ``section``, their numbers) for ``question``; ("", []) when the
     question names no detail of a single part of it."""
-    from bot.answer.reply import _english_steps, doc_markdown, english_lead, fix_steps, render_steps
-
     if language != "zh" and meta is not None and meta.summary_en.strip():
         _, fixes = english_lead(meta.summary_en)
         steps = _english_steps(fixes)
@@ -94,28 +97,24 @@ def focus_reply(
     question: str,
     notes: Sequence[str] = (),
     confidence: float = 0.0,
-):
-    """The reply to a follow-up about a detail of ``hit``'s section (None when it asks about no single part)."""
-    from bot.answer.reply import Reply, Shown, citation_line, escape_inline, section_title, section_url, text
-
+) -> Reply | None:
+    """The reply to a follow-up about a detail of ``hit``'s section (None when it asks about no single part): the
+    follow-up's notes, a :class:`~bot.answer.blocks.Focus` block of the matching steps and the section's citation."""
     section = hit.section
     m = meta(section.key)
     body, numbers = detail(section, m, language, question)
     if not body:
         return None
     url = section_url(base, section, hit.matched_terms, language)
-    steps = ", ".join(str(n) for n in numbers)
-    parts = [
-        *[n for n in notes if n],
-        f"### {escape_inline(section_title(section, m, language))}",
-        "_" + text(language, "detail_of", steps=steps) + "_",
-        body,
-        citation_line(section, url, language, m),
-    ]
+    blocks = (
+        *[Note(n, "followup") for n in notes if n],
+        Focus(section_title(section, m, language), tuple(numbers), body),
+        citation_of(section, url, language, m),
+    )
     return Reply(
         kind="answer",
         language=language,
-        markdown="\n\n".join(parts),
+        blocks=blocks,
         shown=[Shown(hit, "answer", url)],
         answered=True,
         confidence=confidence,
