@@ -128,7 +128,7 @@ def test_each_conversation_continues_from_its_own_state(api, engine):
         name: post(api, "/api/ask", {"question": "还是不行", "state": first[name]["state"]}).json()
         for name in ("b", "a")  # interleaved, in the other order
     }
-    for name, opened in first.items():
+    for name in first:
         turns = seal.open(after[name]["state"], generation_of(engine))
         assert [t.question for t in turns][0] == ("loss 变成 nan 了" if name == "a" else CONVERSATION[0])
     # one conversation's body under another's signature is not a state
