@@ -15,9 +15,9 @@ Text kept about a question, and history read from a client:
   head and its last line: what the case's search needs), so a replay costs at most 8 short questions however long
   the history's turns are.
 - A conversation's state (:mod:`bot.answer.state`): each text field of a turn is cut to :data:`STATE_TEXT_CHARS`
-  and each list to :data:`STATE_LIST_ITEMS` items; a token is at most :data:`STATE_CHARS` characters (the oldest
+  (its search text to :data:`STATE_SEARCH_CHARS`) and each list to :data:`STATE_LIST_ITEMS` items; a token is at most :data:`STATE_CHARS` characters (the oldest
   turns are left out until it fits). The per-process cache of states rebuilt from plain history
-  (:class:`bot.answer.turn.HistoryStates`) holds at most :data:`HISTORY_STATE_BYTES` of them, as compact JSON.
+  (:class:`bot.answer.turn.HistoryStates`) holds at most :data:`HISTORY_STATE_BYTES` of them, as compressed JSON.
 - :data:`SPOOL_BYTES`: events acknowledged but not yet in the database (the store's spool, one
   line of JSON each, ~400–500 bytes for a typical question, 12.5 KB at most); past it new events
   are refused (503) rather than acknowledged and lost.
@@ -39,12 +39,13 @@ HISTORY_TURNS_REPLAYED = 8  # user turns of an API history replayed to rebuild t
 CONVERSATION_TURNS_KEPT = 12  # turns the chat page keeps for follow-ups, and a hand-off sends along
 HISTORY_TURN_CHARS_REPLAYED = 600  # of one earlier turn replayed from plain history: its head and its last line
 
-# A conversation's state carried by the client (bot.answer.state): 8 turns cut this way are 2-6 KB of JSON, about
-# 1-3 KB once compressed; 16,000 characters leave room for long search texts and environments and bound the work.
+# A conversation's state carried by the client (bot.answer.state): 8 turns cut this way are 7-9 KB of JSON (25 KB for
+# 8 pasted logs), a token of 1.3-2.1 KB once compressed; 16,000 characters leave room and bound the work of opening.
 STATE_TEXT_CHARS = 500
+STATE_SEARCH_CHARS = 2_000  # a turn's search text (the case's words; a pasted log's head), as QUESTION_CHARS
 STATE_LIST_ITEMS = 20
 STATE_CHARS = 16_000
-HISTORY_STATE_BYTES = 4 << 20  # the cache of states rebuilt from plain history, by the size of their JSON
+HISTORY_STATE_BYTES = 4 << 20  # the cache of states rebuilt from plain history, by their compressed size (~2,000)
 
 # A pasted environment (bot.engine.environment): characters read at all (a 5,000-line pip list is ~150,000),
 # characters of one line given to the line patterns, distinct values kept per field (GPUs, packages, libraries).

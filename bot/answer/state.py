@@ -40,13 +40,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from bot.answer.conversation import Turn
-from bot.limits import HISTORY_TURNS_REPLAYED, STATE_CHARS, STATE_LIST_ITEMS, STATE_TEXT_CHARS
+from bot.limits import HISTORY_TURNS_REPLAYED, STATE_CHARS, STATE_LIST_ITEMS, STATE_SEARCH_CHARS, STATE_TEXT_CHARS
 
 VERSION = "s1"
 DOMAIN = b"bot-conversation-state-v1\n"  # the MAC's own prefix: a /source link's signature is never a state's
 TURNS_KEPT = HISTORY_TURNS_REPLAYED  # the newest turns a token carries: what a replay of plain history rebuilds
 FIX = "send the `state` from the previous reply, or plain `history`"
 MAX_JSON_BYTES = 4 * STATE_CHARS  # a body inflating to more than this is refused (a zip bomb costs nothing here)
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(Turn))
 
 Refusal = Literal["oversize", "shape", "version", "signature", "corrupt", "stale"]
 
@@ -84,15 +86,29 @@ def _cuts(value: Any) -> list[str]:
     )
 
 
-def turn_to_dict(turn: Turn) -> dict:
-    """A turn's fields, each text cut to :data:`~bot.limits.STATE_TEXT_CHARS` and each list to
-    :data:`~bot.limits.STATE_LIST_ITEMS` items (the search text of a pasted log is its head: what a follow-up needs).
+def turn_to_dict(turn: Turn, *, environment: bool = True) -> dict:
+    """A turn's fields, each text cut to :data:`~bot.limits.STATE_TEXT_CHARS` (the search text to
+    :data:`~bot.limits.STATE_SEARCH_CHARS`: a pasted log's head, what a follow-up needs) and each list to
+    :data:`~bot.limits.STATE_LIST_ITEMS` items.
+    ``environment=False`` leaves the environment out (only the last turn's is read: it is the case's).
 
     >>> d = turn_to_dict(Turn("q" * 5000, "en", "s", "answer", True, shown=["a"] * 99))
     >>> len(d["question"]), len(d["shown"])
     (500, 20)
     """
-    return turn_from_dict(dataclasses.asdict(turn)).__dict__.copy()
+    out: dict[str, Any] = {}
+    for name in _FIELDS:
+        value = getattr(turn, name)
+        if name == "environment":
+            if environment and value:
+                out[name] = value  # as Environment.as_dict wrote it: plain JSON values
+        elif isinstance(value, str):
+            out[name] = value[: STATE_SEARCH_CHARS if name == "search" else STATE_TEXT_CHARS]
+        elif isinstance(value, list):
+            out[name] = [v[:STATE_TEXT_CHARS] for v in value[:STATE_LIST_ITEMS]]
+        else:
+            out[name] = value
+    return out
 
 
 def turn_from_dict(data: Any) -> Turn:
@@ -114,7 +130,7 @@ def turn_from_dict(data: Any) -> Turn:
         elif isinstance(value, list):
             values[f.name] = _cuts(value)
         else:
-            values[f.name] = _cut(value)
+            values[f.name] = _cut(value, STATE_SEARCH_CHARS if f.name == "search" else STATE_TEXT_CHARS)
     try:
         return Turn(**values)
     except TypeError as exc:  # a required field missing
@@ -134,8 +150,10 @@ def _environment(value: Any) -> dict:
 
 
 def turns_to_json(turns: Sequence[Turn]) -> bytes:
-    """The newest :data:`TURNS_KEPT` turns as compact JSON (what :class:`bot.answer.turn.HistoryStates` keeps too)."""
-    data = [turn_to_dict(t) for t in list(turns)[-TURNS_KEPT:]]
+    """The newest :data:`TURNS_KEPT` turns as compact JSON (what :class:`bot.answer.turn.HistoryStates` keeps too),
+    the environment on the last one only."""
+    kept = list(turns)[-TURNS_KEPT:]
+    data = [turn_to_dict(t, environment=n == len(kept) - 1) for n, t in enumerate(kept)]
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
 
 
@@ -171,11 +189,8 @@ class StateSeal:
         :data:`~bot.limits.STATE_CHARS`."""
         kept = list(turns)[-TURNS_KEPT:]
         while True:
-            payload = json.dumps(
-                {"v": 1, "g": generation[:100], "t": json.loads(turns_to_json(kept))},
-                ensure_ascii=False,
-                separators=(",", ":"),
-            ).encode("utf-8", "surrogatepass")
+            head = json.dumps({"v": 1, "g": generation[:100]}, ensure_ascii=False, separators=(",", ":"))
+            payload = head[:-1].encode() + b',"t":' + turns_to_json(kept) + b"}"
             body = _b64(zlib.compress(payload, 6))
             token = f"{VERSION}.{body}.{self._mac(body)}"
             if len(token) <= STATE_CHARS or len(kept) <= 1:

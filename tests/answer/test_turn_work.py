@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import zlib
+
 import pytest
 
 from bot.answer import turn as turn_module
@@ -152,7 +154,7 @@ def test_states_are_bounded_by_bytes_and_a_longer_history_is_replayed(engine, mo
     monkeypatch.setattr(turn_module, "HISTORIES", measured)
     for message in CONVERSATION[:3]:
         take_turn(engine, message)
-    sizes = [len(turns_to_json(measured.get(engine, (m,)))) for m in CONVERSATION[:3]]
+    sizes = [len(zlib.compress(turns_to_json(measured.get(engine, (m,))), 6)) for m in CONVERSATION[:3]]
     assert measured.bytes == sum(sizes) and max(sizes) < 2_000  # one turn's state: under 2 KB
     states = HistoryStates(max_bytes=sizes[1] + sizes[2])
     monkeypatch.setattr(turn_module, "HISTORIES", states)

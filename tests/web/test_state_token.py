@@ -21,7 +21,7 @@ from app import build_app
 from bot.answer import turn as turn_module
 from bot.answer.state import FIX, StateSeal, _b64, generation_of
 from bot.answer.turn import HISTORIES, HistoryStates, take_turn
-from bot.limits import HISTORY_TURN_CHARS_REPLAYED, STATE_CHARS, STATE_TEXT_CHARS
+from bot.limits import HISTORY_TURN_CHARS_REPLAYED, STATE_CHARS, STATE_SEARCH_CHARS, STATE_TEXT_CHARS
 from bot.web.http import WebSettings
 from bot.web.security import state_seal
 from fixtures.engines import hash_engine, repo_seeds_hash_settings
@@ -224,7 +224,7 @@ def test_a_long_conversation_s_state_stays_under_the_cap(engine):
         )
     assert 0 < len(turned.state) <= STATE_CHARS
     turns = seal.open(turned.state, generation_of(engine))
-    assert turns and all(len(t.question) <= STATE_TEXT_CHARS and len(t.search) <= STATE_TEXT_CHARS for t in turns)
+    assert turns and all(len(t.question) <= STATE_TEXT_CHARS and len(t.search) <= STATE_SEARCH_CHARS for t in turns)
 
 
 def test_a_replay_reads_a_few_hundred_characters_of_each_earlier_turn(engine, monkeypatch):
