@@ -1,7 +1,8 @@
 """One turn of a chat, the same for the chat UI, the widget, ``POST /api/ask`` and ``/v1``.
 
-A turn is: the conversation so far (the UI's own, or rebuilt from the user messages an API
-request carries), the reply to the new message, and what to offer next — the reply's own
+A turn is: the conversation so far (the UI's own; an API client's ``state``, :mod:`bot.answer.state`; or rebuilt
+from the user messages an API request carries, each read for its head), the reply to the new message, the
+conversation after it as a signed ``state`` for an API client, and what to offer next — the reply's own
 options (a clarifying question, the closest sections) or, after an answer, follow-up
 suggestions: the cited section's neighbours in its document that are about the same thing
 (:func:`related`), each labelled with its whole heading. The turn's events carry its ``answer_id``
