@@ -12,7 +12,7 @@ reason and the fix, a token that is too long, not of this shape, of another vers
 app's key, not readable, or computed on another index generation: a token is used whole or not at all.
 
     >>> from bot.answer.conversation import Turn
-    >>> seal = StateSeal(b"k" * 32)
+    >>> seal = StateSeal(b"k" * 32, hmac.compare_digest)
     >>> token = seal.seal([Turn("显存不足", "zh", "显存不足", "answer", True, shown=["gpu.md#oom"])], "gen-1")
     >>> token.startswith("s1.") and len(token) < 400
     True
@@ -21,7 +21,7 @@ app's key, not readable, or computed on another index generation: a token is use
     >>> seal.open(token, "gen-2")
     Traceback (most recent call last):
     bot.answer.state.StateRefused: `state` was computed on another index (gen-1; this server answers from gen-2): send the `state` from the previous reply, or plain `history`
-    >>> StateSeal(b"x" * 32).open(token, "gen-1").__class__
+    >>> StateSeal(b"x" * 32, hmac.compare_digest).open(token, "gen-1").__class__
     Traceback (most recent call last):
     bot.answer.state.StateRefused: `state` is not signed by this server (or was changed): send the `state` from the previous reply, or plain `history`
 """
@@ -34,7 +34,7 @@ import hashlib
 import hmac
 import json
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -177,9 +177,12 @@ def _unb64(text: str) -> bytes:
 
 @dataclass(frozen=True)
 class StateSeal:
-    """Seals and opens state tokens with one key (the app's signing secret, :func:`bot.web.security.signing_secret`)."""
+    """Seals and opens state tokens with one key (the app's signing secret, :func:`bot.web.security.signing_secret`);
+    ``matches(given, expected)`` compares signatures in constant time (the app's one comparison of credentials,
+    :func:`bot.web.security.token_matches`)."""
 
     key: bytes
+    matches: Callable[[str, str], bool]
 
     def _mac(self, body: str) -> str:
         return _b64(hmac.new(self.key, DOMAIN + body.encode(), hashlib.sha256).digest())
@@ -212,7 +215,7 @@ class StateSeal:
         version, body, signature = parts
         if version != VERSION:
             raise StateRefused("version", f"has version {version[:10]!r}; this server reads {VERSION!r}")
-        if not hmac.compare_digest(signature.encode(), self._mac(body).encode()):
+        if not self.matches(signature, self._mac(body)):
             raise StateRefused("signature", "is not signed by this server (or was changed)")
         try:
             inflate = zlib.decompressobj()

@@ -364,7 +364,7 @@ def state_seal(web: Any) -> StateSeal:
 
     secret = signing_secret(web)
     key = hashlib.sha256(b"bot-state-key\n" + secret.encode()).digest() if secret else _PROCESS_KEY
-    return StateSeal(key)
+    return StateSeal(key, token_matches)
 
 
 LinkVerdict = Literal["ok", "unsigned", "expired", "tampered"]

@@ -23,7 +23,7 @@ from bot.answer.state import FIX, StateSeal, _b64, generation_of
 from bot.answer.turn import HISTORIES, HistoryStates, take_turn
 from bot.limits import HISTORY_TURN_CHARS_REPLAYED, STATE_CHARS, STATE_SEARCH_CHARS, STATE_TEXT_CHARS
 from bot.web.http import WebSettings
-from bot.web.security import state_seal
+from bot.web.security import state_seal, token_matches
 from fixtures.engines import hash_engine, repo_seeds_hash_settings
 
 TOKEN = "api-token-for-states"
@@ -152,7 +152,7 @@ def bad_states(engine) -> dict[str, str]:
         "oversize": "s1." + "A" * STATE_CHARS + ".x",
         "shape": "not a token",
         "version": "s0" + good[2:],
-        "signature": StateSeal(b"another app's key" * 2).seal([], generation_of(engine)),
+        "signature": StateSeal(b"another app's key" * 2, token_matches).seal([], generation_of(engine)),
         "tampered": good[:-3] + ("AAA" if not good.endswith("AAA") else "BBB"),
         "corrupt": _signed(seal, b"this is not zlib"),
         "not turns": _signed(seal, zlib.compress(b'{"v": 1, "g": "x", "t": 5}')),
