@@ -210,7 +210,7 @@ class StateSeal:
                 "oversize", f"is {len(token):,} characters, more than this server makes ({STATE_CHARS:,})"
             )
         parts = token.split(".")
-        if len(parts) != 3 or not all(parts):
+        if not token.isascii() or len(parts) != 3 or not all(parts):
             raise StateRefused("shape", "is not a state token (expected `s1.<body>.<signature>`)")
         version, body, signature = parts
         if version != VERSION:

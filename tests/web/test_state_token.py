@@ -46,7 +46,12 @@ def api(engine):
 def post(api, path: str, body: dict) -> httpx.Response:
     async def go() -> httpx.Response:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=api), base_url=BASE) as client:
-            return await client.post(path, json=body, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
+            return await client.post(
+                path,
+                content=json.dumps(body).encode(),  # escaped: a lone surrogate goes as \ud800, as a client may send it
+                headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+                timeout=60,
+            )
 
     return asyncio.run(go())
 
@@ -151,6 +156,7 @@ def bad_states(engine) -> dict[str, str]:
     return {
         "oversize": "s1." + "A" * STATE_CHARS + ".x",
         "shape": "not a token",
+        "not ascii": "s1.\ud800体.签名",  # a lone surrogate: what a JSON body may carry
         "version": "s0" + good[2:],
         "signature": StateSeal(b"another app's key" * 2, token_matches).seal([], generation_of(engine)),
         "tampered": good[:-3] + ("AAA" if not good.endswith("AAA") else "BBB"),
@@ -160,7 +166,7 @@ def bad_states(engine) -> dict[str, str]:
     }
 
 
-REASONS = ("oversize", "shape", "version", "signature", "tampered", "corrupt", "not turns", "stale")
+REASONS = ("oversize", "shape", "not ascii", "version", "signature", "tampered", "corrupt", "not turns", "stale")
 
 
 @pytest.mark.parametrize("reason", REASONS)
