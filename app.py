@@ -7,7 +7,7 @@ Routes (all under ``--root-path`` when served behind a reverse proxy):
 - ``/``            full chat UI
 - ``/widget/``     compact chat for a portal side panel (<iframe> or <gradio-app>)
 - ``/source``      the cited lines of a knowledge-base document, matched terms highlighted
-- ``/api/ask``     POST {"question": str, "history": [...]} -> reply markdown + citations
+- ``/api/ask``     POST {"question": str, "state": str, "history": [...]} -> reply markdown + citations + state
 - ``/api/feedback`` POST {"question", "vote": "up"|"down", "reason", "answer_id", ...} -> recorded in the store
 - ``/healthz``     readiness
 - ``/v1/chat/completions``, ``/v1/models``  OpenAI-compatible chat API (same auth as ``/api/*``)
@@ -27,7 +27,6 @@ import argparse
 import os
 import re
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,16 +37,16 @@ from starlette.concurrency import run_in_threadpool
 
 from bot.answer.reply import Contact
 from bot.answer.source_view import render_source
-from bot.answer.turn import take_turn
+from bot.answer.state import StateRefused
 from bot.records import Event
 from bot.settings import Settings
 from bot.store import NotSpooled, feedback
 from bot.web.api_models import AskRequest, FeedbackRequest
+from bot.web.api_turn import answer as api_answer
 from bot.web.config import AppConfig
 from bot.web.frame_refused import FrameRefused
-from bot.web.handoff import api_turn
 from bot.web.http import SecurityHeaders, WebSettings, request_base, server_config
-from bot.web.security import Door, LinkSigner, LoginThrottle, SecurityMiddleware, json_object
+from bot.web.security import Door, LinkSigner, LoginThrottle, SecurityMiddleware, json_object, state_seal
 
 __all__ = ["WebSettings", "build_app", "deferred_app", "main", "open_engine"]
 
@@ -146,25 +145,34 @@ def build_app(
     # The one credential check of /api/* and /v1/* behind the door (a second lock); /admin has its own realm.
     authorize = Door(web).allows("api")
     links = LinkSigner.from_web(web)  # signs the /source links of API replies (None: nothing to sign with)
+    seal = state_seal(web)  # signs the conversation state both APIs return (bot.answer.state), with the same secret
 
     @app.post("/api/ask", dependencies=[Depends(authorize)])
     async def api_ask(request: Request, data: dict = Depends(json_object)) -> JSONResponse:
         body = AskRequest.parse(data, max_input_chars=settings.max_input_chars)
-        question, prior = body.question, body.prior(settings.max_input_chars)
         base = request_base(request, web)
         session = data.get("session") if isinstance(data.get("session"), str) else ""
         # The browser that opens a cited /source link from here has no cookie or token: the link carries its own.
         sign = links.for_base(base) if links else None
-
-        def run() -> dict:
-            turned, _ = api_turn(
-                engine, question, prior, base_url=base, contact=contact, origin="api", sign=sign, take=take_turn
+        try:
+            done = await run_in_threadpool(
+                api_answer,
+                engine,
+                body.question,
+                body.prior(settings.max_input_chars),
+                body.state,
+                seal=seal,
+                recorder=recorder,
+                origin="api",
+                base_url=base,
+                contact=contact,
+                sign=sign,
+                session=session,
             )
-            for event in turned.reply.events:
-                recorder.record(replace(event, origin="api"), session=session, latency_ms=turned.latency_ms)
-            return turned.to_json()  # answer_id: what a vote on this answer refers to
-
-        return JSONResponse(await run_in_threadpool(run))
+        except StateRefused as refused:
+            return JSONResponse({"detail": str(refused), "field": "state"}, status_code=400)
+        # answer_id: what a vote on this answer refers to; state: what the next request sends back
+        return JSONResponse(done.turned.to_json(), headers=done.headers())
 
     @app.post("/api/feedback", dependencies=[Depends(authorize)])
     async def api_feedback(data: dict = Depends(json_object)) -> JSONResponse:
@@ -188,7 +196,7 @@ def build_app(
     # ---- OpenAI-compatible API and /admin (issue 12); `authorize` is the one check for /api/* and /v1/*
     from bot.web.openai_api import openai_router
 
-    app.include_router(openai_router(engine, recorder, web, authorize, contact=contact))
+    app.include_router(openai_router(engine, recorder, web, authorize, contact=contact, seal=seal))
     if admin:
         from bot.web.admin import mount_admin
 

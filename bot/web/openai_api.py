@@ -13,6 +13,10 @@ There is no generation here: the reply is retrieval plus fixed phrasing, so ``te
 ``usage`` counts tokens (:func:`count_tokens`: a CJK character is one, other text one per four
 characters, the rough rate of OpenAI's tokenizers, so no tokenizer is needed); with
 ``stream_options: {"include_usage": true}`` a last chunk with empty ``choices`` carries ``usage``.
+``state`` on the response (an extension field, on the final chunk when streaming) is the conversation after this
+reply, signed (:mod:`bot.answer.state`); sent back as the request's ``state`` (``extra_body`` in OpenAI's client),
+the next turn continues from it instead of replaying the earlier user messages. An unusable ``state`` is a 400
+``param: "state"`` without earlier user messages, and is ignored with an ``X-Bot-Warning`` header beside them.
 ``answer_id`` on the response (and the final chunk) is what ``POST /api/feedback`` takes to tie a
 vote to this answer.
 
@@ -33,7 +37,6 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
@@ -41,11 +44,11 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from bot.answer.reply import Contact
-from bot.answer.turn import take_turn
+from bot.answer.state import StateRefused, StateSeal
 from bot.web.api_models import cap_history
-from bot.web.handoff import api_turn
+from bot.web.api_turn import answer as api_answer
 from bot.web.http import history_messages, request_base
-from bot.web.security import LinkSigner, api_authorizer, json_body
+from bot.web.security import LinkSigner, api_authorizer, json_body, state_seal
 
 MODEL_ID = "gpu-troubleshooter"
 CREATED = 1_764_000_000  # fixed: the "model" is the knowledge base, versioned by its index, not by a date
@@ -221,12 +224,19 @@ def parse_messages(messages: Any) -> tuple[str, list[str]]:
 
 
 def openai_router(
-    engine: Any, recorder: Any, web: Any, authorize: Callable[[Request], None] | None = None, contact: Any = None
+    engine: Any,
+    recorder: Any,
+    web: Any,
+    authorize: Callable[[Request], None] | None = None,
+    contact: Any = None,
+    seal: StateSeal | None = None,
 ) -> APIRouter:
     """The /v1 routes over ``engine``; events go to ``recorder`` like the chat's. ``authorize``: the API's
-    check (default :func:`bot.web.security.api_authorizer` of ``web``)."""
+    check (default :func:`bot.web.security.api_authorizer` of ``web``); ``seal``: the app's sealer of conversation
+    states (default :func:`bot.web.security.state_seal` of ``web``)."""
     router = APIRouter(prefix="/v1", dependencies=[Depends(authorize or api_authorizer(web))])
     links = LinkSigner.from_web(web)  # signs the /source links of replies (bot.web.security.LinkSigner)
+    seal = seal or state_seal(web)
 
     @router.get("/models")
     def models() -> dict:
@@ -244,37 +254,42 @@ def openai_router(
         if refused is not None:
             return refused
         messages = body.get("messages")
+        state = body.get("state")  # an extension field: the `state` of the previous completion
+        if state is not None and not isinstance(state, str):
+            return _error(400, '"state" must be the string `state` of the previous reply', param="state")
         task_reply = front_end_task(messages)  # a front-end's own title/tags prompt: answered, not recorded
         if task_reply is None:
             try:
                 question, prior = parse_messages(messages)
             except ValueError as exc:
                 return _error(400, str(exc), param="messages")
-            # The replayed history costs work in proportion to its size: bounded like /api/ask's.
+            # The history's text is bounded like /api/ask's (what the hand-off carries; a replay reads less).
             prior = cap_history(prior, engine.settings.max_input_chars)
         session = body.get("user") if isinstance(body.get("user"), str) else ""
         base = request_base(request, web)
 
         # The /source links of a reply open in the user's browser (Open WebUI, an IDE), which has no credential.
         sign = links.for_base(base) if links else None
-
-        def run():
-            turned, _ = api_turn(
-                engine,
-                question,
-                prior,
-                base_url=base,
-                contact=contact or Contact(),
-                origin="v1",
-                sign=sign,
-                take=take_turn,
-            )
-            for event in turned.reply.events:
-                recorder.record(replace(event, origin="v1"), session=session, latency_ms=turned.latency_ms)
-            return turned
-
+        headers: dict[str, str] = {}
         if task_reply is None:
-            turned = await run_in_threadpool(run)
+            try:
+                done = await run_in_threadpool(
+                    api_answer,
+                    engine,
+                    question,
+                    prior,
+                    state,
+                    seal=seal,
+                    recorder=recorder,
+                    origin="v1",
+                    base_url=base,
+                    contact=contact or Contact(),
+                    sign=sign,
+                    session=session,
+                )
+            except StateRefused as refused:
+                return _error(400, str(refused), param="state", code=f"state_{refused.reason}")
+            turned, headers = done.turned, done.headers()
             reply = turned.reply
             text = reply.markdown
             extra = {
@@ -292,6 +307,7 @@ def openai_router(
                     "mismatches": list(reply.mismatches),
                 },
                 "answer_id": turned.answer_id,  # what POST /api/feedback's answer_id refers to
+                "state": turned.state,  # what the next request sends back as its "state" (an extension field)
             }
         else:
             text, extra = (
@@ -299,13 +315,16 @@ def openai_router(
                 {"citations": [], "bot": {"kind": "front_end_task"}, "answer_id": uuid.uuid4().hex},
             )
         counted = await run_in_threadpool(usage, messages, text, engine.settings.max_input_chars)
-        return _respond(body, text, extra, counted)
+        return _respond(body, text, extra, counted, headers)
 
     return router
 
 
-def _respond(body: dict, text: str, extra: dict, counted: dict) -> JSONResponse | StreamingResponse:
-    """``text`` as an OpenAI completion, or as its chunks when ``stream`` is set; ``extra`` goes on top."""
+def _respond(
+    body: dict, text: str, extra: dict, counted: dict, headers: dict[str, str] | None = None
+) -> JSONResponse | StreamingResponse:
+    """``text`` as an OpenAI completion, or as its chunks when ``stream`` is set; ``extra`` goes on top (on the
+    final chunk when streaming); ``headers`` on the response."""
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
     created = int(time.time())
     model = MODEL_ID
@@ -326,7 +345,8 @@ def _respond(body: dict, text: str, extra: dict, counted: dict) -> JSONResponse 
                 ],
                 "usage": counted,
                 **extra,
-            }
+            },
+            headers=headers,
         )
     options = body.get("stream_options")
     include_usage = isinstance(options, dict) and options.get("include_usage") is True
@@ -356,5 +376,7 @@ def _respond(body: dict, text: str, extra: dict, counted: dict) -> JSONResponse 
         yield "data: [DONE]\n\n"
 
     return StreamingResponse(
-        events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        events(),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **(headers or {})},
     )

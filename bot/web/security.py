@@ -68,18 +68,22 @@ import json
 import logging
 import math
 import re
+import secrets
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import anyio
 import anyio.to_thread
 from starlette.requests import ClientDisconnect, Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+if TYPE_CHECKING:
+    from bot.answer.state import StateSeal
 
 log = logging.getLogger("bot.web.security")
 
@@ -340,9 +344,29 @@ async def json_object(request: Request) -> dict:
     return data
 
 
-# ---------------------------------------------------------------- signed /source links
+# ---------------------------------------------------------------- the app's signing secret: /source links, states
 
 SOURCE_PATH = "/source"
+_PROCESS_KEY = secrets.token_bytes(32)  # signs states when no secret is configured: valid until this process ends
+
+
+def signing_secret(web: Any) -> str:
+    """The one secret the app signs with: ``BOT_LINK_SECRET``, else ``BOT_API_TOKEN``, else "" (nothing configured)."""
+    return getattr(web, "link_secret", "") or getattr(web, "api_token", "")
+
+
+def state_seal(web: Any) -> StateSeal:
+    """The sealer of conversation states (:mod:`bot.answer.state`), keyed by :func:`signing_secret` (its own key
+    derived from it, and its own MAC prefix: neither kind of signature passes for the other). Without a configured
+    secret, a random key of this process: states then work until a restart and not across replicas (set
+    ``BOT_LINK_SECRET`` on every replica to share them); a client that also sends ``history`` is answered anyway."""
+    from bot.answer.state import StateSeal
+
+    secret = signing_secret(web)
+    key = hashlib.sha256(b"bot-state-key\n" + secret.encode()).digest() if secret else _PROCESS_KEY
+    return StateSeal(key, token_matches)
+
+
 LinkVerdict = Literal["ok", "unsigned", "expired", "tampered"]
 
 
@@ -373,7 +397,7 @@ class LinkSigner:
     def from_web(cls, web: Any) -> LinkSigner | None:
         """The signer of ``web`` (``BOT_LINK_SECRET``, else ``BOT_API_TOKEN``); None when neither is set (then the
         door is open, or only a proxy's header opens it, which the browser sends anyway)."""
-        secret = getattr(web, "link_secret", "") or getattr(web, "api_token", "")
+        secret = signing_secret(web)
         return cls(secret, int(getattr(web, "link_ttl", 86_400))) if secret else None
 
     def signature(self, key: str, expires: int) -> str:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import zlib
+
 import pytest
 
 from bot.answer import turn as turn_module
 from bot.answer.conversation import MAX_REPLAY_TURNS
+from bot.answer.state import turns_to_json
 from bot.answer.turn import HISTORIES, HistoryStates, take_turn
 from bot.engine import case as case_rules
 from bot.engine import retrieve
@@ -145,13 +148,21 @@ def test_a_cached_state_is_a_copy(engine, monkeypatch):
     assert states.get(engine, (CONVERSATION[0],))[0].shown == [s.hit.section.key for s in first.reply.shown]
 
 
-def test_states_are_bounded_and_a_longer_history_is_replayed(engine, monkeypatch):
-    states = HistoryStates(size=2)
+def test_states_are_bounded_by_bytes_and_a_longer_history_is_replayed(engine, monkeypatch):
+    # Before: bounded by a count of deep-copied states (256 × ~210 KB); now by the bytes of their compact JSON.
+    measured = HistoryStates()
+    monkeypatch.setattr(turn_module, "HISTORIES", measured)
+    for message in CONVERSATION[:3]:
+        take_turn(engine, message)
+    sizes = [len(zlib.compress(turns_to_json(measured.get(engine, (m,))), 6)) for m in CONVERSATION[:3]]
+    assert measured.bytes == sum(sizes) and max(sizes) < 2_000  # one turn's state: under 2 KB
+    states = HistoryStates(max_bytes=sizes[1] + sizes[2])
     monkeypatch.setattr(turn_module, "HISTORIES", states)
     for message in CONVERSATION[:3]:
         take_turn(engine, message)
     assert states.get(engine, (CONVERSATION[0],)) is None and states.get(engine, (CONVERSATION[2],)) is not None
-    monkeypatch.setattr(turn_module, "HISTORIES", HistoryStates(size=64))
+    assert states.bytes <= sizes[1] + sizes[2] and len(states) == 2
+    monkeypatch.setattr(turn_module, "HISTORIES", HistoryStates())
     asked = _asked(engine, monkeypatch)
     long_history = CONVERSATION + ["训练时显存不足怎么办"]
     for n in range(len(long_history)):  # turn by turn: every state a replay rebuilds exactly is kept
@@ -159,7 +170,7 @@ def test_states_are_bounded_and_a_longer_history_is_replayed(engine, monkeypatch
     asked.clear()
     take_turn(engine, "那多机呢？", history=long_history)
     replayed = len(asked)
-    monkeypatch.setattr(turn_module, "HISTORIES", HistoryStates(size=0))
+    monkeypatch.setattr(turn_module, "HISTORIES", HistoryStates(max_bytes=0))
     asked.clear()
     take_turn(engine, "那多机呢？", history=long_history)
     assert replayed == len(asked) > 1  # a history longer than a replay rebuilds is replayed, as without the cache

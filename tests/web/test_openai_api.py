@@ -309,16 +309,16 @@ def test_a_question_that_mentions_titles_or_tags_is_still_a_question(served):
 
 def test_v1_history_replayed_is_capped_like_api_ask(served, monkeypatch):
     # Before: /v1 replayed every earlier message whole, so 8 messages of 100,000 characters cost 8x /api/ask's work.
-    import bot.web.openai_api as openai_api
+    import bot.web.api_turn as api_turn  # the one API turn of /api/ask and /v1
 
     seen: list[int] = []
-    real = openai_api.take_turn
+    real = api_turn.take_turn
 
     def spy(engine, question, *, history=(), **kwargs):
         seen.append(sum(len(h) for h in history))
         return real(engine, question, history=history, **kwargs)
 
-    monkeypatch.setattr(openai_api, "take_turn", spy)
+    monkeypatch.setattr(api_turn, "take_turn", spy)
     server, _ = served
     limit = 100_000  # the hash settings keep the default BOT_MAX_INPUT_CHARS
     messages = []
