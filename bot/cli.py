@@ -235,6 +235,7 @@ def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
     from bot.engine.calibrate import calibrate, format_figures
+    from bot.engine.labels import check_labelled
 
     files = list(args.files) or sorted(Path("eval").glob("*.jsonl"))
     if not files:
@@ -242,6 +243,7 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
             "no labelled sets given and none in eval/*.jsonl: nothing to learn from, the product runs without learned "
             "relevance; pass files: python -m bot calibrate FILE..."
         )
+    check_labelled(files)  # a bad line is named with its file and number before the engine loads or a fit starts
     for name, value in (
         ("--max-near-confident", args.max_near_confident),
         ("--max-inscope-none", args.max_inscope_none),

@@ -51,6 +51,7 @@ from bot.engine.calibration import (
 )
 from bot.engine.evaluate import Case as Labelled
 from bot.engine.evaluate import hit_matches, read_cases
+from bot.engine.labels import check_labelled
 from bot.engine.learned import Adapter, adapter_path
 from bot.engine.precedents import Precedents
 from bot.engine.retrieve import Engine, Evidence, judge, rank
@@ -104,6 +105,7 @@ def batch_of(path: Path) -> str:
 
 def read_labelled(paths: list[Path]) -> tuple[list[Labelled], list[str], list[dict], dict]:
     """Single questions (with their thread, ``thread@batch``) and conversations from JSON-lines files."""
+    check_labelled(paths)  # a bad line is named with its file and line before any work
     cases: list[Labelled] = []
     groups: list[str] = []
     conversations: list[dict] = []

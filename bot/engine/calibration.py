@@ -32,6 +32,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
+from bot.engine.model_checks import embedder_dimension, first_non_finite
 from bot.engine.precedents import Precedents
 
 log = logging.getLogger("bot.engine.calibration")
@@ -62,6 +63,9 @@ FOLLOW_FEATURES = (
     "own_words",  # how much the follow-up says on its own (specific tokens, up to 30, scaled to 0..1)
 )
 CALIBRATION_DIR = "calibration"
+# A number that is not finite was never fitted by `bot calibrate` alone: the shipped models come from `bot tune`,
+# which refits the calibration and the learned relevance beside it.
+NON_FINITE_FIX = "Run: python -m bot tune"
 FORMAT = 5
 READABLE_FORMATS = (4, 5)  # 4: fitted before the learned relevance (read with learned_top at zero weight)
 LEARNED_FEATURES = ("learned_top",)  # what format 5 added; a format-4 file reads as without them
@@ -127,9 +131,17 @@ class Logistic:
             len(model.mean) == len(model.scale) == len(model.coef) == len(FOLLOW_FEATURES)
         ):
             raise ValueError(f"follow-up model for features {list(model.features)}, expected {list(FOLLOW_FEATURES)}")
+        if (bad := first_non_finite(_numbers(model))) is not None:
+            raise ValueError(f"follow-up model: {bad} is not a finite number")
         if not (0.0 <= model.none_threshold <= model.answer_threshold <= 1.0):
             raise ValueError(f"follow-up thresholds none={model.none_threshold} answer={model.answer_threshold}")
         return model
+
+
+def _numbers(model: Calibration | Logistic) -> dict[str, object]:
+    """Every number of a model that the engine computes with (the figures and file names are only reported)."""
+    skip = {"embedder", "features", "calibrated", "figures", "fitted_on", "sources_hash", "follow", "precedents"}
+    return {f.name: getattr(model, f.name) for f in fields(model) if f.name not in skip}
 
 
 def slug(embedder_id: str) -> str:
@@ -324,12 +336,20 @@ class Calibration:
                 follow=Logistic.from_dict(data["follow"]) if data.get("follow") else None,
                 precedent_weight=float(data.get("precedent_weight", 0.0)),
                 learned_weight=float(data.get("learned_weight", 0.0)),
-                precedents=Precedents.load(Path(path).parent / Path(str(data["precedents"]["file"])).name)
+                precedents=Precedents.load(
+                    Path(path).parent / Path(str(data["precedents"]["file"])).name,
+                    dim=embedder_dimension(str(data["embedder"])),
+                )
                 if data.get("precedents")
                 else None,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{path} is missing or has a wrong field ({exc}). {fix}") from None
+        # NaN (what json.dumps writes for a diverged fit) or Infinity: every request would carry it.
+        if (bad := first_non_finite(_numbers(model))) is not None:
+            raise ValueError(
+                f"{path}: {bad} is not a finite number (a fit that diverged, or a damaged file). {NON_FINITE_FIX}"
+            )
         n = len(FEATURES)
         if not (len(model.mean) == len(model.scale) == len(model.coef) == n):
             raise ValueError(f"{path} has {len(model.coef)} coefficients, expected {n}. {fix}")

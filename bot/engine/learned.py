@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from bot.engine.model_checks import embedder_dimension, first_non_finite
+
 log = logging.getLogger("bot.engine.learned")
 
 FILE_FORMAT = 1
@@ -132,15 +134,19 @@ class Adapter:
                 arrays = {name: data[name] for name in ("up", "down", "none_weight")}
             if header.get("format") != FILE_FORMAT:
                 raise ValueError(f"format {header.get('format')!r}, expected {FILE_FORMAT}")
-            return cls(
+            adapter = cls(
                 **arrays,
                 none_bias=float(header["none_bias"]),
                 embedder=str(header["embedder"]),
                 sources_hash=str(header["sources_hash"]),
                 fitted_on=dict(header.get("fitted_on") or {}),
             )
-        except (OSError, KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"{path}: learned relevance unreadable ({exc}). {FIX}") from None
+            # NaN or Infinity (a diverged fit, a damaged file) would send every question to one section, silently.
+            if (bad := first_non_finite({**arrays, "none_bias": adapter.none_bias})) is not None:
+                raise ValueError(f"{bad} is not a finite number")
+            return adapter
+        except Exception as exc:  # a truncated file raises BadZipFile, EOFError, zlib.error …: all mean damaged
+            raise ValueError(f"{path}: learned relevance unreadable ({type(exc).__name__}: {exc}). {FIX}") from None
 
 
 def fit(
@@ -215,10 +221,13 @@ def adapter_path(calibration_file: Path) -> Path:
     return Path(calibration_file).with_suffix(SUFFIX)
 
 
-def load_for(path: Path, embedder_id: str, sources_hash: str, *, expected: bool = True) -> Adapter | None:
+def load_for(
+    path: Path, embedder_id: str, sources_hash: str, *, expected: bool = True, dim: int | None = None
+) -> Adapter | None:
     """The stored adapter when it was fitted for this embedder and these documents, else None (said once, with
     the file and the fix: the engine then ranks and judges as it did without one). ``expected``: the calibration
-    was fitted with an adapter, so a missing file is worth a warning (without one, nothing was lost)."""
+    was fitted with an adapter, so a missing file is worth a warning (without one, nothing was lost). ``dim``: the
+    embedder's dimension (default: the one its id states); an adapter of another would fail every question."""
     if not path.is_file():
         if expected:
             log.warning("%s: no learned relevance for this index; ranking and confidence without it. %s", path, FIX)
@@ -237,6 +246,17 @@ def load_for(path: Path, embedder_id: str, sources_hash: str, *, expected: bool 
             adapter.sources_hash[:12],
             embedder_id,
             sources_hash[:12],
+            FIX,
+        )
+        return None
+    dim = dim if dim is not None else embedder_dimension(embedder_id)
+    if dim is not None and adapter.dim != dim:
+        log.warning(
+            "%s maps vectors of dimension %d, the index's embedder %s has %d; ranking and confidence without it. %s",
+            path,
+            adapter.dim,
+            embedder_id,
+            dim,
             FIX,
         )
         return None

@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from bot.engine.model_checks import first_non_finite
+
 FILE_FORMAT = 1
 
 
@@ -126,8 +128,9 @@ class Precedents:
         tmp.replace(path)
 
     @classmethod
-    def load(cls, path: Path) -> Precedents:
-        """Read what :meth:`save` wrote; raises ValueError naming the file and the fix."""
+    def load(cls, path: Path, dim: int | None = None) -> Precedents:
+        """Read what :meth:`save` wrote; raises ValueError naming the file and the fix. ``dim``: the embedder's
+        dimension, which the vectors must have (another one would fail every vote)."""
         fix = "Run: python -m bot calibrate"
         try:
             with np.load(path, allow_pickle=False) as data:
@@ -136,6 +139,13 @@ class Precedents:
             if header.get("format") != FILE_FORMAT:
                 raise ValueError(f"format {header.get('format')!r}, expected {FILE_FORMAT}")
             answers = tuple(tuple(str(key) for key in keys) for keys in header["answers"])
-            return cls(vectors, answers, int(header["k"]), float(header["temperature"]))
-        except (OSError, KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"{path}: precedents unreadable ({exc}). {fix}") from None
+            precedents = cls(vectors, answers, int(header["k"]), float(header["temperature"]))
+            if vectors.ndim != 2 or (dim is not None and len(vectors) and vectors.shape[1] != dim):
+                raise ValueError(f"vectors of shape {vectors.shape}, expected (n, {dim}) for this embedder")
+            if (
+                bad := first_non_finite({"vectors": precedents.vectors, "temperature": precedents.temperature})
+            ) is not None:
+                raise ValueError(f"{bad} is not a finite number")
+            return precedents
+        except Exception as exc:  # a truncated file raises BadZipFile, EOFError, zlib.error …: all mean damaged
+            raise ValueError(f"{path}: precedents unreadable ({type(exc).__name__}: {exc}). {fix}") from None

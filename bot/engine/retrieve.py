@@ -220,6 +220,7 @@ class Engine:
             embedder.id,
             fingerprint,
             expected="learned" in self.calibration.figures,  # fitted with one: its absence is news
+            dim=embedder.dim,
         )
         self.lexicon = Lexicon.load()
         self.facts: tuple[SectionFacts, ...] = facts_of(index)  # computed by the build (bot.engine.facts)

@@ -138,8 +138,17 @@ def cluster_head_and_tail(vectors: np.ndarray, head: int, min_silhouette: float 
     return np.concatenate([labels, ids[np.argmax(vectors[head:] @ centroids.T, axis=1)]])
 
 
+# New questions are embedded one per call. The embedder's runtime keeps the scratch memory of its largest call
+# (ONNX Runtime's arena does not shrink): one call of 256 stored questions of ~1,000 characters (16 sequences of 512
+# tokens per batch) took the serving process from 454 to 933 MB for good; one at a time it stays at the peak of
+# one long question, which answering questions reaches anyway (bench/admin_memory.py; in one process, 256
+# questions: +432 MB at once, +124 MB by 8, +69 MB by 4, +27 MB one by one).
+EMBED_AT_ONCE = 1
+
+
 class Embeddings:
-    """Question vectors from the engine's embedder, cached by text: a page view embeds only new questions."""
+    """Question vectors from the engine's embedder, cached by text: a page view embeds only new questions, one per
+    call (:data:`EMBED_AT_ONCE`)."""
 
     def __init__(self, engine: Any, limit: int = 20_000) -> None:
         self.engine = engine
@@ -150,12 +159,12 @@ class Embeddings:
     def __call__(self, texts: list[str]) -> np.ndarray:
         with self.lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
-            if missing:
-                vectors = self.engine.embedder.embed(missing, role="query")
-                for text, vector in zip(missing, vectors):
+            for start in range(0, len(missing), EMBED_AT_ONCE):
+                batch = missing[start : start + EMBED_AT_ONCE]
+                for text, vector in zip(batch, self.engine.embedder.embed(batch, role="query")):
                     self.cache[text] = np.asarray(vector, dtype=np.float32)
-                while len(self.cache) > self.limit:
-                    self.cache.popitem(last=False)
+            while len(self.cache) > self.limit:
+                self.cache.popitem(last=False)
             return np.stack([self.cache[t] for t in texts])
 
     def cached(self, text: str) -> bool:
