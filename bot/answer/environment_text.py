@@ -5,12 +5,14 @@
 >>> row = Source("driver", "10.2", "https://docs.nvidia.com/x")
 >>> d = Diagnosis(Environment(driver="418.67"), (Mismatch("driver_too_old", {"driver": "418.67", "cuda": "10.2"}, row, "table"),), "mismatch")
 >>> print(describe(d, "en").splitlines()[1])
-- **Driver too old**: NVIDIA driver 418.67 is older than the minimum for CUDA 10.2. Source: [driver 10.2](https://docs.nvidia.com/x)
+- **Driver too old**: NVIDIA driver 418.67 is older than the minimum for CUDA 10.2. Source: [NVIDIA documentation (CUDA 10.2)](https://docs.nvidia.com/x)
 """
 
 from __future__ import annotations
 
-from bot.engine.compat import Diagnosis, Mismatch
+from urllib.parse import urlparse
+
+from bot.engine.compat import Diagnosis, Install, Mismatch, Source
 
 Language = str  # "zh" or "en"; anything else reads as English
 
@@ -190,17 +192,100 @@ def sentence(m: Mismatch, language: Language) -> str:
         pkg = v.get("package")
         if pkg:
             return (
-                f"装的是 CPU 版 {pkg}，不会使用 GPU"
+                f"已安装的 {pkg} 没有用 CUDA 编译，训练不会使用 GPU"
                 if zh
-                else f"the package {pkg} is a CPU-only build; it does not use the GPU"
+                else f"the installed {pkg} has no CUDA, so training does not use the GPU"
             )
-        return "框架是 CPU 版（没有用 CUDA 编译）" if zh else "the framework build has no CUDA (CPU-only)"
+        return (
+            "框架没有用 CUDA 编译，不会使用 GPU"
+            if zh
+            else "the framework build has no CUDA, so it does not use the GPU"
+        )
     return f"找不到 {v.get('library', 'CUDA 库')}" if zh else f"the library {v.get('library', 'of CUDA')} was not found"
 
 
-def _source_link(m: Mismatch) -> str:
-    label = f"{m.source.kind} {m.source.key}".strip()
-    return f"[{label}]({m.source.url})"
+# Who publishes a source page, by host (and GitHub owner/repository): the link's words, never a row's internal key.
+_PUBLISHERS = {
+    "docs.nvidia.com": {"zh": "NVIDIA 文档", "en": "NVIDIA documentation"},
+    "developer.nvidia.com": {"zh": "NVIDIA GPU 计算能力表", "en": "NVIDIA's GPU compute capability list"},
+    "developer.nvidia.cn": {"zh": "NVIDIA 开发者博客", "en": "NVIDIA developer blog"},
+    "en.wikipedia.org": {"zh": "维基百科 CUDA 条目", "en": "Wikipedia's CUDA article"},
+    "tensorflow.org": {"zh": "TensorFlow API 文档", "en": "TensorFlow API documentation"},
+    "www.tensorflow.org": {"zh": "TensorFlow 文档", "en": "TensorFlow documentation"},
+    "PaddlePaddle/docs": {"zh": "PaddlePaddle 安装文档", "en": "PaddlePaddle installation guide"},
+    "PaddlePaddle/Paddle": {"zh": "PaddlePaddle 源码", "en": "PaddlePaddle source"},
+    "PaddlePaddle/PaddleClas": {"zh": "PaddleClas 源码", "en": "PaddleClas source"},
+    "tensorflow/docs": {"zh": "TensorFlow 安装文档（已测试的构建）", "en": "TensorFlow tested build configurations"},
+    "tensorflow/tensorflow": {"zh": "TensorFlow 源码", "en": "TensorFlow source"},
+    "pytorch/pytorch": {"zh": "PyTorch 源码", "en": "PyTorch source"},
+    "pytorch/pytorch.github.io": {"zh": "PyTorch 历史版本安装页", "en": "PyTorch previous-versions page"},
+}
+_ROW_KEY_SHOWN = ("driver", "cudnn", "cuda_arch")  # rows whose key is a version a reader recognises (CUDA 10.2)
+
+
+def source_name(source: Source, language: Language) -> str:
+    """The words of a source link: who published the page, and for a version row which version.
+
+    >>> source_name(Source("message", "not_compiled_with_cuda", "https://github.com/PaddlePaddle/Paddle/blob/x/framework.py"), "zh")
+    'PaddlePaddle 源码 framework.py'
+    >>> source_name(Source("driver", "10.2", "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/"), "en")
+    'NVIDIA documentation (CUDA 10.2)'
+    """
+    lang = _lang(language)
+    url = urlparse(source.url)
+    parts = [p for p in url.path.split("/") if p]
+    host = url.netloc.lower()
+    repo = "/".join(parts[:2]) if host == "github.com" and len(parts) >= 2 else ""
+    via = source.via and _PUBLISHERS.get(urlparse(source.via).netloc.lower())
+    publisher = _PUBLISHERS.get(repo) or _PUBLISHERS.get(host)
+    name = publisher[lang] if publisher else (via[lang] if via else host or source.url)
+    if repo in ("PaddlePaddle/Paddle", "PaddlePaddle/PaddleClas", "tensorflow/tensorflow", "pytorch/pytorch"):
+        name = f"{name} {parts[-1]}"  # a library's message: the file that prints it
+    elif source.kind in _ROW_KEY_SHOWN and source.key:
+        what = f"cuDNN {source.key}" if source.kind == "cudnn" else f"CUDA {source.key}"
+        name = f"{name}（{what}）" if lang == "zh" else f"{name} ({what})"
+    return name
+
+
+def _source_link(m: Mismatch, language: Language = "en") -> str:
+    return f"[{source_name(m.source, language)}]({m.source.url})"
+
+
+def install_text(install: Install, language: Language) -> str:
+    """The exact commands for this machine: uninstall the wrong build, install the one the page lists.
+
+    >>> from bot.engine.compat import Install, Source
+    >>> print(install_text(Install("paddlepaddle-gpu==2.6.1.post120", "-f https://x/stable.html", "12.0", "linux",
+    ...                            Source("wheel", "k", "https://github.com/PaddlePaddle/docs/blob/d/linux-pip.md"), "paddlepaddle"), "en"))
+      Fix: install the GPU build for CUDA 12.0 (Linux; source: [PaddlePaddle installation guide](https://github.com/PaddlePaddle/docs/blob/d/linux-pip.md)):
+    <BLANKLINE>
+      ```bash
+      python -m pip uninstall -y paddlepaddle
+      python -m pip install paddlepaddle-gpu==2.6.1.post120 -f https://x/stable.html
+      ```
+    """
+    lang = _lang(language)
+    system = {"linux": "Linux", "windows": "Windows"}.get(install.platform, install.platform)
+    link = f"[{source_name(install.source, lang)}]({install.source.url})"
+    if install.driver and install.machine:
+        why = (
+            f"本机驱动 {install.driver} 支持 CUDA {install.machine}；"
+            if lang == "zh"
+            else f"driver {install.driver} runs CUDA {install.machine}; "
+        )
+    elif install.machine:
+        why = f"本机 CUDA {install.machine}；" if lang == "zh" else f"this machine has CUDA {install.machine}; "
+    else:
+        why = ""
+    head = (
+        f"  {FIX_WORD[lang]}：安装 CUDA {install.cuda} 的 GPU 版（{why}{system}；来源：{link}）："
+        if lang == "zh"
+        else f"  {FIX_WORD[lang]}: install the GPU build for CUDA {install.cuda} ({why}{system}; source: {link}):"
+    )
+    commands = [f"python -m pip uninstall -y {install.replaces}"] if install.replaces else []
+    commands.append(f"python -m pip install {install.package} {install.option}".strip())
+    body = "\n".join(f"  {c}" for c in ("```bash", *commands, "```"))
+    return f"{head}\n\n{body}"
 
 
 def describe(diagnosis: Diagnosis, language: Language) -> str:
@@ -209,13 +294,18 @@ def describe(diagnosis: Diagnosis, language: Language) -> str:
     lang = _lang(language)
     if diagnosis.status == "mismatch":
         lines = [HEADINGS["mismatch"][lang]]
+        install = diagnosis.install
         for m in diagnosis.mismatches:
             colon, stop = ("：", "。") if lang == "zh" else (": ", ". ")
             lines.append(
                 f"- **{TITLES[m.code][lang]}**{colon}{_cap(sentence(m, lang), lang)}{stop}"
-                f"{SOURCE_WORD[lang]}{colon}{_source_link(m)}"
+                f"{SOURCE_WORD[lang]}{colon}{_source_link(m, lang)}"
             )
-            lines.append(f"  {FIX_WORD[lang]}{colon}{FIXES[m.code][lang]}")
+            if install is not None and m.code in ("cpu_only_wheel", "wheel_cuda"):
+                lines.append(install_text(install, lang))
+                install = None  # one command block, under the first finding it fixes
+            else:
+                lines.append(f"  {FIX_WORD[lang]}{colon}{FIXES[m.code][lang]}")
         return "\n".join(lines)
     if diagnosis.status == "consistent" and diagnosis.checked:
         sep = "、" if lang == "zh" else ", "

@@ -51,7 +51,7 @@ Status = Literal["none", "consistent", "mismatch", "incomplete"]
 # The one command that gives a missing value (the reply layer holds the command text for each key).
 Ask = Literal["nvidia_smi", "nvcc", "run_check", "pip_list", "gpu_query", "cudnn_version"]
 
-KINDS = ("driver", "gpu", "cuda_arch", "cudnn", "wheel", "wheel_note", "message")
+KINDS = ("driver", "gpu", "cuda_arch", "cudnn", "wheel", "wheel_note", "message", "install")
 
 
 @dataclass(frozen=True)
@@ -103,12 +103,29 @@ class Mismatch:
 
 
 @dataclass(frozen=True)
+class Install:
+    """The GPU build that fits the machine, as the official install page lists it: ``package`` is the pip
+    requirement (``paddlepaddle-gpu==2.6.1.post120``), ``option`` where pip finds it (``-f …`` / ``-i …``, or ""),
+    ``cuda`` the CUDA it was built for, ``platform`` the page's platform, ``source`` the wheel row."""
+
+    package: str
+    option: str
+    cuda: str
+    platform: str
+    source: Source
+    replaces: str = ""  # the installed package to uninstall first ("paddlepaddle"), when it is another name
+    machine: str = ""  # the machine's CUDA the choice rests on (the toolkit, else the newest the driver runs)
+    driver: str = ""
+
+
+@dataclass(frozen=True)
 class Diagnosis:
     environment: Environment
     mismatches: tuple[Mismatch, ...]
     status: Status
     ask: Ask | None = None
     checked: tuple[str, ...] = ()  # the checks that had every value they need and passed
+    install: Install | None = None  # the build to install instead, when a wrong build is the finding
 
     @property
     def codes(self) -> tuple[Code, ...]:
@@ -125,6 +142,7 @@ _KEY_FIELD = {
     "wheel": "version",
     "wheel_note": "package",
     "message": "key",
+    "install": "package",
 }
 
 
@@ -554,13 +572,79 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
 
     mismatches = tuple(_dedupe(found))
     if mismatches:
-        return Diagnosis(env, mismatches, "mismatch", None, tuple(passed))
+        wrong_build = {"cpu_only_wheel", "wheel_cuda"} & {m.code for m in mismatches}
+        install = gpu_install(env, table) if wrong_build else None
+        return Diagnosis(env, mismatches, "mismatch", None, tuple(passed), install)
     if env.is_empty:
         return Diagnosis(env, (), "none")
     ask = _ask(env, table, built, cc)
     if passed and ask is None:
         return Diagnosis(env, (), "consistent", None, tuple(passed))
     return Diagnosis(env, (), "incomplete" if ask else "consistent", ask, tuple(passed))
+
+
+_PADDLE_NAMES = ("paddlepaddle", "paddlepaddle-gpu", "paddle")
+
+
+def gpu_install(env: Environment, table: CompatTable) -> Install | None:
+    """The Paddle GPU build of the installed version that runs on this machine: the install page's wheel of the same
+    major.minor whose CUDA has the machine's CUDA major and is not newer than it (the toolkit shown, else the newest
+    CUDA the driver runs), the newest such; the pip option from the page's ``[[install]]`` row for a ``postNNN``
+    build, the row's own index for a 3.x build. None when a value is missing or the table has no such wheel.
+
+    >>> from bot.engine.environment import read_environment
+    >>> env = read_environment("Driver Version: 535.104.05   CUDA Version: 12.2\\npaddlepaddle 2.6.1\\nUbuntu 22.04")
+    >>> found = gpu_install(env, table_for(None))
+    >>> found.package, found.option, found.replaces
+    ('paddlepaddle-gpu==2.6.1.post120', '-f https://www.paddlepaddle.org.cn/whl/linux/mkl/avx/stable.html', 'paddlepaddle')
+    """
+    pkgs = [p for p in env.packages if p.name in _PADDLE_NAMES]
+    versions = {re.sub(r"\.post\d{2,3}$", "", p.version.split("+")[0]) for p in pkgs}
+    if len(versions) != 1:
+        return None
+    version = versions.pop()
+    machine = machine_cuda(env)
+    have = _mm(machine[0]) if len(machine) == 1 else _mm(env.cuda_driver_api or "")
+    if len(have) < 2 or len(vtuple(version)) < 2:
+        return None
+    platform = "windows" if _windows(env) else "linux"
+    best: Row | None = None
+    for row in table.of("wheel"):
+        cuda = _mm(row.get("cuda"))
+        if (
+            row.get("package") != "paddlepaddle-gpu"
+            or vtuple(row.get("version"))[:2] != vtuple(version)[:2]
+            or platform not in row.get("platform")
+            or len(cuda) < 2
+            or cuda[0] != have[0]
+            or cuda > have
+        ):
+            continue
+        if best is None or cuda > _mm(best.get("cuda")):
+            best = row
+    if best is None:
+        return None
+    variant = best.get("variant")
+    replaces = next((p.name for p in pkgs if p.name == "paddlepaddle"), "")
+    if variant.startswith("post"):
+        option = next(
+            (r.get("option") for r in table.of("install") if r.get("platform") == platform and _covers(r, version)),
+            None,
+        )
+        if option is None:
+            return None
+        package = f"paddlepaddle-gpu=={version}.{variant}"
+    else:
+        index = best.get("index_url")
+        package, option = f"paddlepaddle-gpu=={version}", f"-i {index}" if index else ""
+    shown = machine[0] if len(machine) == 1 else env.cuda_driver_api or ""
+    return Install(package, option, best.get("cuda"), platform, best.source, replaces, shown, env.driver or "")
+
+
+def _covers(row: Row, version: str) -> bool:
+    """An ``[[install]]`` row's ``versions`` ("2.0-2.6") holds the version's major.minor."""
+    lo, _, hi = row.get("versions").partition("-")
+    return vtuple(lo)[:2] <= vtuple(version)[:2] <= vtuple(hi or lo)[:2]
 
 
 def _list(value: object) -> list[str]:
