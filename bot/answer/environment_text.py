@@ -107,6 +107,40 @@ def _lang(language: Language) -> str:
 
 
 def sentence(m: Mismatch, language: Language) -> str:
+    """What is wrong, with every conflicting value read (those the wording leaves out follow in brackets).
+
+    >>> from bot.engine.compat import Mismatch, Source
+    >>> sentence(Mismatch("driver_too_old", {"driver": "418.67", "driver_cuda": "10.1"}, Source("message", "k", "u"),
+    ...                   "message"), "en")  # doctest: +ELLIPSIS
+    'the error “CUDA driver version ... (versions pasted: driver 418.67, driver supports CUDA up to 10.1)'
+    """
+    said = _sentence(m, language)
+    zh = _lang(language) == "zh"
+    left = [
+        f"{_LABELS[key][0 if zh else 1]} {value}"
+        for key, value in m.values.items()
+        if key in _LABELS and value and value not in said
+    ]
+    if not left:
+        return said
+    return f"{said}（贴出的版本：{'，'.join(left)}）" if zh else f"{said} (versions pasted: {', '.join(left)})"
+
+
+# The values a finding may hold, as a reader names them (zh, en).
+_LABELS = {
+    "gpu": ("GPU", "GPU"),
+    "compute_capability": ("计算能力", "compute capability"),
+    "driver": ("驱动", "driver"),
+    "driver_cuda": ("驱动最高支持 CUDA", "driver supports CUDA up to"),
+    "cuda": ("CUDA", "CUDA"),
+    "build_cuda": ("安装包的 CUDA", "the build's CUDA"),
+    "cudnn": ("cuDNN", "cuDNN"),
+    "build_cudnn": ("编译用的 cuDNN", "the build's cuDNN"),
+    "package": ("安装包", "package"),
+}
+
+
+def _sentence(m: Mismatch, language: Language) -> str:
     """What is wrong, with the values read, in one sentence.
 
     >>> from bot.engine.compat import Mismatch, Source
@@ -126,10 +160,12 @@ def sentence(m: Mismatch, language: Language) -> str:
                 else f"driver {v['driver']} supports CUDA up to {v['driver_cuda']}; the build needs CUDA {cuda}"
             )
         if v.get("driver") and cuda:
+            minimum = v.get("minimum")
             return (
-                f"NVIDIA 驱动 {v['driver']} 低于 CUDA {cuda} 要求的最低版本"
+                f"NVIDIA 驱动 {v['driver']} 低于 CUDA {cuda} 要求的最低版本" + (f" {minimum}" if minimum else "")
                 if zh
                 else f"NVIDIA driver {v['driver']} is older than the minimum for CUDA {cuda}"
+                + (f" ({minimum})" if minimum else "")
             )
         return (
             "报错 “CUDA driver version is insufficient for CUDA runtime version” 说明驱动比安装包用的 CUDA 旧"
@@ -176,10 +212,15 @@ def sentence(m: Mismatch, language: Language) -> str:
         )
     if m.code == "wheel_cuda":
         if v.get("library"):
+            what = "cuDNN" if v.get("build_cudnn") or (v.get("cudnn") and not v.get("cuda")) else "CUDA"
+            wants = v.get("build_cudnn") or v.get("build_cuda")
+            wanted = f"（{what} {wants}）" if zh and wants else f" ({what} {wants})" if wants else ""
+            have = v.get("cuda") or v.get("cudnn")
             return (
-                f"安装包要找的 {v['library']} 属于另一个 CUDA/cuDNN 版本，本机是 {v.get('cuda') or v.get('cudnn')}"
+                f"安装包要找的 {v['library']}{wanted} 属于另一个 {what} 版本，本机是 {what} {have}"
                 if zh
-                else f"the package looks for {v['library']}, which belongs to another CUDA/cuDNN than this machine's {v.get('cuda') or v.get('cudnn')}"
+                else f"the package looks for {v['library']}{wanted}, which belongs to another {what} than this "
+                f"machine's {what} {have}"
             )
         pkg = v.get("package") or ("安装包" if zh else "")
         return (
@@ -304,6 +345,15 @@ def describe(diagnosis: Diagnosis, language: Language) -> str:
             if install is not None and m.code in ("cpu_only_wheel", "wheel_cuda"):
                 lines.append(install_text(install, lang))
                 install = None  # one command block, under the first finding it fixes
+            elif m.code == "compute_capability" and m.values.get("min_cuda") and m.values.get("compute_capability"):
+                first, cc = m.values["min_cuda"], m.values["compute_capability"]
+                lines.append(
+                    f"  {FIX_WORD[lang]}：计算能力 {cc} 从 CUDA {first} 起才支持：换用 CUDA {first} 及以上编译的安装包"
+                    "（并装对应的驱动）。"
+                    if lang == "zh"
+                    else f"  {FIX_WORD[lang]}: compute capability {cc} needs CUDA {first} or later: install a build "
+                    f"compiled with CUDA ≥ {first} (and a driver for it)."
+                )
             else:
                 lines.append(f"  {FIX_WORD[lang]}{colon}{FIXES[m.code][lang]}")
         return "\n".join(lines)
