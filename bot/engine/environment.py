@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import fields, replace
 
+from bot.kb.signature import HINT_LINE
 from bot.limits import ENVIRONMENT_CHARS as MAX_ENV_CHARS
 from bot.limits import ENVIRONMENT_ITEMS as MAX_ITEMS
 from bot.limits import ENVIRONMENT_LINE_CHARS as MAX_LINE_CHARS
@@ -569,7 +570,9 @@ def read_environment(text: str) -> Environment:
                     "pytorch": "torch",
                 }.get(m.group(1).lower(), m.group(1).lower())
                 first("framework_text", f"{name}=={m.group(2)}")
-        failed = _LIB_FAIL.search(line)
+        # A trace or hint line ("NCCL INFO … No plugin found (libnccl-net.so)", "[Hint: … e.g. a dlopen of
+        # libnccl.so]") names a library that might matter, not one that failed to load.
+        failed = _LIB_FAIL.search(line) and not HINT_LINE.search(line)
         if failed:
             for m in _LIB_SO.finditer(line):
                 libs = _add(libs, m.group(1))

@@ -423,6 +423,8 @@ class Engine:
     ) -> Evidence:
         """The evidence the plan asks for: the joined and title scores it names, the sections it allows."""
         text, truncated_from, language = message.text, message.truncated_from, message.language
+        if message.bare_log and case.language in ("zh", "en"):
+            language = case.language  # a log without the user's words: the conversation's language (issue 35)
         n = len(self.sections)
         if not message.has_words or own is None:
             return Evidence(
