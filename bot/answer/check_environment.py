@@ -36,7 +36,7 @@ def evaluate_files(paths: list[Path], *, seeds_dir: Path | None, cases: bool = F
     table = table_for(seeds_dir)
     parts = []
     for path in paths:
-        parts.append(f"== {path}\n{format_figures(score(read_batch(path), table), cases=cases)}")
+        parts.append(f"== {path}\n{format_figures(score(read_batch(path), table, describe), cases=cases)}")
     return "\n\n".join(parts)
 
 

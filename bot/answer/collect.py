@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from bot.engine.compat import check, table_for
+from bot.engine.environment import read_environment
 from bot.engine.subjects import Lexicon
 
 # Bounded quantifiers only: these run over every message of the conversation (a pasted log of 100,000 characters).
@@ -75,23 +77,47 @@ def frameworks_in_play(held: Sequence[str]) -> list[str]:
     return sorted(name for name in found if lexicon.category(name) == "framework")
 
 
+# The package names a pasted environment lists, by framework: a `pip list` row is that framework's version.
+_PACKAGE_OF = {"PaddlePaddle": "paddle", "TensorFlow": "tensorflow", "PyTorch": "torch"}
+
+
 def missing(held: Sequence[str]) -> list[str]:
-    """Keys of the details no message in ``held`` gives: "log", "smi", "cuda", "cudnn", "framework"."""
+    r"""Keys of the details no message in ``held`` gives: "log", "smi", "cuda", "cudnn", "framework".
+
+    What a pasted environment shows counts as given (a `pip list` row is the framework's version, the `nvidia-smi`
+    header the driver and CUDA); when those versions already show the mismatch, nothing more is asked: the
+    environment is the answer.
+
+    >>> missing(["为什么 Paddle 训练时不用 GPU？\nDriver Version: 535.104.05   CUDA Version: 12.2\npaddlepaddle     2.6.1"])
+    []
+    >>> missing(["Paddle 训练很慢\npaddlepaddle-gpu     2.6.1.post120"])
+    ['log', 'smi', 'cuda', 'cudnn']
+    """
     joined = "\n".join(held)
+    env = read_environment(joined)
+    if not env.is_empty and check(env, table_for(None)).status == "mismatch":
+        return []
     out = []
     if not _LOG.search(joined):  # a message is read once (bot.engine.message): no log detector run again here
         out.append("log")
-    if not _NVIDIA_SMI.search(joined):
+    if not _NVIDIA_SMI.search(joined) and not env.driver:
         out.append("smi")
-    if not _CUDA.search(joined):
+    if not _CUDA.search(joined) and not (
+        env.cuda_toolkit or env.cuda_runtime or env.build_cuda or env.image_cuda or env.cuda_driver_api
+    ):
         out.append("cuda")
-    if not _CUDNN.search(joined):
+    if not _CUDNN.search(joined) and not (env.cudnn or env.cudnn_loaded or env.build_cudnn or env.image_cudnn):
         out.append("cudnn")
     named = frameworks_in_play(held)
+    listed = {p.name for p in env.packages}
     versioned = [
         name
         for name in named
-        if name in _FRAMEWORK_VERSION and re.search(f"(?:{_FRAMEWORK_VERSION[name]}){_VERSION_AFTER}", joined, re.I)
+        if name in _FRAMEWORK_VERSION
+        and (
+            re.search(f"(?:{_FRAMEWORK_VERSION[name]}){_VERSION_AFTER}", joined, re.I)
+            or any(p.startswith(_PACKAGE_OF[name]) for p in listed)
+        )
     ]
     if not named or len(versioned) < len(named):
         out.append("framework")

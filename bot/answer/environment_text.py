@@ -5,12 +5,14 @@
 >>> row = Source("driver", "10.2", "https://docs.nvidia.com/x")
 >>> d = Diagnosis(Environment(driver="418.67"), (Mismatch("driver_too_old", {"driver": "418.67", "cuda": "10.2"}, row, "table"),), "mismatch")
 >>> print(describe(d, "en").splitlines()[1])
-- **Driver too old**: NVIDIA driver 418.67 is older than the minimum for CUDA 10.2. Source: [driver 10.2](https://docs.nvidia.com/x)
+- **Driver too old**: NVIDIA driver 418.67 is older than the minimum for CUDA 10.2. Source: [NVIDIA documentation (CUDA 10.2)](https://docs.nvidia.com/x)
 """
 
 from __future__ import annotations
 
-from bot.engine.compat import Diagnosis, Mismatch
+from urllib.parse import urlparse
+
+from bot.engine.compat import Diagnosis, Install, Mismatch, Source
 
 Language = str  # "zh" or "en"; anything else reads as English
 
@@ -105,6 +107,40 @@ def _lang(language: Language) -> str:
 
 
 def sentence(m: Mismatch, language: Language) -> str:
+    """What is wrong, with every conflicting value read (those the wording leaves out follow in brackets).
+
+    >>> from bot.engine.compat import Mismatch, Source
+    >>> sentence(Mismatch("driver_too_old", {"driver": "418.67", "driver_cuda": "10.1"}, Source("message", "k", "u"),
+    ...                   "message"), "en")  # doctest: +ELLIPSIS
+    'the error “CUDA driver version ... (versions pasted: driver 418.67, driver supports CUDA up to 10.1)'
+    """
+    said = _sentence(m, language)
+    zh = _lang(language) == "zh"
+    left = [
+        f"{_LABELS[key][0 if zh else 1]} {value}"
+        for key, value in m.values.items()
+        if key in _LABELS and value and value not in said
+    ]
+    if not left:
+        return said
+    return f"{said}（贴出的版本：{'，'.join(left)}）" if zh else f"{said} (versions pasted: {', '.join(left)})"
+
+
+# The values a finding may hold, as a reader names them (zh, en).
+_LABELS = {
+    "gpu": ("GPU", "GPU"),
+    "compute_capability": ("计算能力", "compute capability"),
+    "driver": ("驱动", "driver"),
+    "driver_cuda": ("驱动最高支持 CUDA", "driver supports CUDA up to"),
+    "cuda": ("CUDA", "CUDA"),
+    "build_cuda": ("安装包的 CUDA", "the build's CUDA"),
+    "cudnn": ("cuDNN", "cuDNN"),
+    "build_cudnn": ("编译用的 cuDNN", "the build's cuDNN"),
+    "package": ("安装包", "package"),
+}
+
+
+def _sentence(m: Mismatch, language: Language) -> str:
     """What is wrong, with the values read, in one sentence.
 
     >>> from bot.engine.compat import Mismatch, Source
@@ -124,10 +160,12 @@ def sentence(m: Mismatch, language: Language) -> str:
                 else f"driver {v['driver']} supports CUDA up to {v['driver_cuda']}; the build needs CUDA {cuda}"
             )
         if v.get("driver") and cuda:
+            minimum = v.get("minimum")
             return (
-                f"NVIDIA 驱动 {v['driver']} 低于 CUDA {cuda} 要求的最低版本"
+                f"NVIDIA 驱动 {v['driver']} 低于 CUDA {cuda} 要求的最低版本" + (f" {minimum}" if minimum else "")
                 if zh
                 else f"NVIDIA driver {v['driver']} is older than the minimum for CUDA {cuda}"
+                + (f" ({minimum})" if minimum else "")
             )
         return (
             "报错 “CUDA driver version is insufficient for CUDA runtime version” 说明驱动比安装包用的 CUDA 旧"
@@ -174,10 +212,15 @@ def sentence(m: Mismatch, language: Language) -> str:
         )
     if m.code == "wheel_cuda":
         if v.get("library"):
+            what = "cuDNN" if v.get("build_cudnn") or (v.get("cudnn") and not v.get("cuda")) else "CUDA"
+            wants = v.get("build_cudnn") or v.get("build_cuda")
+            wanted = f"（{what} {wants}）" if zh and wants else f" ({what} {wants})" if wants else ""
+            have = v.get("cuda") or v.get("cudnn")
             return (
-                f"安装包要找的 {v['library']} 属于另一个 CUDA/cuDNN 版本，本机是 {v.get('cuda') or v.get('cudnn')}"
+                f"安装包要找的 {v['library']}{wanted} 属于另一个 {what} 版本，本机是 {what} {have}"
                 if zh
-                else f"the package looks for {v['library']}, which belongs to another CUDA/cuDNN than this machine's {v.get('cuda') or v.get('cudnn')}"
+                else f"the package looks for {v['library']}{wanted}, which belongs to another {what} than this "
+                f"machine's {what} {have}"
             )
         pkg = v.get("package") or ("安装包" if zh else "")
         return (
@@ -190,17 +233,100 @@ def sentence(m: Mismatch, language: Language) -> str:
         pkg = v.get("package")
         if pkg:
             return (
-                f"装的是 CPU 版 {pkg}，不会使用 GPU"
+                f"已安装的 {pkg} 没有用 CUDA 编译，训练不会使用 GPU"
                 if zh
-                else f"the package {pkg} is a CPU-only build; it does not use the GPU"
+                else f"the installed {pkg} has no CUDA, so training does not use the GPU"
             )
-        return "框架是 CPU 版（没有用 CUDA 编译）" if zh else "the framework build has no CUDA (CPU-only)"
+        return (
+            "框架没有用 CUDA 编译，不会使用 GPU"
+            if zh
+            else "the framework build has no CUDA, so it does not use the GPU"
+        )
     return f"找不到 {v.get('library', 'CUDA 库')}" if zh else f"the library {v.get('library', 'of CUDA')} was not found"
 
 
-def _source_link(m: Mismatch) -> str:
-    label = f"{m.source.kind} {m.source.key}".strip()
-    return f"[{label}]({m.source.url})"
+# Who publishes a source page, by host (and GitHub owner/repository): the link's words, never a row's internal key.
+_PUBLISHERS = {
+    "docs.nvidia.com": {"zh": "NVIDIA 文档", "en": "NVIDIA documentation"},
+    "developer.nvidia.com": {"zh": "NVIDIA GPU 计算能力表", "en": "NVIDIA's GPU compute capability list"},
+    "developer.nvidia.cn": {"zh": "NVIDIA 开发者博客", "en": "NVIDIA developer blog"},
+    "en.wikipedia.org": {"zh": "维基百科 CUDA 条目", "en": "Wikipedia's CUDA article"},
+    "tensorflow.org": {"zh": "TensorFlow API 文档", "en": "TensorFlow API documentation"},
+    "www.tensorflow.org": {"zh": "TensorFlow 文档", "en": "TensorFlow documentation"},
+    "PaddlePaddle/docs": {"zh": "PaddlePaddle 安装文档", "en": "PaddlePaddle installation guide"},
+    "PaddlePaddle/Paddle": {"zh": "PaddlePaddle 源码", "en": "PaddlePaddle source"},
+    "PaddlePaddle/PaddleClas": {"zh": "PaddleClas 源码", "en": "PaddleClas source"},
+    "tensorflow/docs": {"zh": "TensorFlow 安装文档（已测试的构建）", "en": "TensorFlow tested build configurations"},
+    "tensorflow/tensorflow": {"zh": "TensorFlow 源码", "en": "TensorFlow source"},
+    "pytorch/pytorch": {"zh": "PyTorch 源码", "en": "PyTorch source"},
+    "pytorch/pytorch.github.io": {"zh": "PyTorch 历史版本安装页", "en": "PyTorch previous-versions page"},
+}
+_ROW_KEY_SHOWN = ("driver", "cudnn", "cuda_arch")  # rows whose key is a version a reader recognises (CUDA 10.2)
+
+
+def source_name(source: Source, language: Language) -> str:
+    """The words of a source link: who published the page, and for a version row which version.
+
+    >>> source_name(Source("message", "not_compiled_with_cuda", "https://github.com/PaddlePaddle/Paddle/blob/x/framework.py"), "zh")
+    'PaddlePaddle 源码 framework.py'
+    >>> source_name(Source("driver", "10.2", "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/"), "en")
+    'NVIDIA documentation (CUDA 10.2)'
+    """
+    lang = _lang(language)
+    url = urlparse(source.url)
+    parts = [p for p in url.path.split("/") if p]
+    host = url.netloc.lower()
+    repo = "/".join(parts[:2]) if host == "github.com" and len(parts) >= 2 else ""
+    via = source.via and _PUBLISHERS.get(urlparse(source.via).netloc.lower())
+    publisher = _PUBLISHERS.get(repo) or _PUBLISHERS.get(host)
+    name = publisher[lang] if publisher else (via[lang] if via else host or source.url)
+    if repo in ("PaddlePaddle/Paddle", "PaddlePaddle/PaddleClas", "tensorflow/tensorflow", "pytorch/pytorch"):
+        name = f"{name} {parts[-1]}"  # a library's message: the file that prints it
+    elif source.kind in _ROW_KEY_SHOWN and source.key:
+        what = f"cuDNN {source.key}" if source.kind == "cudnn" else f"CUDA {source.key}"
+        name = f"{name}（{what}）" if lang == "zh" else f"{name} ({what})"
+    return name
+
+
+def _source_link(m: Mismatch, language: Language = "en") -> str:
+    return f"[{source_name(m.source, language)}]({m.source.url})"
+
+
+def install_text(install: Install, language: Language) -> str:
+    """The exact commands for this machine: uninstall the wrong build, install the one the page lists.
+
+    >>> from bot.engine.compat import Install, Source
+    >>> print(install_text(Install("paddlepaddle-gpu==2.6.1.post120", "-f https://x/stable.html", "12.0", "linux",
+    ...                            Source("wheel", "k", "https://github.com/PaddlePaddle/docs/blob/d/linux-pip.md"), "paddlepaddle"), "en"))
+      Fix: install the GPU build for CUDA 12.0 (Linux; source: [PaddlePaddle installation guide](https://github.com/PaddlePaddle/docs/blob/d/linux-pip.md)):
+    <BLANKLINE>
+      ```bash
+      python -m pip uninstall -y paddlepaddle
+      python -m pip install paddlepaddle-gpu==2.6.1.post120 -f https://x/stable.html
+      ```
+    """
+    lang = _lang(language)
+    system = {"linux": "Linux", "windows": "Windows"}.get(install.platform, install.platform)
+    link = f"[{source_name(install.source, lang)}]({install.source.url})"
+    if install.driver and install.machine:
+        why = (
+            f"本机驱动 {install.driver} 支持 CUDA {install.machine}；"
+            if lang == "zh"
+            else f"driver {install.driver} runs CUDA {install.machine}; "
+        )
+    elif install.machine:
+        why = f"本机 CUDA {install.machine}；" if lang == "zh" else f"this machine has CUDA {install.machine}; "
+    else:
+        why = ""
+    head = (
+        f"  {FIX_WORD[lang]}：安装 CUDA {install.cuda} 的 GPU 版（{why}{system}；来源：{link}）："
+        if lang == "zh"
+        else f"  {FIX_WORD[lang]}: install the GPU build for CUDA {install.cuda} ({why}{system}; source: {link}):"
+    )
+    commands = [f"python -m pip uninstall -y {install.replaces}"] if install.replaces else []
+    commands.append(f"python -m pip install {install.package} {install.option}".strip())
+    body = "\n".join(f"  {c}" for c in ("```bash", *commands, "```"))
+    return f"{head}\n\n{body}"
 
 
 def describe(diagnosis: Diagnosis, language: Language) -> str:
@@ -209,13 +335,27 @@ def describe(diagnosis: Diagnosis, language: Language) -> str:
     lang = _lang(language)
     if diagnosis.status == "mismatch":
         lines = [HEADINGS["mismatch"][lang]]
+        install = diagnosis.install
         for m in diagnosis.mismatches:
             colon, stop = ("：", "。") if lang == "zh" else (": ", ". ")
             lines.append(
                 f"- **{TITLES[m.code][lang]}**{colon}{_cap(sentence(m, lang), lang)}{stop}"
-                f"{SOURCE_WORD[lang]}{colon}{_source_link(m)}"
+                f"{SOURCE_WORD[lang]}{colon}{_source_link(m, lang)}"
             )
-            lines.append(f"  {FIX_WORD[lang]}{colon}{FIXES[m.code][lang]}")
+            if install is not None and m.code in ("cpu_only_wheel", "wheel_cuda"):
+                lines.append(install_text(install, lang))
+                install = None  # one command block, under the first finding it fixes
+            elif m.code == "compute_capability" and m.values.get("min_cuda") and m.values.get("compute_capability"):
+                first, cc = m.values["min_cuda"], m.values["compute_capability"]
+                lines.append(
+                    f"  {FIX_WORD[lang]}：计算能力 {cc} 从 CUDA {first} 起才支持：换用 CUDA {first} 及以上编译的安装包"
+                    "（并装对应的驱动）。"
+                    if lang == "zh"
+                    else f"  {FIX_WORD[lang]}: compute capability {cc} needs CUDA {first} or later: install a build "
+                    f"compiled with CUDA ≥ {first} (and a driver for it)."
+                )
+            else:
+                lines.append(f"  {FIX_WORD[lang]}{colon}{FIXES[m.code][lang]}")
         return "\n".join(lines)
     if diagnosis.status == "consistent" and diagnosis.checked:
         sep = "、" if lang == "zh" else ", "

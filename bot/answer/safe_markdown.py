@@ -178,14 +178,15 @@ def _inline(tokens: list[Token], language: str) -> str:
 
 
 def _image(url: str, alt: str, language: str) -> str:
-    """An image as a link to it (http(s) only) or its name in brackets: the chat never loads it.
+    """An image as a link to it (http(s) only), else nothing: the chat never loads it, and a placeholder such as
+    "(图片: GPU)" reads as a fault in the reply (issue 35); the cited source shows the document's images.
 
     >>> _image("https://x.org/a.png", "diagram", "en"), _image("images/data_parallel.png", "data_parallel.png", "en")
-    ('[image: diagram](https://x.org/a.png)', '(image: data_parallel.png)')
+    ('[image: diagram](https://x.org/a.png)', '')
     """
     word = text(language, "image")
     name = f"{word}: {alt}" if alt else word
-    return f"[{name}]({target})" if (target := _target(url)) else f"({name})"
+    return f"[{name}]({target})" if (target := _target(url)) else ""
 
 
 def _html_lines(content: str, language: str) -> list[str]:

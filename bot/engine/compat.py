@@ -51,7 +51,7 @@ Status = Literal["none", "consistent", "mismatch", "incomplete"]
 # The one command that gives a missing value (the reply layer holds the command text for each key).
 Ask = Literal["nvidia_smi", "nvcc", "run_check", "pip_list", "gpu_query", "cudnn_version"]
 
-KINDS = ("driver", "gpu", "cuda_arch", "cudnn", "wheel", "wheel_note", "message")
+KINDS = ("driver", "gpu", "cuda_arch", "cudnn", "wheel", "wheel_note", "message", "install")
 
 
 @dataclass(frozen=True)
@@ -103,12 +103,29 @@ class Mismatch:
 
 
 @dataclass(frozen=True)
+class Install:
+    """The GPU build that fits the machine, as the official install page lists it: ``package`` is the pip
+    requirement (``paddlepaddle-gpu==2.6.1.post120``), ``option`` where pip finds it (``-f …`` / ``-i …``, or ""),
+    ``cuda`` the CUDA it was built for, ``platform`` the page's platform, ``source`` the wheel row."""
+
+    package: str
+    option: str
+    cuda: str
+    platform: str
+    source: Source
+    replaces: str = ""  # the installed package to uninstall first ("paddlepaddle"), when it is another name
+    machine: str = ""  # the machine's CUDA the choice rests on (the toolkit, else the newest the driver runs)
+    driver: str = ""
+
+
+@dataclass(frozen=True)
 class Diagnosis:
     environment: Environment
     mismatches: tuple[Mismatch, ...]
     status: Status
     ask: Ask | None = None
     checked: tuple[str, ...] = ()  # the checks that had every value they need and passed
+    install: Install | None = None  # the build to install instead, when a wrong build is the finding
 
     @property
     def codes(self) -> tuple[Code, ...]:
@@ -125,6 +142,7 @@ _KEY_FIELD = {
     "wheel": "version",
     "wheel_note": "package",
     "message": "key",
+    "install": "package",
 }
 
 
@@ -322,7 +340,15 @@ def compute_capabilities(env: Environment, table: CompatTable) -> tuple[tuple[st
     """(gpu, compute capability, row) for each GPU whose capability is known: printed by the framework, else the
     table's row for the model named. Models without a row are left out (unknown, not guessed)."""
     if env.compute_capability:
-        return ((env.gpus[0] if len(env.gpus) == 1 else "", env.compute_capability, None),)
+        # The GPU the framework printed it for: the one named, or of several names the one whose row has it.
+        models = {_norm_model(g) for g in env.gpus}
+        named = env.gpus[0] if len(models) == 1 else ""
+        for gpu in env.gpus if not named else ():
+            row = _gpu_row(gpu, table)
+            if row is not None and _mm(row.get("compute_capability")) == _mm(env.compute_capability):
+                named = gpu
+                break
+        return ((named, env.compute_capability, None),)
     out: dict[str, tuple[str, str, Source | None]] = {}
     for name in env.gpus:
         row = _gpu_row(name, table)
@@ -423,7 +449,7 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
             source = _message(signal, table)
             if source is None and signal == "tf_not_built_with_cuda":
                 source = _message("not_compiled_with_cuda", table)  # a table without TensorFlow's own row
-            claim(code, _message_values(code, env), source, "message")
+            claim(code, _message_values(code, env, table), source, "message")
 
     built = build_cuda(env, table)
     machine = machine_cuda(env)
@@ -442,7 +468,12 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
             else:
                 claim(
                     "driver_too_old",
-                    {"driver": env.driver, "driver_cuda": env.cuda_driver_api, "cuda": need},
+                    {
+                        "driver": env.driver,
+                        "driver_cuda": env.cuda_driver_api,
+                        "cuda": need,
+                        "minimum": _driver_minimum(env, row),
+                    },
                     row.source,
                     "table",
                 )
@@ -481,6 +512,7 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
                         "cuda": arch_cuda,
                         "max_cc": row.get("max_cc"),
                         "min_cc": row.get("min_cc"),
+                        "min_cuda": _first_cuda_for(cc_value, table),
                     },
                     row.source,
                     "table",
@@ -513,7 +545,7 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
             if have_majors and (major,) not in have_majors:
                 claim(
                     "wheel_cuda",
-                    {"library": lib, what: ", ".join(have)},
+                    {"library": lib, what: ", ".join(have), f"build_{what}": _library_version(lib)},
                     _message("library_not_found", table),
                     "message",
                 )
@@ -522,7 +554,11 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
     if env.missing_libraries:
         claim(
             "missing_library",
-            {"library": ", ".join(env.missing_libraries)},
+            {
+                "library": ", ".join(env.missing_libraries),
+                "cuda": ", ".join(machine) or env.image_cuda,
+                "cudnn": env.cudnn_loaded or ", ".join(env.cudnn) or env.image_cudnn,
+            },
             _message("library_not_found", table),
             "message",
         )
@@ -554,13 +590,79 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
 
     mismatches = tuple(_dedupe(found))
     if mismatches:
-        return Diagnosis(env, mismatches, "mismatch", None, tuple(passed))
+        wrong_build = {"cpu_only_wheel", "wheel_cuda"} & {m.code for m in mismatches}
+        install = gpu_install(env, table) if wrong_build else None
+        return Diagnosis(env, mismatches, "mismatch", None, tuple(passed), install)
     if env.is_empty:
         return Diagnosis(env, (), "none")
     ask = _ask(env, table, built, cc)
     if passed and ask is None:
         return Diagnosis(env, (), "consistent", None, tuple(passed))
     return Diagnosis(env, (), "incomplete" if ask else "consistent", ask, tuple(passed))
+
+
+_PADDLE_NAMES = ("paddlepaddle", "paddlepaddle-gpu", "paddle")
+
+
+def gpu_install(env: Environment, table: CompatTable) -> Install | None:
+    """The Paddle GPU build of the installed version that runs on this machine: the install page's wheel of the same
+    major.minor whose CUDA has the machine's CUDA major and is not newer than it (the toolkit shown, else the newest
+    CUDA the driver runs), the newest such; the pip option from the page's ``[[install]]`` row for a ``postNNN``
+    build, the row's own index for a 3.x build. None when a value is missing or the table has no such wheel.
+
+    >>> from bot.engine.environment import read_environment
+    >>> env = read_environment("Driver Version: 535.104.05   CUDA Version: 12.2\\npaddlepaddle 2.6.1\\nUbuntu 22.04")
+    >>> found = gpu_install(env, table_for(None))
+    >>> found.package, found.option, found.replaces
+    ('paddlepaddle-gpu==2.6.1.post120', '-f https://www.paddlepaddle.org.cn/whl/linux/mkl/avx/stable.html', 'paddlepaddle')
+    """
+    pkgs = [p for p in env.packages if p.name in _PADDLE_NAMES]
+    versions = {re.sub(r"\.post\d{2,3}$", "", p.version.split("+")[0]) for p in pkgs}
+    if len(versions) != 1:
+        return None
+    version = versions.pop()
+    machine = machine_cuda(env)
+    have = _mm(machine[0]) if len(machine) == 1 else _mm(env.cuda_driver_api or "")
+    if len(have) < 2 or len(vtuple(version)) < 2:
+        return None
+    platform = "windows" if _windows(env) else "linux"
+    best: Row | None = None
+    for row in table.of("wheel"):
+        cuda = _mm(row.get("cuda"))
+        if (
+            row.get("package") != "paddlepaddle-gpu"
+            or vtuple(row.get("version"))[:2] != vtuple(version)[:2]
+            or platform not in row.get("platform")
+            or len(cuda) < 2
+            or cuda[0] != have[0]
+            or cuda > have
+        ):
+            continue
+        if best is None or cuda > _mm(best.get("cuda")):
+            best = row
+    if best is None:
+        return None
+    variant = best.get("variant")
+    replaces = next((p.name for p in pkgs if p.name == "paddlepaddle"), "")
+    if variant.startswith("post"):
+        option = next(
+            (r.get("option") for r in table.of("install") if r.get("platform") == platform and _covers(r, version)),
+            None,
+        )
+        if option is None:
+            return None
+        package = f"paddlepaddle-gpu=={version}.{variant}"
+    else:
+        index = best.get("index_url")
+        package, option = f"paddlepaddle-gpu=={version}", f"-i {index}" if index else ""
+    shown = machine[0] if len(machine) == 1 else env.cuda_driver_api or ""
+    return Install(package, option, best.get("cuda"), platform, best.source, replaces, shown, env.driver or "")
+
+
+def _covers(row: Row, version: str) -> bool:
+    """An ``[[install]]`` row's ``versions`` ("2.0-2.6") holds the version's major.minor."""
+    lo, _, hi = row.get("versions").partition("-")
+    return vtuple(lo)[:2] <= vtuple(version)[:2] <= vtuple(hi or lo)[:2]
 
 
 def _list(value: object) -> list[str]:
@@ -576,21 +678,59 @@ def _package_text(env: Environment) -> str:
     return f"{pkgs[0].name}=={pkgs[0].version}" if pkgs else ""
 
 
-def _message_values(code: Code, env: Environment) -> dict[str, str | None]:
+def _message_values(code: Code, env: Environment, table: CompatTable) -> dict[str, str | None]:
+    """The versions a library's message is about, as the paste shows them (the message alone names none)."""
+    built = build_cuda(env, table)
+    machine = machine_cuda(env)
+    one_machine = machine[0] if len(machine) == 1 else None
+    build = env.build_cuda or (built[0] if built else None) or env.image_cuda
     if code == "driver_too_old":
-        return {"driver": env.driver, "driver_cuda": env.cuda_driver_api, "cuda": env.cuda_runtime or env.build_cuda}
-    if code == "compute_capability":
         return {
-            "compute_capability": env.compute_capability,
-            "gpu": env.gpus[0] if env.gpus else None,
-            "cuda": env.cuda_runtime or env.build_cuda,
+            "driver": env.driver,
+            "driver_cuda": env.cuda_driver_api,
+            "cuda": env.cuda_runtime or build or one_machine,
+        }
+    if code == "compute_capability":
+        known = compute_capabilities(env, table)
+        gpu, cc = (known[0][0], known[0][1]) if len(known) == 1 else (env.gpus[0] if env.gpus else None, None)
+        return {
+            "compute_capability": env.compute_capability or cc,
+            "gpu": gpu or None,
+            "cuda": env.cuda_runtime or build or one_machine,
             "build_arch": " ".join(env.build_arch) or None,
+            "min_cuda": _first_cuda_for(env.compute_capability or cc or "", table),
         }
     if code == "cudnn_cuda":
-        return {"cudnn": env.cudnn_loaded, "build_cudnn": env.build_cudnn}
+        return {"cudnn": env.cudnn_loaded, "build_cudnn": env.build_cudnn, "cuda": env.cuda_runtime or one_machine}
     if code == "wheel_cuda":
         return {"build_cuda": env.build_cuda, "cuda": env.cuda_runtime}
     return {"package": _package_text(env) or None}
+
+
+def _first_cuda_for(cc: str, table: CompatTable) -> str | None:
+    """The first CUDA release that compiles for a compute capability (the lowest ``cuda_arch`` row whose
+    ``max_cc`` reaches it): 8.6 -> 11.1."""
+    want = _mm(cc)
+    if len(want) < 2:
+        return None
+    rows = [r for r in table.of("cuda_arch") if r.get("max_cc") and _mm(r.get("max_cc")) >= want]
+    if not rows:
+        return None
+    first = min(rows, key=lambda r: _mm(r.get("cuda").split("-")[0]))
+    return first.get("cuda").split("-")[0]
+
+
+def _driver_minimum(env: Environment, row: Row) -> str | None:
+    """The minimum driver the row names for this platform (both when the OS is unknown): '440.33' / '>= 525'."""
+    windows = _windows(env)
+    if row.get("linux_min"):
+        if windows is None:
+            return f"{row.get('linux_min')} (Linux) / {row.get('windows_min')} (Windows)"
+        return row.get("windows_min") if windows else row.get("linux_min")
+    exact = row.get("minor_compat_windows" if windows else "minor_compat_linux")
+    if exact and windows is not None:
+        return exact
+    return row.get("branch_min").replace(">=", ">= ") or None
 
 
 def _driver_covers_build(env: Environment, table: CompatTable) -> bool:
@@ -644,6 +784,21 @@ def _driver_verdict(env: Environment, cuda: str, table: CompatTable) -> tuple[bo
 
 _SO_VERSION = re.compile(r"^lib(cudart|cudnn|cublas)\w{0,20}\.so\.(\d{1,2})")
 _DLL_VERSION = re.compile(r"^(cudnn|cudart|cublas)\w{0,20}?64_(\d{1,2})\d{0,2}\.dll$", re.IGNORECASE)
+
+
+_SONAME_VERSION = re.compile(r"\.so\.(\d{1,2}(?:\.\d{1,2})?)|64_(\d{1,3})\.dll$", re.IGNORECASE)
+
+
+def _library_version(lib: str) -> str | None:
+    """The version a library's file name asks for: libcudart.so.10.2 -> '10.2', libcudnn.so.7 -> '7',
+    cudart64_110.dll -> '11.0', cudnn64_7.dll -> '7'."""
+    m = _SONAME_VERSION.search(lib)
+    if not m:
+        return None
+    if m.group(1):
+        return m.group(1)
+    digits = m.group(2)
+    return f"{digits[:-1]}.{digits[-1]}" if len(digits) >= 3 and "cudnn" not in lib.lower() else digits
 
 
 def _library_versions(env: Environment) -> dict[str, tuple[str, int]]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import fields, replace
 
+from bot.kb.signature import HINT_LINE
 from bot.limits import ENVIRONMENT_CHARS as MAX_ENV_CHARS
 from bot.limits import ENVIRONMENT_ITEMS as MAX_ITEMS
 from bot.limits import ENVIRONMENT_LINE_CHARS as MAX_LINE_CHARS
@@ -117,12 +118,12 @@ _TORCH_FOUND = re.compile(r"driver on your system is too old \(found version (\d
 _NVCC = re.compile(r"Cuda compilation tools, release (\d{1,2}\.\d{1,2})|Build cuda_(\d{1,2}\.\d{1,2})\.r")
 _VERSION_TXT = re.compile(r"CUDA Version (\d{1,2}\.\d{1,2})\.\d{1,4}")
 _TEXT_CUDA = re.compile(
-    r"(?<![\w\-./])(?:cuda|cudatoolkit)(?:\s{0,3}(?:toolkit|版本|ver\w{0,8}|version))?\s{0,3}[:：=]?\s{0,3}v?(\d{1,2}(?:\.\d{1,2})?)(?:\.\d{1,4})?(?![\d.]{0,1}\d)",
+    r"(?<![A-Za-z0-9_\-./])(?:cuda|cudatoolkit)(?:\s{0,3}(?:toolkit|版本|ver[A-Za-z]{0,8}|version))?\s{0,3}(?:[:：=]|为|是)?\s{0,3}v?(\d{1,2}(?:\.\d{1,2})?)(?:\.\d{1,4})?(?![\d.]{0,1}\d)",
     re.IGNORECASE,
 )
 _CUDA_WITH = re.compile(r"paddle\s{0,3}with\s{0,3}cuda\s{0,3}[:：=]?\s{0,3}(\d{1,2}\.\d{1,2})", re.IGNORECASE)
 _TEXT_CUDNN = re.compile(
-    r"(?<![\w\-./])cudnn(?:\s{0,3}(?:版本|ver\w{0,8}|version))?\s{0,3}[:：=]?\s{0,3}v?(\d\.\d{1,2}(?:\.\d{1,2})?)",
+    r"(?<![A-Za-z0-9_\-./])cudnn(?:\s{0,3}(?:版本|ver[A-Za-z]{0,8}|version))?\s{0,3}(?:[:：=]|为|是)?\s{0,3}v?(\d\.\d{1,2}(?:\.\d{1,2})?)",
     re.IGNORECASE,
 )
 _CUDNN_H = re.compile(r"CUDNN_MAJOR\s{1,8}(\d{1,2})\s{0,8}#define CUDNN_MINOR\s{1,8}(\d{1,2})")
@@ -130,34 +131,38 @@ _NCCL = re.compile(r"NCCL (?:version )?(\d\.\d{1,2}\.\d{1,2})|nccl[:=\s]{1,4}(\d
 _DOCKER_TAG = re.compile(
     r"([\w./\-]{0,80}paddle:[\w.\-]{0,80}|[\w./\-]{0,80}(?:tensorflow|pytorch)[\w./\-]{0,40}:[\w.\-]{0,80})"
 )
+# A source file and line in a log ("tensorflow/stream_executor/cuda/cuda_dnn.cc:319"), not an image tag.
+_SOURCE_PATH = re.compile(r"\.(?:cc|cpp|cu|cuh|c|h|hpp|py|pyx|so|java|go|rs):\d{0,6}$")
+# "2.0.2和2.0.1都试过", "2.5 or 2.6": one of several versions tried, not the one installed.
+_ANOTHER_VERSION = re.compile(r"\s{0,3}(?:和|与|跟|及|、|,|，|/|and |or |或)\s{0,3}v?\d{1,2}\.\d", re.IGNORECASE)
 _TAG_CUDA = re.compile(r"cuda(\d{1,2}\.\d{1,2})")
 _TAG_CUDNN = re.compile(r"cudnn(\d{1,2}(?:\.\d{1,2})?)")
 _TAG_VERSION = re.compile(r":(\d\.\d{1,2}\.\d{1,2}\w{0,6})-gpu")
 
 _PKG_NAMES = r"paddlepaddle[-_]gpu|paddlepaddle|tensorflow[-_]gpu|tensorflow[-_]cpu|tensorflow[-_]intel|tensorflow|torch|jax|jaxlib"
 _PIP_LINE = re.compile(
-    rf"^[\s*`>]{{0,6}}({_PKG_NAMES})\s{{1,40}}v?(\d{{1,2}}\.\d{{1,3}}[\w.+]{{0,24}})(?:\s|$)", re.IGNORECASE
+    rf"^[\s*`>]{{0,6}}({_PKG_NAMES})\s{{1,40}}v?(\d{{1,2}}\.\d{{1,3}}[A-Za-z0-9_.+]{{0,24}})(?:\s|$)", re.IGNORECASE
 )
 _PIP_SPEC = re.compile(
-    rf"(?<![\w\-])({_PKG_NAMES})\s{{0,3}}(==|=|：|:|\(|\s)\s{{0,3}}\*{{0,2}}v?(\d{{1,2}}\.\d{{1,3}}[\w.+]{{0,24}})",
+    rf"(?<![A-Za-z0-9_\-])({_PKG_NAMES})\s{{0,3}}(==|=|：|:|\(|\s)\s{{0,3}}\*{{0,2}}v?(\d{{1,2}}\.\d{{1,3}}[A-Za-z0-9_.+]{{0,24}})",
     re.IGNORECASE,
 )
 _PIP_SHOW = re.compile(
-    rf"Name:\s{{0,4}}({_PKG_NAMES})\s{{0,4}}\n\s{{0,4}}Version:\s{{0,4}}(\d{{1,2}}\.\d{{1,3}}[\w.+]{{0,24}})",
+    rf"Name:\s{{0,4}}({_PKG_NAMES})\s{{0,4}}\n\s{{0,4}}Version:\s{{0,4}}(\d{{1,2}}\.\d{{1,3}}[A-Za-z0-9_.+]{{0,24}})",
     re.IGNORECASE,
 )
 _FRAMEWORK_TEXT = re.compile(
-    r"(?<![\w\-])(paddle(?:paddle)?|tensorflow|tf|torch|pytorch)(?:[\s_.]{0,3}(?:version|版本|__version__))?\s{0,3}"
+    r"(?<![A-Za-z0-9_\-])(paddle(?:paddle)?|tensorflow|tf|torch|pytorch)(?:[\s_.]{0,3}(?:version|版本|__version__))?\s{0,3}"
     r"(?:==|=|：|:|是|为)?\s{0,3}(\d\.\d{1,2}(?:\.\d{1,2})?(?:rc\d?|\.post\d{2,3}|\.cu\d{3}|\+cu\d{3}|\+cpu)?)",
     re.IGNORECASE,
 )
 _VERSION_PRINT = re.compile(
-    r"(tf|tensorflow|torch|paddle)\.__version__\)?\s{0,4}\n?\s{0,4}['\"]?(\d\.\d{1,2}\.\d{1,2}[\w+.]{0,12})"
+    r"(tf|tensorflow|torch|paddle)\.__version__\)?\s{0,4}\n?\s{0,4}['\"]?(\d\.\d{1,2}\.\d{1,2}[A-Za-z0-9_+.]{0,12})"
 )
 # python -c "import tensorflow as tf; print(tf.__version__); …" then its first output line (no call before the print).
 _VERSION_PRINT_C = re.compile(
     r"-c {0,2}[\"'][^\n\"'()]{0,200}print\((tf|tensorflow|torch|paddle)\.__version__\)[^\n]{0,300}\n"
-    r" {0,4}(\d\.\d{1,2}\.\d{1,2}[\w+.]{0,12})"
+    r" {0,4}(\d\.\d{1,2}\.\d{1,2}[A-Za-z0-9_+.]{0,12})"
 )
 _TORCH_CUDA = re.compile(
     r"torch\.version\.cuda\)?\s{0,4}\n?\s{0,4}['\"]?(\d{1,2}\.\d{1,2}|None)|"
@@ -218,7 +223,10 @@ _NOT_COMPILED = re.compile(
 _TF_NOT_BUILT = re.compile(r"is_built_with_cuda\(\)\)?\s{0,4}\n?\s{0,4}False", re.IGNORECASE)
 _GPU_BUILD = re.compile(
     r"(?:compiled|built) with (?:cuda|CUDA)\s{0,3}[:：]?\s{0,3}True|is_built_with_cuda\(\)\)?\s{0,4}\n?\s{0,4}True|"
-    r"is_compiled_with_cuda\(\)\)?\s{0,4}\n?\s{0,4}True"
+    r"is_compiled_with_cuda\(\)\)?\s{0,4}\n?\s{0,4}True|"
+    # Paddle's own words for its GPU build: "Compiled with WITH_GPU, but no GPU found in runtime", "You are using GPU
+    # version Paddle, but your CUDA device is not set properly".
+    r"Compiled with WITH_GPU|You are using GPU version Paddle"
 )
 # A GPU named in prose: GeForce/RTX/GTX numbers, and data-centre models (two-character ones only with a prefix).
 _TEXT_GPU = re.compile(
@@ -242,6 +250,13 @@ _NO_GPU = re.compile(
 _OS = re.compile(
     r"(Ubuntu\s{0,2}\d{2}\.\d{2}|Ubuntu\s{0,2}\d{2}|CentOS\s{0,2}\d{1,2}|Red Hat|Debian|win(?:dows)?\s{0,2}1[01]|"
     r"Windows Server \d{4}|winserver\d{4}|macOS|Windows)",
+    re.IGNORECASE,
+)
+# A Linux (or WSL, or container) path of a Python install or home directory: the Linux rows apply.
+_LINUX_PATH = re.compile(r"(?<![\w:\\])/(?:home|usr|opt|root)/[\w.\-]{1,60}/[\w./\-]{0,120}(?:site|dist)-packages/")
+# A card named by its number alone ("gpu为3060", "显卡是 2080 Ti"): GeForce numbers, GTX below 20xx.
+_BARE_GPU = re.compile(
+    r"(?:gpu|显卡|卡)\s{0,3}(?:是|为|用的是|型号是?|[:：])?\s{0,3}((?:[1-4]0[5-9]0)(?: ?Ti| ?SUPER)?)(?![\d.])",
     re.IGNORECASE,
 )
 _WIN_PATH = re.compile(r"(?<![\w])[A-Z]:\\\\?[\w.]|\.dll\b|\.exe\b|win32|win_amd64", re.IGNORECASE)
@@ -434,6 +449,9 @@ def read_environment(text: str) -> Environment:
         elif not smi_line and "|" not in line:
             for m in _TEXT_GPU.finditer(line):
                 gpus = _add(gpus, m.group(1).strip())
+            for m in _BARE_GPU.finditer(line):
+                number = m.group(1).strip()
+                gpus = _add(gpus, f"{'GTX' if number.startswith('1') else 'RTX'} {number}")
         if not smi_line and "API" not in line and (m := _TEXT_DRIVER.search(line)):
             first("driver", m.group(1))
         if m := _PADDLE_CC.search(line):
@@ -524,13 +542,15 @@ def read_environment(text: str) -> Environment:
             first("nccl", m.group(1) or m.group(2))
         if m := _DOCKER_TAG.search(line):
             tag = m.group(1)
-            if ":" in tag and ("gpu" in tag or "cuda" in tag):
+            if ":" in tag and ("gpu" in tag or "cuda" in tag) and not _SOURCE_PATH.search(tag):
                 first("docker_image", tag.strip("`'\" "))
-        if m := _PIP_LINE.search(line):
+        if (m := _PIP_LINE.search(line)) and not _ANOTHER_VERSION.match(line, m.end(2)):
             packages.setdefault(
                 (_name(m.group(1)), m.group(2)), Package(_name(m.group(1)), m.group(2), _variant(m.group(2)))
             )
         for m in _PIP_SPEC.finditer(line):
+            if _ANOTHER_VERSION.match(line, m.end(3)):
+                continue  # one of several versions tried
             name, sep, version = _name(m.group(1)), m.group(2), m.group(3)
             if name in ("paddlepaddle", "tensorflow") and not (m.group(1).islower() and sep in ("==", "=", "(")):
                 # "PaddlePaddle 2.1.2", "PaddlePaddle: 2.4.1": the framework, not a pinned CPU package.
@@ -540,6 +560,8 @@ def read_environment(text: str) -> Environment:
             packages.setdefault(("torch", m.group(0)), Package("torch", m.group(0), m.group(2)))
         if not any(p.name.startswith(("paddlepaddle", "tensorflow", "torch")) for p in packages.values()):
             for m in _FRAMEWORK_TEXT.finditer(line):
+                if _ANOTHER_VERSION.match(line, m.end(2)):
+                    continue
                 name = {
                     "paddle": "paddle",
                     "paddlepaddle": "paddle",
@@ -548,7 +570,9 @@ def read_environment(text: str) -> Environment:
                     "pytorch": "torch",
                 }.get(m.group(1).lower(), m.group(1).lower())
                 first("framework_text", f"{name}=={m.group(2)}")
-        failed = _LIB_FAIL.search(line)
+        # A trace or hint line ("NCCL INFO … No plugin found (libnccl-net.so)", "[Hint: … e.g. a dlopen of
+        # libnccl.so]") names a library that might matter, not one that failed to load.
+        failed = _LIB_FAIL.search(line) and not HINT_LINE.search(line)
         if failed:
             for m in _LIB_SO.finditer(line):
                 libs = _add(libs, m.group(1))
@@ -576,6 +600,8 @@ def read_environment(text: str) -> Environment:
     os_name = env.get("os")
     if os_name is None and _WIN_PATH.search(text):
         os_name = "Windows"
+    elif os_name is None and _LINUX_PATH.search(text):
+        os_name = "Linux"
     docker_image = env.get("docker_image")
     build_cuda = env.get("build_cuda")
     build_cudnn = env.get("build_cudnn")

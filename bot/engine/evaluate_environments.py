@@ -3,7 +3,10 @@
 
 - *named right*: mismatch cases whose claims hold at least one code of ``mismatches ∪ accept`` and none outside it;
 - *false claims*: ``[]`` cases with any claim;
-- *with source*: claims that cite a table row (all of them, by construction; counted so a regression shows).
+- *with source*: claims that cite a table row (all of them, by construction; counted so a regression shows);
+- *named with versions* (when the reply's words are given): named right, and the reply's words name every
+  conflicting value the label records for a code claimed (:func:`values_named`: driver, CUDA, cuDNN, compute
+  capability, GPU model, library), as the user reads them.
 
     >>> from bot.engine.compat import table_from_toml
     >>> table = table_from_toml('[[message]]\\nkey = "insufficient_driver"\\ncode = "driver_too_old"\\nsource = "https://x"\\n')
@@ -18,12 +21,13 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.engine.compat import CompatTable, check
+from bot.engine.compat import CompatTable, Diagnosis, check
 from bot.engine.environment import read_environment
 
 
@@ -35,6 +39,7 @@ class CaseResult:
     accepted: tuple[str, ...]
     claimed: tuple[str, ...]
     ok: bool
+    unnamed: tuple[str, ...] = ()  # conflicting values of the label the reply's words do not name
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,7 @@ class Figures:
     none_cases: int = 0
     claims: int = 0
     claims_with_source: int = 0
+    named_with_versions: int | None = None  # None: no words were given to read
     by_variant: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)  # right, cases, false, [] cases
     cases: tuple[CaseResult, ...] = ()
 
@@ -64,30 +70,97 @@ def read_batch(path: Path) -> list[dict]:
     return cases
 
 
-def score(cases: Iterable[dict], table: CompatTable) -> Figures:
-    """Read and check every case's paste, and count against its label."""
+# The labelled values that are the conflict itself (the others — a resolution, a path — are context).
+CONFLICT_KEYS = (
+    "driver",
+    "driver_cuda",
+    "cuda_driver_api",
+    "cuda",
+    "build_cuda",
+    "cudnn",
+    "cudnn_loaded",
+    "build_cudnn",
+    "compute_capability",
+    "gpu",
+    "library",
+    "package",
+)
+_VERSION = re.compile(r"\d{1,4}(?:\.\d{1,4}){1,3}")
+_SM = re.compile(r"sm_(\d{1,2})(\d)(?!\d)")
+_MODEL = re.compile(r"\b[A-Za-z]{0,4}\d{2,4}[A-Za-z]{0,3}\b")
+_FILE = re.compile(r"[\w.+-]{1,80}\.(?:so|dll)(?:\.[\d.]{1,12})?", re.IGNORECASE)
+
+
+def values_named(values: dict[str, str], words: str) -> tuple[str, ...]:
+    """The conflicting values of a label that ``words`` do not name (empty: all named). A version counts by its
+    major.minor (``10.0.130`` is named by "10.0"), ``sm_86`` by "8.6" or itself, a GPU by its model number, a
+    library by its file name; a value without any of these ("Could not collect") is not counted.
+
+    >>> values_named({"gpu": "RTX 3060 Laptop", "compute_capability": "8.6", "build_cuda": "10.2"},
+    ...              "RTX 3060 Laptop GPU (compute capability 8.6) has no kernels in the CUDA 10.2 build")
+    ()
+    >>> values_named({"driver": "430.64", "build_cuda": "10.2"}, "the driver is too old")
+    ('driver=430.64', 'build_cuda=10.2')
+    """
+    flat = re.sub(r"\s+", "", words.lower())
+    out = []
+    for key in CONFLICT_KEYS:
+        value = str(values.get(key) or "")
+        if not value:
+            continue
+        if key == "library":
+            wanted = [f.lower() for f in _FILE.findall(value)] or [value.split()[0].lower()]
+        elif key == "gpu":
+            wanted = [m.lower() for m in _MODEL.findall(re.sub(r"\(.*?\)", "", value))][:1]
+        else:
+            wanted = [".".join(v.split(".")[:2]) for v in _VERSION.findall(value)]
+            wanted += [f"{m.group(1)}.{m.group(2)}" for m in _SM.finditer(value)]
+            wanted += [m.group(0) for m in _SM.finditer(value)]
+        if not wanted:
+            continue
+        if not any(re.search(rf"(?<![\d.]){re.escape(w.replace(' ', ''))}(?!\d)", flat) for w in wanted):
+            out.append(f"{key}={value}")
+    return tuple(out)
+
+
+def _language(text: str) -> str:
+    return "zh" if re.search(r"[\u4e00-\u9fff]", text) else "en"
+
+
+def score(cases: Iterable[dict], table: CompatTable, words: Callable[[Diagnosis, str], str] | None = None) -> Figures:
+    """Read and check every case's paste, and count against its label; with ``words`` (the reply's environment
+    paragraph for a diagnosis and a language), also whether that paragraph names the conflicting values."""
     tally: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     results: list[CaseResult] = []
     claims = sourced = 0
+    with_versions = 0
     for case in cases:
         expect = case.get("expect", {})
         wanted = tuple(sorted({m["code"] for m in expect.get("mismatches", [])}))
         accepted = tuple(sorted(set(wanted) | set(expect.get("accept", []))))
-        diagnosis = check(read_environment(case.get("paste", "")), table)
+        paste = case.get("paste", "")
+        diagnosis = check(read_environment(paste), table)
         claimed = diagnosis.codes
         claims += len(diagnosis.mismatches)
         sourced += sum(1 for m in diagnosis.mismatches if m.source.url)
         variant = case.get("variant") or "original"
         row = tally[variant]
+        unnamed: tuple[str, ...] = ()
         if wanted:
             ok = bool(set(claimed) & set(accepted)) and set(claimed) <= set(accepted)
             row[0] += ok
             row[1] += 1
+            if words is not None and ok:
+                said = words(diagnosis, _language(paste))
+                for expected in expect.get("mismatches", []):
+                    if expected["code"] in claimed:
+                        unnamed += values_named(expected.get("values", {}), said)
+                with_versions += not unnamed
         else:
             ok = not claimed
             row[2] += not ok
             row[3] += 1
-        results.append(CaseResult(str(case.get("id", "")), variant, wanted, accepted, tuple(claimed), ok))
+        results.append(CaseResult(str(case.get("id", "")), variant, wanted, accepted, tuple(claimed), ok, unnamed))
     totals = [sum(r[i] for r in tally.values()) for i in range(4)]
     return Figures(
         named_right=totals[0],
@@ -96,6 +169,7 @@ def score(cases: Iterable[dict], table: CompatTable) -> Figures:
         none_cases=totals[3],
         claims=claims,
         claims_with_source=sourced,
+        named_with_versions=with_versions if words is not None else None,
         by_variant={k: (v[0], v[1], v[2], v[3]) for k, v in sorted(tally.items())},
         cases=tuple(results),
     )
@@ -111,6 +185,11 @@ def format_figures(figures: Figures, *, cases: bool = False) -> str:
         f"named right (mismatch cases): {_share(figures.named_right, figures.mismatch_cases)}",
         f"false claims ([] cases):      {_share(figures.false_claims, figures.none_cases)}",
         f"claims with a source row:     {figures.claims_with_source}/{figures.claims}",
+        *(
+            [f"named with versions:          {_share(figures.named_with_versions, figures.mismatch_cases)}"]
+            if figures.named_with_versions is not None
+            else []
+        ),
         "by variant: variant  named right  false claims",
     ]
     for variant, (right, total, false, none) in figures.by_variant.items():
@@ -118,5 +197,8 @@ def format_figures(figures: Figures, *, cases: bool = False) -> str:
     if cases:
         for r in figures.cases:
             mark = "ok" if r.ok else "XX"
-            lines.append(f"{mark} {r.id:12} {r.variant:8} expected={list(r.expected)} claimed={list(r.claimed)}")
+            unnamed = f" unnamed={list(r.unnamed)}" if r.unnamed else ""
+            lines.append(
+                f"{mark} {r.id:12} {r.variant:8} expected={list(r.expected)} claimed={list(r.claimed)}{unnamed}"
+            )
     return "\n".join(lines)

@@ -17,6 +17,7 @@ Nothing downstream detects the language, the cues or a pasted log again.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -69,3 +70,44 @@ class Message:
     @property
     def stripped(self) -> str:
         return self.sent.strip()
+
+    @property
+    def bare_log(self) -> bool:
+        r"""A pasted log with no words of the user's own: its language is the log's, not the user's, so the reply
+        keeps the conversation's language (:func:`own_words`).
+
+        >>> from bot.engine.retrieve import read_message
+        >>> from bot.engine.subjects import Lexicon
+        >>> log = "Traceback (most recent call last):\nOSError: NCCL error(2), unhandled system error."
+        >>> read_message(log, limit=2_000, lexicon=Lexicon.load()).bare_log
+        True
+        >>> read_message("多机训练报错\n" + log, limit=2_000, lexicon=Lexicon.load()).bare_log
+        False
+        """
+        return self.is_log and not own_words(self.text)
+
+
+# The user's own words beside a paste: Chinese anywhere, or an English line that asks or tells ("why does …?",
+# "I get this error when …"), not a log line.
+_CJK = re.compile(r"[\u4e00-\u9fff]{2}")
+_ASKS = re.compile(
+    r"^\s{0,4}(?:i|i'm|i've|my|we|how|why|what|when|where|can|could|does|do|is|any|please|hi|hello|help|"
+    r"after|trying|getting|got)\b[^\n]{0,300}$|\?\s{0,4}$",
+    re.IGNORECASE,
+)
+_LOGGY = re.compile(r"Error|Exception|WARN|INFO|Traceback|^\s{2,}|[/\\]\w+[/\\]|^\S{0,40}:\d{1,6}:")
+
+
+def own_words(text: str) -> bool:
+    r"""Whether ``text`` holds the user's own words beside any log lines (bounded: the first 400 lines).
+
+    >>> own_words("NCCL WARN Net : Connect to 10.0.0.13<40233> failed : Connection refused")
+    False
+    >>> own_words("Why does this fail?\nOSError: NCCL error"), own_words("报错如下\nOSError: NCCL error")
+    (True, True)
+    """
+    for line in text.splitlines()[:400]:
+        line = line[:400]
+        if _CJK.search(line) or (_ASKS.search(line) and not _LOGGY.search(line)):
+            return True
+    return False

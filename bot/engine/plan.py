@@ -70,6 +70,7 @@ class Reading:
     setting: frozenset[str] = frozenset()  # the case's setting carried with the message's (follow-ups, retries)
     frameworks_named: frozenset[str] = frozenset()
     frameworks_carried: frozenset[str] = frozenset()
+    frameworks_shown: frozenset[str] = frozenset()  # the main framework(s) of the answer the case showed
     foreign: frozenset[str] = frozenset()  # named frameworks or devices no section covers
     foreign_product: frozenset[str] = frozenset()  # products no section covers, asked about with no problem named
     own_tokens: int = 0
@@ -261,7 +262,9 @@ def plan(
     if act == "leave":
         frameworks = frozenset()  # the framework asked about is the one not covered: no section would be left
     elif move == "retry":
-        frameworks = reading.frameworks_carried
+        # A retry stays with the case's framework: the one its words carried, else the one of the answer shown (a
+        # Paddle out-of-memory answer that did not help is not followed by TensorFlow's ConfigProto).
+        frameworks = reading.frameworks_carried or reading.frameworks_shown
     elif move == "follow_up":
         frameworks = reading.frameworks_named
     else:

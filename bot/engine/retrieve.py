@@ -296,6 +296,14 @@ class Engine:
         """Sections that answer something on their own: FAQ entries, prose — not a bare code step."""
         return np.array([f.answers for f in self.facts], dtype=bool)
 
+    def _frameworks_shown(self, case: Case) -> frozenset[str]:
+        """The main framework(s) of the answer the case gave (its best section, else the first one shown)."""
+        for key in (case.best, *case.shown):
+            i = self._by_key.get(key) if key else None
+            if i is not None and self.main_frameworks[i]:
+                return self.main_frameworks[i]
+        return frozenset()
+
     def frameworks(self, subjects: Iterable[str]) -> frozenset[str]:
         return frozenset(s for s in subjects if self.lexicon.category(s) == "framework")
 
@@ -363,6 +371,7 @@ class Engine:
             setting=setting,
             frameworks_named=self.frameworks(named),
             frameworks_carried=self.frameworks(setting),
+            frameworks_shown=self._frameworks_shown(case),
             foreign=foreign,
             foreign_product=product,
             own_tokens=len(own.tokens) if own is not None else 0,
@@ -424,6 +433,8 @@ class Engine:
     ) -> Evidence:
         """The evidence the plan asks for: the joined and title scores it names, the sections it allows."""
         text, truncated_from, language = message.text, message.truncated_from, message.language
+        if message.bare_log and case.language in ("zh", "en"):
+            language = case.language  # a log without the user's words: the conversation's language (issue 35)
         n = len(self.sections)
         if not message.has_words or own is None:
             return Evidence(

@@ -67,6 +67,22 @@ _NOISE = [
     (re.compile(r"\bline \d+\b|, in \w+"), ""),
     (re.compile(r"\s+"), " "),
 ]
+# Lines that trace what a library does or hint at what *might* be wrong, not what failed: NCCL's INFO trace (its
+# plugin search names libnccl-net.so on every healthy start), Paddle's "[Hint: …]" lines and their "e.g." lists.
+HINT_LINE = re.compile(r"\bNCCL INFO\b|^\s{0,8}\[?Hint:|\be\.g\.,? ", re.IGNORECASE)
+# A cause beneath the final error: the system call or connection that failed.
+_CAUSE = re.compile(
+    r"\bNCCL WARN\b|Connection refused|Connection reset|Connection timed out|No route to host|"
+    r"Address already in use|Network is unreachable|cannot open shared object file",
+    re.IGNORECASE,
+)
+# The doctest of extract_signature: a multi-node NCCL failure under a hint that names libnccl.so.
+NCCL_EXAMPLE = (
+    "node1:31:31 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation\n"
+    "node1:31:52 [0] include/socket.h:409 NCCL WARN Net : Connect to 10.0.0.13<40233> failed : Connection refused\n"
+    "OSError: (External) NCCL error(2), unhandled system error.\n"
+    "  [Hint: 'ncclSystemError'. A call to a system function failed, e.g. a socket or a dlopen of libnccl.so.]"
+)
 _THREAD_LINE = re.compile(r"^\s*\[(?:New|Switching to) Thread|^\s*\[Thread |^\s*Thread \d+ ")
 _STACK_FRAME = re.compile(r"^\s*\d+\s+0x[0-9a-fA-F]+|^\s*#\d+\s+0x|^\s*File \"|^\s*at \S")
 
@@ -137,9 +153,19 @@ class Signature:
     codes: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()
 
+    cause: str = ""  # what the cause lines say failed: "connection" (a refused or timed-out peer), else ""
+
     def search_text(self) -> str:
         extras = [x for x in (*self.libraries, *self.codes, *self.flags) if x not in " ".join(self.lines)]
-        return "\n".join([*self.lines, " ".join(extras)]).strip()
+        return "\n".join([*self.lines, " ".join(extras), CAUSE_WORDS.get(self.cause, "")]).strip()
+
+
+# How the documents name a cause the log shows in a library's words: a refused connection between ranks is the
+# machines' network (the multi-machine set-up), whatever error the framework wraps it in.
+CAUSE_WORDS = {"connection": "多机多卡环境 用 ping 验证两台机器之间的网络是否连通 network between machines"}
+_CONNECTION = re.compile(
+    r"Connection refused|Connection reset|Connection timed out|No route to host|Network is unreachable", re.IGNORECASE
+)
 
 
 def _bounded_lines(text: str) -> list[str]:
@@ -174,19 +200,37 @@ def looks_like_log(text: str) -> bool:
 
 
 def extract_signature(text: str) -> Signature:
-    """Pick the error lines of a log, cleaned, most telling first."""
+    """Pick the error lines of a log, cleaned, most telling first: the last error, then its causes (a refused
+    connection, a missing library), then the earlier errors; lines that only trace or hint are not errors.
+
+    >>> sig = extract_signature(NCCL_EXAMPLE)
+    >>> sig.headline
+    'OSError: (External) NCCL error(2), unhandled system error.'
+    >>> sig.lines[1].endswith("Connection refused"), sig.libraries
+    (True, ())
+    """
     lines = _bounded_lines(text)
     scored: list[tuple[int, int, str]] = []  # (priority, position, cleaned line)
+    exceptions = [
+        i
+        for i, raw in enumerate(lines)
+        if not HINT_LINE.search(raw) and not _STACK_FRAME.search(raw) and _EXCEPTION.search(raw)
+    ]
+    last_error = exceptions[-1] if exceptions else -1
     for position, raw in enumerate(lines):
-        if not raw.strip() or _THREAD_LINE.search(raw) or _STACK_FRAME.search(raw):
+        if not raw.strip() or _THREAD_LINE.search(raw) or _STACK_FRAME.search(raw) or HINT_LINE.search(raw):
             continue
         exception = _EXCEPTION.search(raw)
-        if exception:
-            priority = 0
-        elif _ERRORISH.search(raw):
+        if exception and position == last_error:
+            priority = 0  # the error the program stopped on
+        elif _CAUSE.search(raw):
             priority = 1
-        elif len(_FLAG.findall(raw)) >= 2:  # a command line with its flags says what was run
+        elif exception:
             priority = 2
+        elif _ERRORISH.search(raw):
+            priority = 3
+        elif len(_FLAG.findall(raw)) >= 2:  # a command line with its flags says what was run
+            priority = 4
         else:
             continue
         cleaned = clean_line(raw[exception.start() :] if exception else raw)
@@ -201,7 +245,8 @@ def extract_signature(text: str) -> Signature:
             break
 
     joined = "\n".join(lines)
-    libraries = tuple(dict.fromkeys(_libraries(joined)))[:5]
+    # A library a trace or a hint line names is not one that failed to load.
+    libraries = tuple(dict.fromkeys(_libraries("\n".join(x for x in lines if not HINT_LINE.search(x)))))[:5]
     codes = tuple(dict.fromkeys(_CODE.findall(joined)))[:5]
     flags = tuple(dict.fromkeys(f for f in _FLAG.findall(joined) if len(f) > 3))[:8]
     if not chosen:  # no error line: keep the cleaned text itself, deduplicated
@@ -216,4 +261,5 @@ def extract_signature(text: str) -> Signature:
                 break
         chosen = list(seen)[:MAX_SIGNATURE_LINES]
     headline = chosen[0][:200] if chosen else ""
-    return Signature(headline=headline, lines=tuple(chosen), libraries=libraries, codes=codes, flags=flags)
+    cause = "connection" if any(_CONNECTION.search(line) for line in chosen) else ""
+    return Signature(headline=headline, lines=tuple(chosen), libraries=libraries, codes=codes, flags=flags, cause=cause)

@@ -270,7 +270,8 @@ def test_seed_style_raw_links_and_line_breaks_become_markdown():
     assert not cut
     assert "[https://aws.amazon.com/x](https://aws.amazon.com/x)" in md
     assert "<br>" not in md and "target=" not in md
-    assert "(图片: GPU)" in md  # a relative image cannot load from here: its name stays as text
+    # A relative image cannot load from here: it is left out, never a raw "(图片: GPU)" placeholder (issue 35).
+    assert "图片" not in md and "GPU-01.png" not in md and "层与层之间无法并行。" in md
     assert_inert(md)
     tags = rendered_tags(md)
     assert ("a", {"href": "https://aws.amazon.com/x"}) in tags

@@ -85,7 +85,8 @@ def test_a_documents_html_image_is_named_not_shown_as_a_raw_tag(language, word):
         language=language,
     )
     assert "&lt;img" not in markdown and "<img" not in markdown
-    assert f"({word}: data_parallel.png)" in markdown
+    # A local image is left out: never a raw "(图片: …)" placeholder in a reply (issue 35); the words around stay.
+    assert f"({word}:" not in markdown and "data_parallel.png" not in markdown and "然后" in markdown
     # A web image becomes a link to it (never loaded by the chat); a tag with a script stays inert.
     web, _ = doc_markdown('<img src="https://example.org/p.png" alt="diagram">', language=language)
     assert web == f"[{word}: diagram](https://example.org/p.png)"

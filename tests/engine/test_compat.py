@@ -16,7 +16,13 @@ def test_driver_older_than_the_toolkit_minimum(table):
     d = check(read_environment("Driver Version: 418.67   CUDA Version: 10.1\npaddle with cuda: 10.2"), table)
     assert d.status == "mismatch" and d.codes == ("driver_too_old",)
     assert d.mismatches[0].source.url == "https://nvidia.example/driver"
-    assert dict(d.mismatches[0].values) == {"driver": "418.67", "driver_cuda": "10.1", "cuda": "10.2"}
+    # The row's minimum is named too (issue 35), both platforms' while the OS is unknown.
+    assert dict(d.mismatches[0].values) == {
+        "driver": "418.67",
+        "driver_cuda": "10.1",
+        "cuda": "10.2",
+        "minimum": "440.33 (Linux) / 441.22 (Windows)",
+    }
 
 
 def test_minor_version_compatibility_is_not_a_mismatch(table):

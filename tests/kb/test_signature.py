@@ -1,5 +1,6 @@
 from bot.kb.signature import clean_line, extract_signature, looks_like_log
 from conftest import SEEDS
+from fixtures.logs import NCCL_LOG
 
 
 def seed_block(name: str, marker: str) -> str:
@@ -113,3 +114,19 @@ def test_library_names_as_before():
         "could not load cudnn64_7.dll or c++libcudart.so.10.0 or -libcuda.dylib"
     )
     assert sig.libraries == ("libnccl.so.2", "cudnn64_7.dll", "libcudart.so.10.0", "libcuda.dylib")
+
+
+# ---------------------------------------------------------------- issue 35: the last error and its causes
+
+
+def test_a_multi_node_nccl_log_is_read_by_its_last_error_and_its_refused_connection():
+    sig = extract_signature(NCCL_LOG)
+    assert sig.headline == "OSError: (External) NCCL error(2), unhandled system error."
+    assert "Connection refused" in sig.lines[1] and sig.cause == "connection"
+    assert not any("libnccl" in x for x in (*sig.libraries, *sig.lines))  # named by trace and hint lines only
+    assert "libnccl" not in sig.search_text() and "两台机器" in sig.search_text()
+
+
+def test_the_last_of_several_errors_leads():
+    log = "RuntimeError: first failure\nsomething else\nValueError: the error the program stopped on"
+    assert extract_signature(log).headline == "ValueError: the error the program stopped on"
