@@ -283,7 +283,9 @@ def cmd_acts(settings: Settings, args: argparse.Namespace) -> int:
     if args.evaluate is not None:
         report = evaluate(engine, engine.acts, args.evaluate)
         if engine.acts is None:
-            print(f"note: no turn-act model at {path}; the rule alone is scored. Run: python -m bot acts", file=sys.stderr)
+            print(
+                f"note: no turn-act model at {path}; the rule alone is scored. Run: python -m bot acts", file=sys.stderr
+            )
     else:
         if not args.file.is_file():
             raise FileNotFoundError(f"{args.file}: no labelled turns; pass the file: python -m bot acts FILE")

@@ -40,6 +40,8 @@ from typing import Protocol
 
 import numpy as np
 
+from bot.engine.acts import ActModel, acts_path
+from bot.engine.acts import load_for as load_acts
 from bot.engine.calibration import Calibration, Weights, calibration_path, load_for, sources_fingerprint
 from bot.engine.case import (
     advance,
@@ -60,8 +62,6 @@ from bot.engine.intents import classify
 from bot.engine.learned import Adapter, adapter_path
 from bot.engine.learned import load_for as load_adapter
 from bot.engine.message import Cues, Message
-from bot.engine.acts import ActModel, acts_path
-from bot.engine.acts import load_for as load_acts
 from bot.engine.plan import Plan, Reading
 from bot.engine.plan import plan as make_plan
 from bot.engine.precedents import Precedents

@@ -173,4 +173,3 @@ def test_the_shipped_training_file_reads_and_both_labellers_agree():
     labels = [t["act"] for c in ours for t in c["turns"][1:]]
     assert len(ours) == 70 and len(labels) == 225 and set(labels) == set(LABELS)
     assert labels == [t["act"] for c in theirs for t in c["turns"][1:]]
-
