@@ -118,10 +118,23 @@ def test_the_plan_uses_the_models_act(engine):
 def test_thanks_and_person_are_never_a_plans_act(engine):
     bias = np.zeros(len(LABELS), dtype=np.float32)
     bias[LABELS.index("person")] = 9.0
-    bias[LABELS.index("failed_fix")] = 1.0
+    bias[LABELS.index("failed_fix")] = 6.0
     _model(engine, bias=bias).save(_path(engine))
     case = Case(search="显存不足 out of memory", shown=(engine.sections[0].key,), best=engine.sections[0].key)
     assert _reopen(engine).plan("那多卡呢？", case).act == "failed_fix"  # the best of the engine's five
+
+
+def test_the_rule_decides_where_the_model_is_unsure_or_the_rule_reads_a_failed_fix(engine):
+    failed = "减小了 batch_size 还是 out of memory"
+    case = Case(search="显存不足 out of memory", shown=(engine.sections[0].key,), best=engine.sections[0].key)
+    by_rule = engine.plan(failed, case).act
+    assert by_rule in ("failed_fix", "report")
+    bias = np.zeros(len(LABELS), dtype=np.float32)
+    bias[LABELS.index("new_uncovered")] = 1.0  # the best label, but far from sure (about 0.4 among the five)
+    _model(engine, bias=bias).save(_path(engine))
+    assert _reopen(engine).plan("那多卡呢？", case).act == "detail"
+    _model(engine).save(_path(engine))  # sure of new_uncovered
+    assert _reopen(engine).plan(failed, case).act == by_rule  # the retry rule's turn stays the rule's
 
 
 def test_a_tiny_training_set_is_learned(engine, tmp_path):
