@@ -1,4 +1,4 @@
-"""Command line: ``python -m bot build | ask | eval | calibrate | meta check | report | settings | check-env | eval-env``.
+"""Command line: ``python -m bot build | ask | eval | calibrate | acts | meta check | report | settings | check-env | eval-env``.
 
 The library raises; this module turns those errors into one stderr line with
 the fix and a non-zero exit code.
@@ -83,6 +83,15 @@ def _parser() -> argparse.ArgumentParser:
     tune.add_argument("files", type=Path, nargs="*", help="labelled sets as for calibrate (default: eval/*.jsonl)")
     tune.add_argument("--json", action="store_true")
     tune.set_defaults(tune=True, max_near_confident=0.08, max_inscope_none=0.02, max_follow_wrong=0.05)
+
+    acts = add(
+        "acts",
+        "learn turn acts (detail, failed fix, new problem, leaving the documents, environment) from labelled "
+        "conversation turns; stored beside the calibration",
+    )
+    acts.add_argument("file", type=Path, nargs="?", default=Path("eval/acts/train.jsonl"), help="labelled turns")
+    acts.add_argument("--evaluate", type=Path, help="only score the stored model and the rule on this labelled file")
+    acts.add_argument("--json", action="store_true")
 
     meta = add("meta", "bilingual metadata tools: check (what is missing or out of date), list (anchors)")
     meta.add_argument("action", choices=["check", "list"])
@@ -266,6 +275,36 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_acts(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.engine.acts import acts_path, evaluate, train
+    from bot.engine.calibration import calibration_path
+
+    engine = _engine(settings)
+    settle(engine.embedder)
+    path = acts_path(calibration_path(settings.index_dir, engine.embedder.id))
+    if args.evaluate is not None:
+        report = evaluate(engine, engine.acts, args.evaluate)
+        if engine.acts is None:
+            print(
+                f"note: no turn-act model at {path}; the rule alone is scored. Run: python -m bot acts", file=sys.stderr
+            )
+    else:
+        if not args.file.is_file():
+            raise FileNotFoundError(f"{args.file}: no labelled turns; pass the file: python -m bot acts FILE")
+        model, report = train(engine, args.file)
+        model.save(path)
+        print(f"saved {path}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False))
+    else:
+        for name, figures in report.items():
+            if isinstance(figures, dict):
+                print(f"{name:<24}" + "  ".join(f"{k} {v}" for k, v in figures.items()))
+            else:
+                print(f"{name:<24}{figures}")
+    return 0
+
+
 def cmd_meta(settings: Settings, args: argparse.Namespace) -> int:
     from bot.kb.meta import load_meta
     from bot.kb.parse import parse_folder
@@ -360,6 +399,7 @@ COMMANDS = {
     "eval": cmd_eval,
     "calibrate": cmd_calibrate,
     "tune": cmd_calibrate,
+    "acts": cmd_acts,
     "meta": cmd_meta,
     "report": cmd_report,
     "settings": cmd_settings,

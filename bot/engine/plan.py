@@ -23,7 +23,7 @@ earlier turn led with, in this case or an earlier one.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import get_args
+from typing import Any, Protocol, get_args
 
 from bot.engine.message import Cues, Message
 from bot.records import Act, Case, Move, Tier
@@ -165,6 +165,13 @@ def act_of(f: TurnFeatures) -> Act:
     return "report"
 
 
+class ActModel(Protocol):
+    """A learned act decider (:class:`bot.engine.acts.ActModel`): the plan's act of an open case's turn from its
+    features and the message's own e5 vector."""
+
+    def act(self, features: TurnFeatures, vector: Any, message: Message, case: Case) -> Act: ...
+
+
 @dataclass(frozen=True)
 class Plan:
     """The turn, decided once: its act and how it is searched, what may be shown and how sure it may be.
@@ -221,11 +228,25 @@ def plan(
     exclude: tuple[str, ...] = (),
     title: str = "",
     act: Act | None = None,
+    model: ActModel | None = None,
+    vector: Any = None,
 ) -> Plan:
     """The plan of one message in its case (``reading``: what the engine read cheaply, :class:`Reading`;
     ``exclude``: sections the caller leaves out; ``title``: the message's first line when it reads as one;
-    ``act``: decided elsewhere, e.g. by a learned model, instead of :func:`act_of`)."""
+    ``act``: decided elsewhere instead of :func:`act_of`; ``model``: a learned act model, asked for an open case's
+    turn with the message's own e5 ``vector`` (:mod:`bot.engine.acts`); the rule decides without one).
+
+    >>> class Says:
+    ...     def act(self, features, vector, message, case): return "leave"
+    >>> case = Case(search="oom", shown=("faq#oom",), best="faq#oom")
+    >>> plan(read("那多机呢？", follow_up=True), case, Reading(rule_move="follow_up"), model=Says(), vector=[0.0]).act
+    'leave'
+    >>> plan(read("显存不足"), Case(), Reading(rule_move="new"), model=Says(), vector=[0.0]).act  # no case: a first turn
+    'new'
+    """
     features = features_of(message, case, reading)
+    if act is None and model is not None and vector is not None and case.is_open:
+        act = model.act(features, vector, message, case)
     act = act or act_of(features)
     move: Move = MOVE_OF_ACT[act]
     if act == "leave" and features.elliptical:
@@ -332,4 +353,4 @@ def read(text: str, **cues: bool) -> Message:
     )
 
 
-__all__ = ["ACTS", "Plan", "Reading", "TurnFeatures", "act_of", "features_of", "plan"]
+__all__ = ["ACTS", "ActModel", "Plan", "Reading", "TurnFeatures", "act_of", "features_of", "plan"]

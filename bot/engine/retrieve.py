@@ -40,6 +40,8 @@ from typing import Protocol
 
 import numpy as np
 
+from bot.engine.acts import ActModel, acts_path
+from bot.engine.acts import load_for as load_acts
 from bot.engine.calibration import Calibration, Weights, calibration_path, load_for, sources_fingerprint
 from bot.engine.case import (
     advance,
@@ -75,6 +77,7 @@ from bot.settings import Settings
 
 DENSE_CANDIDATES = 400  # nearest keys looked at per query
 QUERY_CACHE_SIZE = 1024
+LEXICAL_CHARS = 5_000  # the lexical search reads a search text's head this long
 # Head of a cut input kept for what the user typed; the rest of the budget keeps the log's tail (the error).
 HEAD_SHARE = 0.2
 # Frameworks, operating systems and devices: a fix for another one does not carry over, so a
@@ -159,7 +162,7 @@ def read_message(message: object, *, limit: int, lexicon: Lexicon) -> Message:
         is_log=is_log,
         signature=signature,
         search_text=search_text,
-        tokens=tuple(dict.fromkeys(tokenize(search_text[:5_000]))) if worded else (),
+        tokens=tuple(dict.fromkeys(tokenize(search_text[:LEXICAL_CHARS]))) if worded else (),
         subjects=subjects,
         intent=classify(text.strip()),
         cues=Cues(
@@ -221,6 +224,10 @@ class Engine:
             fingerprint,
             expected="learned" in self.calibration.figures,  # fitted with one: its absence is news
             dim=embedder.dim,
+        )
+        # The learned turn-act model fitted for this embedder (bot.engine.acts); None: the plan's rule decides acts.
+        self.acts: ActModel | None = load_acts(
+            acts_path(calibration_path(settings.index_dir, embedder.id)), embedder.id, embedder.dim
         )
         self.lexicon = Lexicon.load()
         self.facts: tuple[SectionFacts, ...] = facts_of(index)  # computed by the build (bot.engine.facts)
@@ -425,7 +432,13 @@ class Engine:
         if own is None and message.has_words:
             own = self._scores(message.search_text, tokens=message.tokens)
         return make_plan(
-            message, case, self.reading(message, case, own), exclude=tuple(exclude), title=_title(message.text)
+            message,
+            case,
+            self.reading(message, case, own),
+            exclude=tuple(exclude),
+            title=_title(message.text),
+            model=self.acts,
+            vector=own.query_vector if own is not None else None,
         )
 
     def _evidence(
@@ -449,8 +462,12 @@ class Engine:
                 subject_share=np.zeros(n, dtype=np.float32),
             )
         title = self._scores(plan.title, use_meta) if plan.title else None
-        # The message first: the embedder reads only the head of a long text (a first post with its log).
-        joined = self._scores(plan.joined, use_meta) if plan.joined else None
+        # The message first: the embedder reads only the head of a long text (a first post with its log). A message
+        # long enough that neither the embedder nor the lexical search reaches the case's words after it scores the
+        # same joined as alone: its own scores are reused, not computed again (exactly equal, half the cost).
+        joined = None
+        if plan.joined:
+            joined = own if self._reads_only_head(plan.search) else self._scores(plan.joined, use_meta)
         allowed = np.ones(n, dtype=bool)
         for key in plan.exclude:
             i = self._by_key.get(key)
@@ -825,12 +842,23 @@ class Engine:
             same_language = background
         return scores.best_by_language[match_is_zh] - float((same_language @ scores.query_vector).max())
 
+    def _reads_only_head(self, search_text: str) -> bool:
+        """True when the embedder and the lexical search both read only a head of ``search_text``: anything joined
+        after it changes neither its vector nor its tokens."""
+        cut = getattr(self.embedder, "max_chars", 0)
+        return bool(cut) and len(search_text) >= max(cut, LEXICAL_CHARS)
+
     def _embed_query(self, search_text: str) -> np.ndarray:
         """Query vector, remembered for repeated questions (clicked examples, suggestions, retries).
 
         Keyed by a digest of the text, not the text: a question may be 100,000 characters (4 bytes each in
-        CPython once it holds an emoji), and 1,024 of them as keys held about 440 MB.
+        CPython once it holds an emoji), and 1,024 of them as keys held about 440 MB. Keyed by what the embedder
+        reads (its ``max_chars``, when it cuts): a follow-up joined with its case's words after a long message is
+        the same head, the same vector.
         """
+        cut = getattr(self.embedder, "max_chars", 0)
+        if cut:
+            search_text = search_text[:cut]
         key = query_key(search_text)
         with self._cache_lock:
             cached = self._query_cache.get(key)
@@ -880,7 +908,7 @@ class Engine:
     ) -> tuple[np.ndarray, list[str], float, list[str]]:
         """BM25 per section, the query tokens the KB knows, their share of all query tokens, and all tokens
         (``tokens``: the search text's tokens when the message was read already)."""
-        tokens = list(tokens) if tokens is not None else list(dict.fromkeys(tokenize(search_text[:5_000])))
+        tokens = list(tokens) if tokens is not None else list(dict.fromkeys(tokenize(search_text[:LEXICAL_CHARS])))
         bm25 = self.index.bm25 if use_meta else self._plain_bm25
         vocab = bm25.vocab_dict
         known = [t for t in tokens if t in vocab]

@@ -1,0 +1,542 @@
+"""Turn acts learned, not listed: a small model that reads what a later turn is from its e5 vector and its features.
+
+The rule :func:`bot.engine.plan.act_of` decides a turn's act from word lists. This module learns the same decision
+from labelled conversation turns (``eval/acts/train.jsonl``, format in ``eval/acts/README.md``): a multinomial
+logistic regression over the message's own e5 vector (the engine's embedder) and the :class:`TurnFeatures` record
+(the word lists' cues and move become inputs, not the decision; the message against the section shown and the
+others; what the case already holds: a fix tried, an environment shown). It is fitted by ``python -m bot acts`` in
+seconds, stored beside the calibration (``index/calibration/<embedder>.acts.npz``, with the embedder's id and a
+hash of the training file), and loaded with checks; a missing or bad file is named with the fix and the engine
+decides by the rule, as before.
+
+The labels are the labellers' acts; the plan's acts are finer. A label maps to a family of plan acts
+(:data:`FAMILY`); when the rule's act is in the model's family the rule's finer act is kept ("follow_up" vs
+"detail", "report" vs "failed_fix"), else the model's family's first act is used. ``thanks`` and ``person`` are
+answered before the engine (:mod:`bot.engine.intents`): at plan time the model chooses among the other five.
+
+    >>> x = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]], dtype=np.float32)
+    >>> model = fit(x, np.array([0, 0, 1, 1]), classes=("detail", "failed_fix"), names=("a", "b"), l2=0.01)
+    >>> [model.classes[i] for i in model.probabilities(x).argmax(1)]
+    ['detail', 'detail', 'failed_fix', 'failed_fix']
+    >>> plan_act("failed_fix", "report"), plan_act("failed_fix", "detail"), plan_act("new_covered", "new")
+    ('report', 'failed_fix', 'switch')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from bot.engine.plan import ACTS, TurnFeatures, act_of, features_of
+from bot.records import Act, Case
+
+if TYPE_CHECKING:
+    from bot.engine.message import Message
+
+log = logging.getLogger("bot.engine.acts")
+
+FILE_FORMAT = 1
+SUFFIX = ".acts.npz"
+FIX = "Run: python -m bot acts"
+TRAIN_FILE = Path("eval/acts/train.jsonl")
+# The labellers' acts (eval/acts/README.md), in the order the model's outputs are stored.
+LABELS: tuple[str, ...] = ("detail", "failed_fix", "new_covered", "new_uncovered", "environment", "thanks", "person")
+# Answered before the engine (bot.engine.intents): never a plan's act.
+BEFORE_ENGINE = frozenset({"thanks", "person"})
+# A label's plan acts, the first one used when the rule's act is not among them.
+FAMILY: dict[str, tuple[Act, ...]] = {
+    "detail": ("detail", "follow_up"),
+    "failed_fix": ("failed_fix", "report"),
+    "new_covered": ("switch",),
+    "new_uncovered": ("leave",),
+    "environment": ("environment",),
+}
+# The plan's act read back as a label (to score the rule on the same labels).
+LABEL_OF_ACT: dict[Act, str] = {"new": "new_covered", **{act: label for label, acts in FAMILY.items() for act in acts}}
+# Intents (bot.engine.intents) read as labels: a greeting or small talk in a conversation is closest to a thanks.
+LABEL_OF_INTENT = {"thanks": "thanks", "greeting": "thanks", "small_talk": "thanks", "human": "person"}
+# The model overrules the rule only when it is this sure of its label, and never where the rule reads a failed fix
+# or a report (the retry rule's turns, 0.96 right by the rule on the labelled turns): on the project's own
+# conversations an unguarded model lowered hit@3 and led a retry conversation with its previous answer more often.
+MIN_PROBABILITY = 0.8
+RULE_KEPT: frozenset[Act] = frozenset({"failed_fix", "report"})
+L2_CHOICES = (0.003, 0.01, 0.03, 0.1, 0.3)  # chosen by cross-validation over whole conversations
+FOLDS = 5
+STEPS = 400
+
+_BOOLS = (
+    "failed",
+    "not_helpful",
+    "elliptical",
+    "new_topic",
+    "is_log",
+    "shows_environment",
+    "asks_more",
+    "foreign",
+    "foreign_product",
+    "own_lead_shown",
+    "own_lead_asked_shown",
+)
+_MOVES = ("new", "follow_up", "retry", "switch")
+_INTENTS = ("thanks", "greeting", "small_talk", "human")
+FEATURE_NAMES: tuple[str, ...] = (
+    *_BOOLS,
+    *(f"move={m}" for m in _MOVES),
+    *(f"rule={a}" for a in ACTS),
+    *(f"intent={i}" for i in _INTENTS),
+    "margin",
+    "shown_similarity",
+    "other_similarity",
+    "other_minus_shown",
+    "log_chars",
+    "zh",
+    "asks",
+    "case_tried",
+    "case_environment",
+    "case_shown",
+)
+
+
+def plan_act(label: str, rule: Act) -> Act:
+    """The plan's act for the model's label: the rule's own act when it is in the label's family, else the family's
+    first (a label answered before the engine keeps the rule's act)."""
+    family = FAMILY.get(label)
+    if family is None:
+        return rule
+    return rule if rule in family else family[0]
+
+
+def turn_features(features: TurnFeatures, message: Message, case: Case) -> np.ndarray:
+    """The numeric features of one turn (:data:`FEATURE_NAMES`), the e5 vector apart.
+
+    >>> from bot.engine.plan import Reading, read
+    >>> f = features_of(read("没用", failed=True, not_helpful=True), Case(search="oom"), Reading(rule_move="retry"))
+    >>> v = turn_features(f, read("没用"), Case(search="oom"))
+    >>> len(v) == len(FEATURE_NAMES), dict(zip(FEATURE_NAMES, v.tolist()))["rule=failed_fix"]
+    (True, 1.0)
+    """
+    rule = act_of(features)
+    text = message.text
+    values = [
+        *(float(getattr(features, name)) for name in _BOOLS),
+        *(float(features.rule_move == m) for m in _MOVES),
+        *(float(rule == a) for a in ACTS),
+        *(float(message.intent == i) for i in _INTENTS),
+        features.margin,
+        features.shown_similarity,
+        features.other_similarity,
+        features.other_similarity - features.shown_similarity,
+        math.log1p(len(text)),
+        float(message.language == "zh"),
+        float("?" in text or "？" in text or "吗" in text),
+        float(bool(case.tried)),
+        float(not case.environment.is_empty),
+        math.log1p(len(case.shown)),
+    ]
+    return np.asarray(values, dtype=np.float32)
+
+
+@dataclass(frozen=True, eq=False)
+class ActModel:
+    """``softmax(weights · standardise([features, vector]) + bias)`` over :attr:`classes`."""
+
+    weights: np.ndarray  # (classes, inputs)
+    bias: np.ndarray  # (classes,)
+    mean: np.ndarray  # (inputs,)
+    scale: np.ndarray  # (inputs,)
+    classes: tuple[str, ...]
+    names: tuple[str, ...]  # the numeric features' names; the vector's dimensions follow them
+    embedder: str = ""
+    train_hash: str = ""
+    figures: str = "{}"  # JSON: how it was chosen and how well it did (cross-validated), for the record
+
+    @property
+    def inputs(self) -> int:
+        return int(self.weights.shape[1])
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        z = ((np.atleast_2d(x) - self.mean) / self.scale) @ self.weights.T + self.bias
+        z -= z.max(1, keepdims=True)
+        p = np.exp(z)
+        return p / p.sum(1, keepdims=True)
+
+    def label(self, features: TurnFeatures, vector: np.ndarray, message: Message, case: Case) -> str:
+        """The turn's label among those the engine answers (not thanks or person: answered before it)."""
+        return self.weigh(features, vector, message, case)[0]
+
+    def weigh(self, features: TurnFeatures, vector: np.ndarray, message: Message, case: Case) -> tuple[str, float]:
+        """The best label among those the engine answers and its probability among them."""
+        x = np.concatenate([turn_features(features, message, case), np.asarray(vector, dtype=np.float32)])
+        p = self.probabilities(x)[0]
+        allowed = [i for i, c in enumerate(self.classes) if c not in BEFORE_ENGINE]
+        best = max(allowed, key=lambda i: p[i])
+        return self.classes[best], float(p[best] / max(p[allowed].sum(), 1e-12))
+
+    def act(self, features: TurnFeatures, vector: np.ndarray, message: Message, case: Case) -> Act:
+        """The plan's act of an open case's turn: :func:`plan_act` of the model's label and the rule's act when the
+        model is sure (:data:`MIN_PROBABILITY`) and the rule does not read a failed fix (:data:`RULE_KEPT`), else
+        the rule's."""
+        rule = act_of(features)
+        if rule in RULE_KEPT:
+            return rule
+        label, probability = self.weigh(features, vector, message, case)
+        return plan_act(label, rule) if probability >= MIN_PROBABILITY else rule
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez(
+            tmp,
+            format=np.array(FILE_FORMAT),
+            weights=self.weights.astype(np.float32),
+            bias=self.bias.astype(np.float32),
+            mean=self.mean.astype(np.float32),
+            scale=self.scale.astype(np.float32),
+            classes=np.array(json.dumps(list(self.classes))),
+            names=np.array(json.dumps(list(self.names))),
+            embedder=np.array(self.embedder),
+            train_hash=np.array(self.train_hash),
+            figures=np.array(self.figures),
+        )
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: Path) -> ActModel:
+        """Read a stored model; a damaged, non-finite or ill-shaped file raises ValueError naming it and the fix."""
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                if int(data["format"]) != FILE_FORMAT:
+                    raise ValueError(f"format {int(data['format'])}, expected {FILE_FORMAT}")
+                model = cls(
+                    weights=np.asarray(data["weights"], dtype=np.float32),
+                    bias=np.asarray(data["bias"], dtype=np.float32),
+                    mean=np.asarray(data["mean"], dtype=np.float32),
+                    scale=np.asarray(data["scale"], dtype=np.float32),
+                    classes=tuple(json.loads(str(data["classes"]))),
+                    names=tuple(json.loads(str(data["names"]))),
+                    embedder=str(data["embedder"]),
+                    train_hash=str(data["train_hash"]),
+                    figures=str(data["figures"]),
+                )
+        except Exception as exc:  # zip, key, JSON or dtype errors alike: the file is not a model
+            raise ValueError(f"{path}: not a turn-act model ({type(exc).__name__}: {exc}). {FIX}") from None
+        n, inputs = model.weights.shape if model.weights.ndim == 2 else (0, 0)
+        if (
+            model.weights.ndim != 2
+            or model.bias.shape != (n,)
+            or model.mean.shape != (inputs,)
+            or model.scale.shape != (inputs,)
+            or len(model.classes) != n
+            or not set(model.classes) <= set(LABELS)
+            or model.names != FEATURE_NAMES
+        ):
+            raise ValueError(f"{path}: a turn-act model of another shape or feature set than this code's. {FIX}")
+        arrays = (model.weights, model.bias, model.mean, model.scale)
+        if not all(np.isfinite(a).all() for a in arrays) or (model.scale <= 0).any():
+            raise ValueError(f"{path}: a turn-act model with values that are not finite. {FIX}")
+        return model
+
+
+def acts_path(calibration_file: Path) -> Path:
+    """Where the turn-act model of a calibration is stored.
+
+    >>> acts_path(Path("index/calibration/hash-64.json")).as_posix()
+    'index/calibration/hash-64.acts.npz'
+    """
+    return Path(calibration_file).with_suffix(SUFFIX)
+
+
+def load_for(path: Path, embedder_id: str, dim: int) -> ActModel | None:
+    """The stored model when it fits this embedder (its id and vector size), else None: the plan then decides by the
+    rule (:func:`bot.engine.plan.act_of`). A missing file is normal (not fitted); a bad one is said once, named with
+    the fix."""
+    if not path.is_file():
+        log.info("%s: no turn-act model; turn acts by the rule. %s", path, FIX)
+        return None
+    try:
+        model = ActModel.load(path)
+    except ValueError as exc:
+        log.warning("%s; turn acts by the rule", exc)
+        return None
+    if model.embedder != embedder_id or model.inputs != len(FEATURE_NAMES) + dim:
+        log.warning(
+            "%s was fitted for another embedder (%s, %d inputs; the index's is %s, %d); turn acts by the rule. %s",
+            path,
+            model.embedder,
+            model.inputs,
+            embedder_id,
+            len(FEATURE_NAMES) + dim,
+            FIX,
+        )
+        return None
+    return model
+
+
+# ------------------------------------------------------------------ fitting
+
+
+def fit(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    classes: Sequence[str],
+    names: Sequence[str] = FEATURE_NAMES,
+    l2: float = 0.03,
+    steps: int = STEPS,
+    embedder: str = "",
+    train_hash: str = "",
+    figures: str = "{}",
+) -> ActModel:
+    """Multinomial logistic regression on standardised inputs, classes weighted to equal totals, L2 on the weights;
+    full-batch gradient descent with Adam (deterministic, a few hundred milliseconds for a few hundred turns)."""
+    x = np.asarray(x, dtype=np.float64)
+    mean = x.mean(0)
+    scale = x.std(0)
+    scale[scale < 1e-6] = 1.0
+    z = (x - mean) / scale
+    n, d = z.shape
+    k = len(classes)
+    target = np.zeros((n, k))
+    target[np.arange(n), y] = 1.0
+    counts = np.maximum(target.sum(0), 1.0)
+    sample = (target / counts).sum(1) * (n / k)  # each class weighs the same in total
+    w = np.zeros((k, d))
+    b = np.zeros(k)
+    moments = [np.zeros_like(w), np.zeros_like(w), np.zeros_like(b), np.zeros_like(b)]
+    rate, beta1, beta2 = 0.05, 0.9, 0.999
+    for step in range(1, steps + 1):
+        logits = z @ w.T + b
+        logits -= logits.max(1, keepdims=True)
+        p = np.exp(logits)
+        p /= p.sum(1, keepdims=True)
+        error = (p - target) * sample[:, None] / n
+        grad_w = error.T @ z + l2 * w
+        grad_b = error.sum(0)
+        for param, grad, m, v in ((w, grad_w, moments[0], moments[1]), (b, grad_b, moments[2], moments[3])):
+            m *= beta1
+            m += (1 - beta1) * grad
+            v *= beta2
+            v += (1 - beta2) * grad**2
+            param -= rate * (m / (1 - beta1**step)) / (np.sqrt(v / (1 - beta2**step)) + 1e-8)
+    return ActModel(
+        weights=w.astype(np.float32),
+        bias=b.astype(np.float32),
+        mean=mean.astype(np.float32),
+        scale=scale.astype(np.float32),
+        classes=tuple(classes),
+        names=tuple(names),
+        embedder=embedder,
+        train_hash=train_hash,
+        figures=figures,
+    )
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Labelled turns read through the engine: inputs, label index, the rule pipeline's label, the conversation."""
+
+    x: np.ndarray
+    y: np.ndarray
+    rule: tuple[str, ...]
+    group: np.ndarray
+    queries: tuple[str, ...]
+
+
+def read_labelled(path: Path) -> list[dict]:
+    """Conversations with an ``act`` on every later turn (``eval/acts/README.md``); a bad row names its line."""
+    out = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            turns = [{"query": str(t["query"]), "act": t.get("act")} for t in row["turns"]]
+            bad = [t["act"] for t in turns[1:] if t["act"] not in LABELS]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f'{path}:{n}: not a labelled conversation ({exc}); expected {{"turns": [...]}}') from None
+        if bad:
+            raise ValueError(f"{path}:{n}: act {bad[0]!r} is not one of {', '.join(LABELS)}")
+        out.append({"id": row.get("id", str(n)), "turns": turns})
+    return out
+
+
+def rows_of(engine, conversations: Sequence[dict], progress: Callable[[int, int], None] | None = None) -> Rows:
+    """Every later turn of the conversations, read as the product reads it: the earlier turns answered by
+    :class:`bot.answer.conversation.Conversation`, then the turn's features and vector in that case (what the
+    plan sees), with the rule pipeline's label (intents first, then :func:`act_of`)."""
+    from bot.answer.conversation import Conversation
+
+    xs, ys, rules, groups, queries = [], [], [], [], []
+    for c, conversation in enumerate(conversations):
+        talk = Conversation(engine)
+        for n, turn in enumerate(conversation["turns"]):
+            if n > 0 and turn["act"] in LABELS:
+                x, rule = _read_turn(engine, turn["query"], talk.case)
+                xs.append(x)
+                ys.append(LABELS.index(turn["act"]))
+                rules.append(rule)
+                groups.append(c)
+                queries.append(turn["query"])
+            talk.respond(turn["query"])
+        if progress is not None:
+            progress(c + 1, len(conversations))
+    return Rows(np.stack(xs), np.array(ys), tuple(rules), np.array(groups), tuple(queries))
+
+
+def _read_turn(engine, query: str, case: Case) -> tuple[np.ndarray, str]:
+    message = engine.read(query)
+    own = engine._scores(message.search_text, tokens=message.tokens) if message.has_words else None
+    reading = engine.reading(message, case, own)
+    features = features_of(message, case, reading)
+    vector = own.query_vector if own is not None else np.zeros(engine.embedder.dim, dtype=np.float32)
+    x = np.concatenate([turn_features(features, message, case), np.asarray(vector, dtype=np.float32)])
+    if case.is_open and not message.cues.not_helpful and message.intent is not None:
+        rule = LABEL_OF_INTENT.get(message.intent, "thanks")
+    else:
+        rule = LABEL_OF_ACT.get(act_of(features), "new_covered")
+    return x, rule
+
+
+def pipeline(model: ActModel, x: np.ndarray, *, guarded: bool = True) -> list[str]:
+    """The product's labels from the model: intents first (answered before the engine), else the model's best
+    among the engine's five (``guarded``: the rule's where the model is unsure or the rule reads a failed fix, as
+    :meth:`ActModel.act`)."""
+    p = model.probabilities(x)
+    allowed = np.array([c not in BEFORE_ENGINE for c in model.classes])
+    out = []
+    for i, row in enumerate(p):
+        intent = _intent_of(x[i])
+        best = int(np.argmax(np.where(allowed, row, -1.0)))
+        rule = _rule_of(x[i])
+        if intent:
+            out.append(intent)
+        elif guarded and (rule in RULE_KEPT or row[best] / row[allowed].sum() < MIN_PROBABILITY):
+            out.append(LABEL_OF_ACT.get(rule, "new_covered"))
+        else:
+            out.append(model.classes[best])
+    return out
+
+
+def _rule_of(x: np.ndarray) -> Act:
+    return next((a for a in ACTS if x[FEATURE_NAMES.index(f"rule={a}")] > 0.5), "new")
+
+
+def _intent_of(x: np.ndarray) -> str:
+    for name in _INTENTS:
+        if x[FEATURE_NAMES.index(f"intent={name}")] > 0.5:
+            return LABEL_OF_INTENT[name]
+    return ""
+
+
+def per_act(truth: Sequence[str], said: Sequence[str]) -> dict:
+    """Accuracy over all turns and per labelled act (recall of each act).
+
+    >>> per_act(["detail", "detail", "thanks"], ["detail", "failed_fix", "thanks"])
+    {'all': 0.6667, 'n': 3, 'detail': 0.5, 'thanks': 1.0}
+    """
+    out: dict = {"all": round(float(np.mean([t == s for t, s in zip(truth, said)])), 4), "n": len(truth)}
+    for label in LABELS:
+        rows = [s == label for t, s in zip(truth, said) if t == label]
+        if rows:
+            out[label] = round(float(np.mean(rows)), 4)
+    return out
+
+
+def cross_validate(rows: Rows, l2: float, folds: int = FOLDS) -> list[str]:
+    """Each turn's pipeline label from a model fitted without its conversation's fold."""
+    said: list[str] = [""] * len(rows.y)
+    fold_of = rows.group % folds
+    for fold in range(folds):
+        test = fold_of == fold
+        model = fit(rows.x[~test], rows.y[~test], classes=LABELS, l2=l2)
+        for i, label in zip(np.flatnonzero(test), pipeline(model, rows.x[test])):
+            said[i] = label
+    return said
+
+
+def _one_thread():
+    """Small matrices on a shared host: one BLAS thread (several thrash: 22 s for one fit at load 28, 1.2 s on one)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # not installed: numpy's default threads
+        from contextlib import nullcontext
+
+        return nullcontext()
+    return threadpool_limits(1)
+
+
+def file_hash(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def train(engine, path: Path = TRAIN_FILE, *, progress: bool = True) -> tuple[ActModel, dict]:
+    """Read the labelled turns through the engine, choose the L2 weight by cross-validation over whole
+    conversations, fit on every turn; returns the model and its figures (rule vs model, per act)."""
+    start = time.perf_counter()
+    conversations = read_labelled(path)
+
+    def show(done: int, total: int) -> None:
+        if progress:
+            print(f"\rreading turns: {done}/{total} conversations", end="", file=sys.stderr, flush=True)
+
+    rows = rows_of(engine, conversations, show)
+    if progress:
+        print(f" ({time.perf_counter() - start:.1f} s)", file=sys.stderr)
+    truth = [LABELS[i] for i in rows.y]
+    trials = {}
+    with _one_thread():
+        for l2 in L2_CHOICES:
+            trials[l2] = per_act(truth, cross_validate(rows, l2))
+            if progress:
+                print(f"l2 {l2:<6} cross-validated accuracy {trials[l2]['all']:.3f}", file=sys.stderr)
+    best = max(L2_CHOICES, key=lambda l2: (trials[l2]["all"], l2))  # ties: the stronger penalty
+    figures = {
+        "train_file": str(path),
+        "turns": len(truth),
+        "l2": best,
+        "rule": per_act(truth, rows.rule),
+        "model_cross_validated": trials[best],
+        "seconds": 0.0,
+    }
+    with _one_thread():
+        model = fit(rows.x, rows.y, classes=LABELS, l2=best, embedder=engine.embedder.id, train_hash=file_hash(path))
+    figures["model_in_sample"] = per_act(truth, pipeline(model, rows.x))
+    figures["model_unguarded_in_sample"] = per_act(truth, pipeline(model, rows.x, guarded=False))
+    figures["seconds"] = round(time.perf_counter() - start, 1)
+    return ActModel(**{**model.__dict__, "figures": json.dumps(figures, ensure_ascii=False)}), figures
+
+
+def evaluate(engine, model: ActModel | None, path: Path) -> dict:
+    """Rule vs model act accuracy (per act) on a labelled file, read through the engine."""
+    rows = rows_of(engine, read_labelled(path))
+    truth = [LABELS[i] for i in rows.y]
+    out = {"file": str(path), "rule": per_act(truth, rows.rule)}
+    if model is not None:
+        out["model"] = per_act(truth, pipeline(model, rows.x))
+        out["model_unguarded"] = per_act(truth, pipeline(model, rows.x, guarded=False))
+    return out
+
+
+__all__ = [
+    "FAMILY",
+    "FEATURE_NAMES",
+    "LABELS",
+    "ActModel",
+    "acts_path",
+    "evaluate",
+    "fit",
+    "load_for",
+    "plan_act",
+    "train",
+    "turn_features",
+]
