@@ -64,6 +64,7 @@ PRECEDENT_K_GRID = (5, 10)
 PRECEDENT_TEMPERATURE_GRID = (0.02, 0.05)
 LEARNED_GRID = (0.0, 0.5, 1.0, 2.0, 4.0)
 FOLDS = 5
+FIT_WORKERS = 2  # adapters fitted at once (one core each)
 # A batch's near-domain rate counts in the thresholds' batch average only from this many near questions on: below
 # it one question moves the batch's rate by more than the policy's whole margin.
 MIN_BATCH_NEAR = 10
@@ -242,12 +243,16 @@ def learned_without_batch(
     Returns the rows and the adapter of each batch (the conversations' later turns are replayed with it)."""
     vectors, answers = questions_of(engine, rows)
     batches = np.array([r.batch for r in rows])
-    adapters: dict[str, Adapter] = {}
-    for batch in sorted(set(batches)):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def without(batch: str) -> Adapter | None:
         others = np.flatnonzero(batches != batch)
-        if not len(others):
-            continue
-        adapters[batch] = fit(engine, vectors[others], [answers[i] for i in others])
+        return fit(engine, vectors[others], [answers[i] for i in others]) if len(others) else None
+
+    # Each fit trains on one core (torch releases the GIL): two at a time on a two-core host.
+    with ThreadPoolExecutor(max_workers=FIT_WORKERS) as pool:
+        fitted = dict(zip(sorted(set(batches)), pool.map(without, sorted(set(batches)))))
+    adapters: dict[str, Adapter] = {batch: a for batch, a in fitted.items() if a is not None}
     return [replace(r, evidence=engine.with_learned(r.evidence, adapters.get(r.batch))) for r in rows], adapters
 
 
@@ -857,6 +862,13 @@ def _calibrate(
         timings[name] = round(now - clock, 1)
         clock = now
 
+    stored = _load_vectors(engine)
+    engine.remember(stored)
+    texts = [engine.read(c.query).search_text for c in cases]
+    texts += [engine.read(t["query"]).search_text for c in conversations for t in c["turns"]]
+    progress.stage("embedding the labelled messages", more=len(texts))
+    progress(len(texts) - engine.prefetch(texts, progress=progress))  # the ones remembered from an earlier fit
+    lap("embed")
     progress.stage("reading the labelled questions")
     rows = collect(engine, cases, groups, progress)
     if conversations:
@@ -979,7 +991,47 @@ def _calibrate(
         if tune and adapter is not None:
             adapter.save(adapter_path(path))
         result.save(path)
+    _save_vectors(engine, stored)
     return result
+
+
+def vectors_path(engine: Engine) -> Path:
+    """Where the labelled messages' query vectors are kept between fits: the user's cache, not the repository
+    (``$XDG_CACHE_HOME/gpu-troubleshooter/<embedder>.queries.npz``)."""
+    import os
+
+    from bot.engine.calibration import slug
+
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gpu-troubleshooter"
+    return root / f"{slug(engine.embedder.id)}.queries.npz"
+
+
+def _load_vectors(engine: Engine) -> dict[bytes, np.ndarray]:
+    """The query vectors an earlier fit stored (none when missing, unreadable or of another dimension)."""
+    path = vectors_path(engine)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            keys, vectors = data["keys"], data["vectors"].astype(np.float32)
+    except (OSError, KeyError, ValueError):
+        return {}
+    if vectors.ndim != 2 or vectors.shape[1] != engine.embedder.dim or len(keys) != len(vectors):
+        return {}
+    return {bytes.fromhex(str(k)): v for k, v in zip(keys, vectors)}
+
+
+def _save_vectors(engine: Engine, before: dict[bytes, np.ndarray]) -> None:
+    """Every query vector this fit used, for the next fit (a cache: failing to write it only costs time)."""
+    vectors = engine.remembered()
+    if not vectors or vectors.keys() == before.keys():
+        return
+    path = vectors_path(engine)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez(tmp, keys=np.array([k.hex() for k in vectors]), vectors=np.stack(list(vectors.values())))
+        tmp.replace(path)
+    except OSError:
+        pass
 
 
 def format_figures(cal: Calibration) -> str:

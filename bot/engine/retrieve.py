@@ -33,7 +33,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Protocol
@@ -847,6 +847,37 @@ class Engine:
         if not len(same_language):
             same_language = background
         return scores.best_by_language[match_is_zh] - float((same_language @ scores.query_vector).max())
+
+    def prefetch(self, texts: Iterable[str], *, batch: int = 32, progress: Callable[[int], None] | None = None) -> int:
+        """Embed the search texts not yet remembered, ``batch`` at a time, and remember them (calibration reads
+        thousands of labelled messages: one call per message costs several times as much). Returns how many were
+        embedded."""
+        missing: dict[bytes, str] = {}
+        with self._cache_lock:
+            for text in texts:
+                key = query_key(text)
+                if key not in self._query_cache:
+                    missing[key] = text
+        items = list(missing.items())
+        for start in range(0, len(items), batch):
+            chunk = items[start : start + batch]
+            vectors = self.embedder.embed([text for _, text in chunk], role="query")
+            self.remember({key: vector for (key, _), vector in zip(chunk, vectors)})
+            if progress is not None:
+                progress(len(chunk))
+        return len(items)
+
+    def remember(self, vectors: dict[bytes, np.ndarray]) -> None:
+        """Query vectors by :func:`query_key` (a calibration's stored ones), most recent last."""
+        with self._cache_lock:
+            for key, vector in vectors.items():
+                self._query_cache[key] = np.asarray(vector, dtype=np.float32)
+            while len(self._query_cache) > self.query_cache_size:
+                self._query_cache.popitem(last=False)
+
+    def remembered(self) -> dict[bytes, np.ndarray]:
+        with self._cache_lock:
+            return dict(self._query_cache)
 
     def _embed_query(self, search_text: str) -> np.ndarray:
         """Query vector, remembered for repeated questions (clicked examples, suggestions, retries).
