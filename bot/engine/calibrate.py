@@ -851,6 +851,7 @@ def _calibrate(
     sources_hash = sources_fingerprint(engine.index.manifest.get("sources", {}))
     # The evidence is computed without the stored precedents (they include these very questions) and without the
     # stored adapter (it learned from them); each fold, thread and batch gets its own below.
+    serving = engine.calibration
     engine.calibration = replace(engine.calibration, precedents=None)
     serving_adapter, engine.adapter = engine.adapter, None
     timings: dict[str, float] = {}
@@ -863,7 +864,9 @@ def _calibrate(
         clock = now
 
     stored = _load_vectors(engine)
-    engine.remember(stored)
+    firsts_text = [engine.read(c.query).search_text for c in cases]
+    firsts_text += [engine.read(c["turns"][0]["query"]).search_text for c in conversations if c["turns"]]
+    engine.remember({**_precedent_vectors(serving, fitted_on, firsts_text), **stored})
     texts = [engine.read(c.query).search_text for c in cases]
     texts += [engine.read(t["query"]).search_text for c in conversations for t in c["turns"]]
     progress.stage("embedding the labelled messages", more=len(texts))
@@ -993,6 +996,28 @@ def _calibrate(
         result.save(path)
     _save_vectors(engine, stored)
     return result
+
+
+def _precedent_vectors(cal: Calibration, fitted_on: dict, texts: list[str]) -> dict[bytes, np.ndarray]:
+    """The first questions' vectors the stored precedents already hold, by search text — only when they were
+    fitted on exactly these files (same names, same bytes, so the same questions in the same order).
+
+    >>> p = Precedents(np.eye(2, dtype=np.float32), ((), ()))
+    >>> cal = replace(Calibration.default(), precedents=p, fitted_on={"a.jsonl": {"cases": 2, "sha256": "x"}})
+    >>> len(_precedent_vectors(cal, {"a.jsonl": {"cases": 2, "sha256": "x"}}, ["q1", "q2"]))
+    2
+    >>> _precedent_vectors(cal, {"a.jsonl": {"cases": 2, "sha256": "y"}}, ["q1", "q2"])
+    {}
+    """
+    from bot.engine.retrieve import query_key
+
+    if cal.precedents is None or cal.fitted_on != fitted_on or len(cal.precedents) != len(texts):
+        return {}
+    return {
+        query_key(text): vector
+        for text, vector in zip(texts, cal.precedents.vectors)
+        if float(np.linalg.norm(vector)) > 0.5  # a message with no words was stored as zeros
+    }
 
 
 def vectors_path(engine: Engine) -> Path:
