@@ -591,6 +591,8 @@ def fit_unseen(
     precedents: Precedents | None,
     policy: dict,
     progress: Callable[[int], None] | None = None,
+    *,
+    lazy: bool = False,
 ) -> tuple[dict | None, dict]:
     """The first-turn model for documents nobody labelled, fitted leave-one-document-out.
 
@@ -617,7 +619,8 @@ def fit_unseen(
             never_answered = np.array([document not in a for a in answers_of], dtype=bool)
             for i in np.flatnonzero(doc == document):
                 r = rows[i]
-                evidence = engine.evidence(r.evidence.text) if r.evidence.own is not None else r.evidence
+                computed = r.evidence.own is not None or (lazy and not r.evidence.empty)
+                evidence = engine.evidence(r.evidence.text) if computed else r.evidence
                 if precedents is not None:
                     evidence = engine.with_precedents(
                         evidence, precedents, never_answered & _may_vote(groups, batches, r.group, r.batch)
@@ -833,6 +836,12 @@ class _Progress:
         if self.bar is not None:
             self.bar.close()
 
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def _calibrate(
     engine: Engine,
@@ -1018,6 +1027,42 @@ def _precedent_vectors(cal: Calibration, fitted_on: dict, texts: list[str]) -> d
         for text, vector in zip(texts, cal.precedents.vectors)
         if float(np.linalg.norm(vector)) > 0.5  # a message with no words was stored as zeros
     }
+
+
+def add_unseen(
+    engine: Engine, paths: list[Path], *, max_near_confident: float = 0.08, max_inscope_none: float = 0.02
+) -> Calibration:
+    """The engine's calibration with only its model for documents nobody labelled refitted (:func:`fit_unseen`),
+    with its ranking weights and precedents as fitted, and stored: what ``tune`` adds, without refitting the rest
+    (a calibration fitted before this model existed, on the same files)."""
+    cases, groups, conversations, fitted_on = read_labelled(paths)
+    serving = engine.calibration
+    if not serving.calibrated or serving.fitted_on != fitted_on:
+        raise ValueError(f"{paths}: the stored calibration was fitted on other files. Run: python -m bot tune")
+    texts = [engine.read(c.query).search_text for c in cases]
+    firsts = [c["turns"][0]["query"] for c in conversations if c["turns"]]
+    texts += [engine.read(q).search_text for q in firsts]
+    cache_size, engine.query_cache_size = engine.query_cache_size, max(engine.query_cache_size, 4 * len(texts))
+    try:
+        engine.remember(_precedent_vectors(serving, fitted_on, texts))
+        queries = [c.query for c in cases] + firsts
+        labels = [(c.expect, g, c.kind, g.rpartition("@")[2]) for c, g in zip(cases, groups)]
+        labels += [(tuple(c["turns"][0].get("expect") or ()), c["group"], c.get("kind", ""), c.get("batch", ""))
+                   for c in conversations if c["turns"]]  # fmt: skip
+        # Evidence without scores: fit_unseen computes each row's with its document hidden (``lazy``).
+        rows = [
+            Row(expect, group, Evidence(text=engine.read(q).text, language=""), kind, batch=batch)
+            for q, (expect, group, kind, batch) in zip(queries, labels)
+        ]
+        policy = {"max_near_confident": max_near_confident, "max_inscope_none": max_inscope_none}
+        with _Progress(len(rows), True) as progress:
+            unseen, figures = fit_unseen(engine, rows, serving.weights, serving.precedents, policy, progress, lazy=True)
+    finally:
+        engine.query_cache_size = cache_size
+    result = replace(serving, unseen=unseen, figures={**serving.figures, "unseen_documents": figures})
+    result.save(calibration_path(engine.settings.index_dir, engine.embedder.id))
+    engine.calibration = result
+    return result
 
 
 def vectors_path(engine: Engine) -> Path:

@@ -416,7 +416,7 @@ def load_for(index_dir: Path, embedder_id: str, sources_hash: str = "") -> Calib
     if sources_hash and model.sources_hash and model.sources_hash != sources_hash:
         log.warning(
             "%s was fitted on other documents than the index in %s (sources hash %s…, index %s…); "
-            "using its fit for documents nobody labelled (%s). Run: python -m bot tune",
+            "using its fit for documents nobody labelled (%s). Run: python -m bot calibrate",
             path,
             index_dir,
             model.sources_hash[:12],

@@ -234,7 +234,7 @@ class Engine:
         # Documents treated as never labelled and never curated (calibration's leave-one-document-out): their
         # curated phrasings are ignored and they count as unknown to the per-section evidence (:meth:`known`).
         self.hidden: frozenset[str] = frozenset()
-        self._known: tuple[tuple[int, frozenset[str]], np.ndarray] | None = None
+        self._known: dict[tuple[int, frozenset[str]], tuple[Precedents | None, np.ndarray]] = {}
 
     @classmethod
     def open(
@@ -303,15 +303,17 @@ class Engine:
         """Sections that answer something on their own: FAQ entries, prose — not a bare code step."""
         return np.array([f.answers for f in self.facts], dtype=bool)
 
-    def known(self) -> np.ndarray:
-        """Per section: whether its document has per-section evidence — labelled precedents (which also taught the
-        adapter) or curated phrasings in ``seeds/meta`` — and is not :attr:`hidden`. A section of a document nobody
-        labelled or curated is ranked by the shared rule alone, and the others' evidence never pulls a question
-        away from it (:func:`gate`)."""
-        precedents = self.calibration.precedents
+    def known(self, precedents: Precedents | None | str = "serving") -> np.ndarray:
+        """Per section: whether its document has per-section evidence — labelled ``precedents`` (default: the
+        calibration's; they also taught the adapter) or curated phrasings in ``seeds/meta`` — and is not
+        :attr:`hidden`. A section of a document nobody labelled or curated is ranked by the shared rule alone, and
+        the others' evidence never pulls a question away from it (:func:`gate`)."""
+        if isinstance(precedents, str):
+            precedents = self.calibration.precedents
         stamp = (id(precedents), self.hidden)
-        if self._known is not None and self._known[0] == stamp:
-            return self._known[1]
+        cached = self._known.get(stamp)
+        if cached is not None and cached[0] is precedents:
+            return cached[1]
         sources = {
             self.sections[self._by_key[key]].source
             for answers in (precedents.answers if precedents is not None else ())
@@ -320,7 +322,9 @@ class Engine:
         }
         sources |= {self.sections[self._by_key[key]].source for key in self.index.meta if key in self._by_key}
         mask = np.array([s.source in sources and s.source not in self.hidden for s in self.sections], dtype=bool)
-        self._known = (stamp, mask)
+        while len(self._known) >= 64:  # calibration tries a few dozen precedent sets; each kept alive here
+            self._known.pop(next(iter(self._known)))
+        self._known[stamp] = (precedents, mask)
         return mask
 
     def frameworks(self, subjects: Iterable[str]) -> frozenset[str]:
@@ -526,7 +530,9 @@ class Engine:
                 return evidence  # nothing to take away: no copy on every follow-up
             return replace(evidence, precedent=None, precedent_lean=0.0)
         vote = precedents.vote(evidence.own.query_vector, self._by_key, among)
-        return replace(evidence, precedent=vote.sections, precedent_lean=vote.lean)
+        # The documents these precedents answered are the labelled ones (the evidence's may be another set's).
+        known = self.known(precedents) if evidence.known is not None else None
+        return replace(evidence, precedent=vote.sections, precedent_lean=vote.lean, known=known)
 
     def ask(
         self,
