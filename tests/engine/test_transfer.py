@@ -144,9 +144,12 @@ def _cases(path: Path) -> Path:
     return path
 
 
-def test_calibrate_fits_and_stores_the_model_for_unseen_documents_with_its_held_out_figures(tmp_path):
+def test_calibrate_fits_and_stores_the_model_for_unseen_documents_with_its_held_out_figures(tmp_path, capsys):
     engine = _engine(tmp_path / "kb", curated=False)
-    cal = calibrate(engine, [_cases(tmp_path / "labelled.jsonl")])
+    cal = calibrate(engine, [_cases(tmp_path / "labelled.jsonl")], progress=True)
+    bar = capsys.readouterr().err
+    assert "tune: documents held out" in bar and "100%" in bar  # `bot tune` shows where it is
+    assert set(cal.figures["seconds"]) >= {"embed", "read", "cross_validate", "documents_held_out"}
     unseen = cal.figures["unseen_documents"]
     assert unseen["documents"] == 2 and unseen["n_in_scope"] == 32 and unseen["n_out_of_scope"] == 16
     assert 0.0 <= unseen["out_of_scope_confident"] <= 1.0 and 0.0 <= unseen["in_scope_confident_wrong"] <= 1.0
