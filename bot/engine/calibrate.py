@@ -550,10 +550,13 @@ def _unseen_thresholds(
     max_near_confident: float,
     max_inscope_none: float,
     max_wrong_confident: float = MAX_UNSEEN_WRONG,
+    far: np.ndarray | None = None,
 ) -> tuple[float, float]:
     """Answer threshold for documents nobody labelled: the lowest that keeps near-domain questions answered
     confidently within policy (pooled and on the average held-out document) and in-scope questions answered
-    confidently with the wrong section within ``max_wrong_confident``; none: as :func:`_thresholds`.
+    confidently with the wrong section within ``max_wrong_confident``; none: the highest that shows at most
+    ``max_inscope_none`` of the answerable questions as "none" among those ``far`` from everything (margin <= 0 or
+    no known word: the other condition of "none"; default all).
 
     >>> p = np.array([0.9, 0.8, 0.7, 0.6, 0.2, 0.1]); y = np.array([1, 1, 1, 0, 0, 0])
     >>> right = np.array([True, False, True, False, False, False]); z = np.zeros(6, bool); d = np.array(["a"] * 6)
@@ -578,9 +581,10 @@ def _unseen_thresholds(
         ):
             answer = float(t)
             break
-    inscope = np.sort(p[y == 1])
-    allowed = int(np.floor(max_inscope_none * len(inscope)))
-    none = float(inscope[allowed]) if len(inscope) > allowed else 0.0
+    # "none" needs nothing close as well (Calibration.tier): only such answerable questions can be lost to it.
+    lost = np.sort(p[(y == 1) & (far if far is not None else True)])
+    allowed = int(np.floor(max_inscope_none * int((y == 1).sum())))
+    none = float(lost[allowed]) if len(lost) > allowed else 1.0
     return answer, min(none, answer)
 
 
@@ -650,7 +654,8 @@ def fit_unseen(
         test, train = doc == document, doc != document
         answer, _ = _unseen_thresholds(p_cv[train], y[train], right[train], hard[train], doc[train], **policy)
         confident[test] = (p_cv[test] >= answer) & ~hard[test]
-    answer, none = _unseen_thresholds(p_cv, y, right, hard, doc, **policy)
+    far = (x[:, FEATURES.index("margin")] <= 0) | (x[:, FEATURES.index("coverage")] <= 0)
+    answer, none = _unseen_thresholds(p_cv, y, right, hard, doc, **policy, far=far)
     mean, scale, model = _fit(x, target)
     inscope, near = y == 1, y == 0
     figures = {
