@@ -267,6 +267,7 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
         max_inscope_none=args.max_inscope_none,
         max_follow_wrong=args.max_follow_wrong,
         tune=getattr(args, "tune", False),
+        progress=True,  # a bar on stderr: the fit reads every labelled question and replays every conversation
     )
     from bot.engine.calibration import calibration_path
 

@@ -65,9 +65,13 @@ PRECEDENT_K_GRID = (5, 10)
 PRECEDENT_TEMPERATURE_GRID = (0.02, 0.05)
 LEARNED_GRID = (0.0, 0.5, 1.0, 2.0, 4.0)
 FOLDS = 5
+FIT_WORKERS = 2  # adapters fitted at once (one core each)
 # A batch's near-domain rate counts in the thresholds' batch average only from this many near questions on: below
 # it one question moves the batch's rate by more than the policy's whole margin.
 MIN_BATCH_NEAR = 10
+# Documents nobody labelled: at most this share of their answerable questions answered confidently with the wrong
+# section (the thresholds of :func:`fit_unseen`; a wrong confident answer costs more than a tentative right one).
+MAX_UNSEEN_WRONG = 0.03
 
 
 @dataclass
@@ -127,11 +131,14 @@ def read_labelled(paths: list[Path]) -> tuple[list[Labelled], list[str], list[di
     return cases, groups, conversations, fitted_on
 
 
-def collect(engine: Engine, cases: list[Labelled], groups: list[str]) -> list[Row]:
+def collect(engine: Engine, cases: list[Labelled], groups: list[str], progress: Callable | None = None) -> list[Row]:
     """First-turn evidence for every labelled question."""
-    return [
-        Row(c.expect, g, engine.evidence(c.query), c.kind, batch=g.rpartition("@")[2]) for c, g in zip(cases, groups)
-    ]
+    rows = []
+    for c, g in zip(cases, groups):
+        rows.append(Row(c.expect, g, engine.evidence(c.query), c.kind, batch=g.rpartition("@")[2]))
+        if progress is not None:
+            progress(1)
+    return rows
 
 
 def collect_turns(
@@ -139,6 +146,7 @@ def collect_turns(
     conversations: list[dict],
     precedents_without: Callable[[str, str], Precedents | None] | None = None,
     adapter_without: Callable[[str], Adapter | None] | None = None,
+    progress: Callable | None = None,
 ) -> tuple[list[Row], list[Row]]:
     """(first turns, later turns) of every conversation, each turn's evidence in the case the
     earlier turns left, replayed with the engine as it serves (its current calibration).
@@ -156,6 +164,8 @@ def collect_turns(
             if adapter_without is not None:
                 engine.adapter = adapter_without(conversation.get("batch", ""))
             _replay(engine, conversation, firsts, later)
+            if progress is not None:
+                progress(len(conversation["turns"]))
     finally:
         engine.calibration, engine.adapter = serving, serving_adapter
     return firsts, later
@@ -235,12 +245,16 @@ def learned_without_batch(
     Returns the rows and the adapter of each batch (the conversations' later turns are replayed with it)."""
     vectors, answers = questions_of(engine, rows)
     batches = np.array([r.batch for r in rows])
-    adapters: dict[str, Adapter] = {}
-    for batch in sorted(set(batches)):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def without(batch: str) -> Adapter | None:
         others = np.flatnonzero(batches != batch)
-        if not len(others):
-            continue
-        adapters[batch] = fit(engine, vectors[others], [answers[i] for i in others])
+        return fit(engine, vectors[others], [answers[i] for i in others]) if len(others) else None
+
+    # Each fit trains on one core (torch releases the GIL): two at a time on a two-core host.
+    with ThreadPoolExecutor(max_workers=FIT_WORKERS) as pool:
+        fitted = dict(zip(sorted(set(batches)), pool.map(without, sorted(set(batches)))))
+    adapters: dict[str, Adapter] = {batch: a for batch, a in fitted.items() if a is not None}
     return [replace(r, evidence=engine.with_learned(r.evidence, adapters.get(r.batch))) for r in rows], adapters
 
 
@@ -515,6 +529,158 @@ def cross_validate(engine: Engine, rows: list[Row], policy: dict, precedents: Pr
     }
 
 
+def document_of(engine: Engine, row: Row, documents: list[str]) -> str:
+    """The document a labelled question is held out with: the first one that answers it; a near-domain question
+    (or one whose answer is gone) goes with a document chosen by its thread, so every fold has some.
+
+    >>> class E: sections = []
+    >>> document_of(E(), Row((), "t1", None), ["a.md", "b.md"]) in ("a.md", "b.md")
+    True
+    """
+    for n in range(len(engine.sections)):
+        if row.expect and _matches(engine, n, row.expect):
+            return engine.sections[n].source
+    return documents[int(hashlib.sha1(row.group.encode()).hexdigest(), 16) % len(documents)]
+
+
+def _unseen_thresholds(
+    p: np.ndarray,
+    y: np.ndarray,
+    right: np.ndarray,
+    hard: np.ndarray,
+    documents: np.ndarray,
+    max_near_confident: float,
+    max_inscope_none: float,
+    max_wrong_confident: float = MAX_UNSEEN_WRONG,
+    far: np.ndarray | None = None,
+) -> tuple[float, float]:
+    """Answer threshold for documents nobody labelled: the lowest that keeps near-domain questions answered
+    confidently within policy (pooled and on the average held-out document) and in-scope questions answered
+    confidently with the wrong section within ``max_wrong_confident``; none: the highest that shows at most
+    ``max_inscope_none`` of the answerable questions as "none" among those ``far`` from everything (margin <= 0 or
+    no known word: the other condition of "none"; default all).
+
+    >>> p = np.array([0.9, 0.8, 0.7, 0.6, 0.2, 0.1]); y = np.array([1, 1, 1, 0, 0, 0])
+    >>> right = np.array([True, False, True, False, False, False]); z = np.zeros(6, bool); d = np.array(["a"] * 6)
+    >>> _unseen_thresholds(p, y, right, z, d, 0.34, 0.0, 0.34)[0], _unseen_thresholds(p, y, right, z, d, 0.34, 0.0, 0.0)[0]
+    (0.6, 0.9)
+    """
+    near = (y == 0) & ~hard
+    wrong = (y == 1) & ~right & ~hard
+    groups = [documents == d for d in np.unique(documents)]
+    groups = [g for g in groups if ((y == 0) & g).sum() >= MIN_BATCH_NEAR]
+
+    def near_share(t: float, among: np.ndarray) -> float:
+        return (near & among & (p >= t)).sum() / max(int(((y == 0) & among).sum()), 1)
+
+    every = np.ones(len(p), dtype=bool)
+    answer = 1.0
+    for t in np.unique(np.concatenate([p, [0.0, 1.0]])):
+        if (
+            near_share(t, every) <= max_near_confident
+            and (not groups or np.mean([near_share(t, g) for g in groups]) <= max_near_confident)
+            and (wrong & (p >= t)).sum() / max(int((y == 1).sum()), 1) <= max_wrong_confident
+        ):
+            answer = float(t)
+            break
+    # "none" needs nothing close as well (Calibration.tier): only such answerable questions can be lost to it.
+    lost = np.sort(p[(y == 1) & (far if far is not None else True)])
+    allowed = int(np.floor(max_inscope_none * int((y == 1).sum())))
+    none = float(lost[allowed]) if len(lost) > allowed else 1.0
+    return answer, min(none, answer)
+
+
+def fit_unseen(
+    engine: Engine,
+    rows: list[Row],
+    weights: Weights,
+    precedents: Precedents | None,
+    policy: dict,
+    progress: Callable[[int], None] | None = None,
+    *,
+    lazy: bool = False,
+) -> tuple[dict | None, dict]:
+    """The first-turn model for documents nobody labelled, fitted leave-one-document-out.
+
+    Each document's questions (and a share of the near-domain ones) are scored with that document *hidden*
+    (:attr:`Engine.hidden`: its curated phrasings ignored, its sections ranked by the shared rule,
+    :func:`bot.engine.retrieve.gate`) and with precedents that never answered it (nor share the question's thread or
+    batch), without the adapter (it learned today's sections). The model's target is "the first section answers it"
+    (a wrong section from an unlabelled document is the failure to avoid); thresholds by the near-domain policy and
+    at most :data:`MAX_UNSEEN_WRONG` confident wrong, on probabilities each from a model fitted without that
+    document. Returns the stored model (None: fewer than two documents) and its held-out figures."""
+    documents = sorted({s.source for s in engine.sections})
+    if len(documents) < 2 or not rows:
+        return None, {}
+    doc = np.array([document_of(engine, r, documents) for r in rows])
+    answers_of = [
+        {engine.sections[n].source for n in range(len(engine.sections)) if _matches(engine, n, r.expect)} for r in rows
+    ]
+    groups = np.array([r.group for r in rows])
+    batches = np.array([r.batch for r in rows])
+    held: list[Row | None] = [None] * len(rows)
+    try:
+        for document in documents:
+            engine.hidden = frozenset({document})
+            never_answered = np.array([document not in a for a in answers_of], dtype=bool)
+            for i in np.flatnonzero(doc == document):
+                r = rows[i]
+                computed = r.evidence.own is not None or (lazy and not r.evidence.empty)
+                evidence = engine.evidence(r.evidence.text) if computed else r.evidence
+                if precedents is not None:
+                    evidence = engine.with_precedents(
+                        evidence, precedents, never_answered & _may_vote(groups, batches, r.group, r.batch)
+                    )
+                held[i] = replace(r, evidence=evidence)
+                if progress is not None:
+                    progress(1)
+    finally:
+        engine.hidden = frozenset()
+    feats = [first_features(engine, r, weights) for r in held]
+    x = np.array([f[0] for f in feats])
+    x[:, FEATURES.index("learned_top")] = 0.0  # served without the adapter
+    hard = np.array([f[2] for f in feats])
+    right = np.array([f[3] for f in feats])
+    y = np.array([1 if r.in_scope else 0 for r in rows])
+    target = (right & (y == 1)).astype(int)
+    if len(set(target)) < 2:
+        return None, {}
+    p_cv = np.zeros(len(rows))
+    for document in documents:
+        test, train = doc == document, doc != document
+        if test.any() and len(set(target[train])) == 2:
+            p_cv[test] = _predict(_fit(x[train], target[train]), x[test])
+    # Figures: each document's tiers from thresholds chosen on the other documents' held-out probabilities.
+    confident = np.zeros(len(rows), dtype=bool)
+    for document in documents:
+        test, train = doc == document, doc != document
+        answer, _ = _unseen_thresholds(p_cv[train], y[train], right[train], hard[train], doc[train], **policy)
+        confident[test] = (p_cv[test] >= answer) & ~hard[test]
+    far = (x[:, FEATURES.index("margin")] <= 0) | (x[:, FEATURES.index("coverage")] <= 0)
+    answer, none = _unseen_thresholds(p_cv, y, right, hard, doc, **policy, far=far)
+    mean, scale, model = _fit(x, target)
+    inscope, near = y == 1, y == 0
+    figures = {
+        "documents": len(documents),
+        "n_in_scope": int(inscope.sum()),
+        "n_out_of_scope": int(near.sum()),
+        "in_scope_hit@1": _share(right, inscope),
+        "in_scope_confident_right": _share(confident & right, inscope),
+        "in_scope_confident_wrong": _share(confident & ~right, inscope),
+        "out_of_scope_confident": _share(confident, near),
+        "ece": round(_ece(p_cv, target), 4),
+    }
+    stored = {
+        "mean": [float(v) for v in mean],
+        "scale": [float(v) for v in scale],
+        "coef": [float(v) for v in model.coef_[0]],
+        "intercept": float(model.intercept_[0]),
+        "answer_threshold": answer,
+        "none_threshold": none,
+    }
+    return stored, figures
+
+
 def cross_validate_follow(engine: Engine, rows: list[Row], weights: Weights, max_follow_wrong: float) -> dict:
     """Follow-up figures, cross-validated by conversation: per turn hit@1/hit@3 (turns with an
     answer), confident wrong (all turns), [] turns not answered confidently, repeats on retry."""
@@ -619,6 +785,7 @@ def calibrate(
     max_follow_wrong: float = 0.05,
     save: bool = True,
     tune: bool = False,
+    progress: bool = False,
 ) -> Calibration:
     """Fit on every labelled case and conversation, report cross-validated figures, store beside the index.
 
@@ -626,15 +793,107 @@ def calibrate(
     store it beside the calibration; without it the engine's adapter is used as loaded (None: calibrate without).
     Either way each question's learned score while fitting comes from an adapter fitted without its batch."""
     cases, groups, conversations, fitted_on = read_labelled(paths)
+    turns = sum(len(c["turns"]) for c in conversations)
+    # Every labelled question is embedded once: the leave-one-document-out fit reads them again.
+    cache_size, engine.query_cache_size = (
+        engine.query_cache_size,
+        max(engine.query_cache_size, 4 * (len(cases) + turns)),
+    )
+    try:
+        return _calibrate(
+            engine,
+            paths,
+            cases,
+            groups,
+            conversations,
+            fitted_on,
+            max_near_confident,
+            max_inscope_none,
+            max_follow_wrong,
+            save,
+            tune,
+            _Progress(len(cases) + 2 * turns, progress),
+        )
+    finally:
+        engine.query_cache_size = cache_size
+
+
+class _Progress:
+    """One progress bar over the whole fit (tqdm, on stderr), counted in labelled messages read; silent when off."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.bar = None
+        if enabled:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc="tune", unit="msg", dynamic_ncols=True)
+
+    def __call__(self, n: int = 1) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def stage(self, name: str, more: int = 0) -> None:
+        if self.bar is not None:
+            self.bar.set_description(f"tune: {name}")
+            if more:
+                self.bar.total += more
+                self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _calibrate(
+    engine: Engine,
+    paths: list[Path],
+    cases: list[Labelled],
+    groups: list[str],
+    conversations: list[dict],
+    fitted_on: dict,
+    max_near_confident: float,
+    max_inscope_none: float,
+    max_follow_wrong: float,
+    save: bool,
+    tune: bool,
+    progress: _Progress,
+) -> Calibration:
     sources_hash = sources_fingerprint(engine.index.manifest.get("sources", {}))
     # The evidence is computed without the stored precedents (they include these very questions) and without the
     # stored adapter (it learned from them); each fold, thread and batch gets its own below.
+    serving = engine.calibration
     engine.calibration = replace(engine.calibration, precedents=None)
     serving_adapter, engine.adapter = engine.adapter, None
-    rows = collect(engine, cases, groups)
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        timings[name] = round(now - clock, 1)
+        clock = now
+
+    stored = _load_vectors(engine)
+    firsts_text = [engine.read(c.query).search_text for c in cases]
+    firsts_text += [engine.read(c["turns"][0]["query"]).search_text for c in conversations if c["turns"]]
+    engine.remember({**_precedent_vectors(serving, fitted_on, firsts_text), **stored})
+    texts = [engine.read(c.query).search_text for c in cases]
+    texts += [engine.read(t["query"]).search_text for c in conversations for t in c["turns"]]
+    progress.stage("embedding the labelled messages", more=len(texts))
+    progress(len(texts) - engine.prefetch(texts, progress=progress))  # the ones remembered from an earlier fit
+    lap("embed")
+    progress.stage("reading the labelled questions")
+    rows = collect(engine, cases, groups, progress)
     if conversations:
-        firsts, _ = collect_turns(engine, conversations)
+        firsts, _ = collect_turns(engine, conversations, progress=progress)
         rows += firsts
+    lap("read")
     if not any(r.in_scope for r in rows) or all(r.in_scope for r in rows):
         engine.adapter = serving_adapter
         raise ValueError(
@@ -643,6 +902,7 @@ def calibrate(
         )
     adapter, by_batch, tuned = serving_adapter, {}, {}
     if tune:
+        progress.stage("learning the adapter")
         started = time.process_time()
         vectors, answers = questions_of(engine, rows)
         adapter = replace(
@@ -652,15 +912,22 @@ def calibrate(
             fitted_on=fitted_on,
         )
         tuned = {"seconds_cpu": round(time.process_time() - started, 1), "questions": len(rows)}
+    lap("adapter")
     if adapter is not None:
+        progress.stage("adapters without each batch")
         started = time.process_time()
         rows, by_batch = learned_without_batch(engine, rows)
         tuned["batches"] = len(by_batch)
         tuned["leave_one_batch_out_seconds_cpu"] = round(time.process_time() - started, 1)
+    lap("adapters_by_batch")
     policy = {"max_near_confident": max_near_confident, "max_inscope_none": max_inscope_none}
     all_precedents = precedents_of(engine, rows)
+    progress.stage("cross-validating")
     figures = cross_validate(engine, rows, policy, all_precedents) if len({r.group for r in rows}) >= FOLDS else {}
+    lap("cross_validate")
+    progress.stage("choosing the weights")
     weights, precedents = choose_weights(engine, rows, all_precedents)
+    lap("weights")
     feats = [first_features(engine, r, weights) for r in voted(engine, rows, precedents)]
     x = np.array([f[0] for f in feats])
     hard = np.array([f[2] for f in feats])
@@ -696,6 +963,11 @@ def calibrate(
         precedents=precedents,
         learned_weight=weights.learned if adapter is not None else 0.0,
     )
+    progress.stage("documents held out", more=len(rows))
+    unseen, unseen_figures = fit_unseen(engine, rows, weights, precedents, policy, progress)
+    first = replace(first, unseen=unseen)
+    lap("documents_held_out")
+    progress.stage("replaying conversations")
     follow = None
     if conversations:
         # Follow-up turns are replayed with the first-turn model just fitted: the cases they see are the served ones,
@@ -710,9 +982,15 @@ def calibrate(
                 precedents.subset(_may_vote(threads, batches, thread, batch)) if precedents is not None else None
             ),
             (lambda batch: by_batch.get(batch)) if adapter is not None else None,
+            progress=progress,
         )
         figures.update(cross_validate_follow(engine, later, weights, max_follow_wrong))
         follow = fit_follow(engine, later, weights, max_follow_wrong)
+    lap("conversations")
+    progress.close()
+    if unseen_figures:
+        figures["unseen_documents"] = unseen_figures
+    figures["seconds"] = timings
     figures["policy"] = {**policy, "max_follow_wrong": max_follow_wrong}
     figures["weights"] = {
         "lexical": weights.lexical,
@@ -732,7 +1010,112 @@ def calibrate(
         if tune and adapter is not None:
             adapter.save(adapter_path(path))
         result.save(path)
+    _save_vectors(engine, stored)
     return result
+
+
+def _precedent_vectors(cal: Calibration, fitted_on: dict, texts: list[str]) -> dict[bytes, np.ndarray]:
+    """The first questions' vectors the stored precedents already hold, by search text — only when they were
+    fitted on exactly these files (same names, same bytes, so the same questions in the same order).
+
+    >>> p = Precedents(np.eye(2, dtype=np.float32), ((), ()))
+    >>> cal = replace(Calibration.default(), precedents=p, fitted_on={"a.jsonl": {"cases": 2, "sha256": "x"}})
+    >>> len(_precedent_vectors(cal, {"a.jsonl": {"cases": 2, "sha256": "x"}}, ["q1", "q2"]))
+    2
+    >>> _precedent_vectors(cal, {"a.jsonl": {"cases": 2, "sha256": "y"}}, ["q1", "q2"])
+    {}
+    """
+    from bot.engine.retrieve import query_key
+
+    if cal.precedents is None or cal.fitted_on != fitted_on or len(cal.precedents) != len(texts):
+        return {}
+    return {
+        query_key(text): vector
+        for text, vector in zip(texts, cal.precedents.vectors)
+        if float(np.linalg.norm(vector)) > 0.5  # a message with no words was stored as zeros
+    }
+
+
+def add_unseen(
+    engine: Engine, paths: list[Path], *, max_near_confident: float = 0.08, max_inscope_none: float = 0.02
+) -> Calibration:
+    """The engine's calibration with only its model for documents nobody labelled refitted (:func:`fit_unseen`),
+    with its ranking weights and precedents as fitted, and stored: what ``tune`` adds, without refitting the rest
+    (a calibration fitted before this model existed, on the same files)."""
+    cases, groups, conversations, fitted_on = read_labelled(paths)
+    serving = engine.calibration
+    if not serving.calibrated or serving.fitted_on != fitted_on:
+        raise ValueError(f"{paths}: the stored calibration was fitted on other files. Run: python -m bot tune")
+    texts = [engine.read(c.query).search_text for c in cases]
+    firsts = [c["turns"][0]["query"] for c in conversations if c["turns"]]
+    texts += [engine.read(q).search_text for q in firsts]
+    cache_size, engine.query_cache_size = engine.query_cache_size, max(engine.query_cache_size, 4 * len(texts))
+    try:
+        engine.remember(_precedent_vectors(serving, fitted_on, texts))
+        queries = [c.query for c in cases] + firsts
+        labels = [(c.expect, g, c.kind, g.rpartition("@")[2]) for c, g in zip(cases, groups)]
+        labels += [(tuple(c["turns"][0].get("expect") or ()), c["group"], c.get("kind", ""), c.get("batch", ""))
+                   for c in conversations if c["turns"]]  # fmt: skip
+        # Evidence without scores: fit_unseen computes each row's with its document hidden (``lazy``).
+        rows = [
+            Row(expect, group, Evidence(text=engine.read(q).text, language=""), kind, batch=batch)
+            for q, (expect, group, kind, batch) in zip(queries, labels)
+        ]
+        policy = {"max_near_confident": max_near_confident, "max_inscope_none": max_inscope_none}
+        with _Progress(len(rows), True) as progress:
+            unseen, figures = fit_unseen(engine, rows, serving.weights, serving.precedents, policy, progress, lazy=True)
+    finally:
+        engine.query_cache_size = cache_size
+    result = replace(serving, unseen=unseen, figures={**serving.figures, "unseen_documents": figures})
+    result.save(calibration_path(engine.settings.index_dir, engine.embedder.id))
+    engine.calibration = result
+    return result
+
+
+def vectors_path(engine: Engine) -> Path:
+    """Where the labelled messages' query vectors are kept between fits: the user's cache, not the repository
+    (``$XDG_CACHE_HOME/gpu-troubleshooter/<embedder>.queries.npz``)."""
+    import os
+
+    from bot.engine.calibration import slug
+
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gpu-troubleshooter"
+    return root / f"{slug(engine.embedder.id)}.queries.npz"
+
+
+def _worth_keeping(engine: Engine) -> bool:
+    """The test suite's hashing embedder costs nothing to run again: no file in the user's cache for it."""
+    return not engine.embedder.id.startswith("hash:")
+
+
+def _load_vectors(engine: Engine) -> dict[bytes, np.ndarray]:
+    """The query vectors an earlier fit stored (none when missing, unreadable or of another dimension)."""
+    if not _worth_keeping(engine):
+        return {}
+    path = vectors_path(engine)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            keys, vectors = data["keys"], data["vectors"].astype(np.float32)
+    except (OSError, KeyError, ValueError):
+        return {}
+    if vectors.ndim != 2 or vectors.shape[1] != engine.embedder.dim or len(keys) != len(vectors):
+        return {}
+    return {bytes.fromhex(str(k)): v for k, v in zip(keys, vectors)}
+
+
+def _save_vectors(engine: Engine, before: dict[bytes, np.ndarray]) -> None:
+    """Every query vector this fit used, for the next fit (a cache: failing to write it only costs time)."""
+    vectors = engine.remembered()
+    if not _worth_keeping(engine) or not vectors or vectors.keys() == before.keys():
+        return
+    path = vectors_path(engine)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez(tmp, keys=np.array([k.hex() for k in vectors]), vectors=np.stack(list(vectors.values())))
+        tmp.replace(path)
+    except OSError:
+        pass
 
 
 def format_figures(cal: Calibration) -> str:
@@ -776,6 +1159,22 @@ def format_figures(cal: Calibration) -> str:
             "ece",
         ):
             lines.append(f"  {key:<28} {f[key]}")
+    if "unseen_documents" in f:
+        u = f["unseen_documents"]
+        lines.append(
+            f"documents nobody labelled, each of {u['documents']} held out ({u['n_in_scope']} in scope, "
+            f"{u['n_out_of_scope']} out of scope; used when the documents change):"
+        )
+        for key in (
+            "in_scope_hit@1",
+            "in_scope_confident_right",
+            "in_scope_confident_wrong",
+            "out_of_scope_confident",
+            "ece",
+        ):
+            lines.append(f"  {key:<28} {u[key]}")
+    if "seconds" in f:
+        lines.append("seconds: " + ", ".join(f"{k} {v}" for k, v in f["seconds"].items()))
     if "n_turns" in f:
         lines.append(
             f"follow-up turns, cross-validated by conversation ({f['n_turns']} turns, "

@@ -188,6 +188,10 @@ class Calibration:
     precedent_weight: float = 0.0  # + precedent_weight * the precedents' vote, on a new question
     precedents: Precedents | None = None  # labelled real questions (stored beside, PRECEDENTS_SUFFIX)
     learned_weight: float = 0.0  # + learned_weight * z(learned score), when the adapter is loaded (bot.engine.learned)
+    # The first-turn model fitted with whole documents held out (``bot calibrate``'s leave-one-document-out: each
+    # document's questions scored by a model fitted without its labels, precedents and curated phrasings), with its
+    # own thresholds; used instead of this model when the documents differ from the ones it was fitted on.
+    unseen: dict | None = None
 
     @property
     def weights(self) -> Weights:
@@ -271,8 +275,9 @@ class Calibration:
         data = {
             "format": FORMAT,
             "features": list(FEATURES),
-            **{f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("follow", "precedents")},
+            **{f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("follow", "precedents", "unseen")},
             "follow": asdict(self.follow) if self.follow is not None else None,
+            "unseen": self.unseen,
             "precedents": None,
         }
         if self.precedents is not None:
@@ -336,6 +341,7 @@ class Calibration:
                 follow=Logistic.from_dict(data["follow"]) if data.get("follow") else None,
                 precedent_weight=float(data.get("precedent_weight", 0.0)),
                 learned_weight=float(data.get("learned_weight", 0.0)),
+                unseen=_unseen(data.get("unseen")),
                 precedents=Precedents.load(
                     Path(path).parent / Path(str(data["precedents"]["file"])).name,
                     dim=embedder_dimension(str(data["embedder"])),
@@ -360,12 +366,62 @@ class Calibration:
             )
         return model
 
+    def for_unseen_documents(self) -> Calibration:
+        """This calibration as it serves documents it was not fitted on: the model and thresholds fitted with whole
+        documents held out (no adapter: it learned today's sections), the ranking weights and the precedents kept
+        (their vote only reaches the documents they name, :func:`bot.engine.retrieve.gate`). Without that fit (an
+        older file): the conservative default.
+
+        >>> m = replace(Calibration.default(), calibrated=True, unseen={"mean": [0.0] * len(FEATURES),
+        ...     "scale": [1.0] * len(FEATURES), "coef": [0.0] * len(FEATURES), "intercept": 0.0,
+        ...     "answer_threshold": 0.7, "none_threshold": 0.1})
+        >>> u = m.for_unseen_documents()
+        >>> u.answer_threshold, u.calibrated, u.figures["documents_changed"], u.learned_weight
+        (0.7, True, True, 0.0)
+        """
+        if not self.unseen:
+            return replace(Calibration.default(self.embedder), figures={"stale": True})
+        u = self.unseen
+        return replace(
+            self,
+            mean=tuple(u["mean"]),
+            scale=tuple(u["scale"]),
+            coef=tuple(u["coef"]),
+            intercept=float(u["intercept"]),
+            answer_threshold=float(u["answer_threshold"]),
+            none_threshold=float(u["none_threshold"]),
+            learned_weight=0.0,
+            figures={**self.figures, "documents_changed": True},
+        )
+
+
+def _unseen(data: object) -> dict | None:
+    """The held-out-documents model as stored (None: not fitted); raises ValueError on a malformed one."""
+    if not data:
+        return None
+    if not isinstance(data, dict):
+        raise ValueError(f"unseen: expected an object, not {type(data).__name__}")
+    n = len(FEATURES)
+    out = {
+        "mean": [float(x) for x in data["mean"]],
+        "scale": [float(x) for x in data["scale"]],
+        "coef": [float(x) for x in data["coef"]],
+        "intercept": float(data["intercept"]),
+        "answer_threshold": float(data["answer_threshold"]),
+        "none_threshold": float(data["none_threshold"]),
+    }
+    if not (len(out["mean"]) == len(out["scale"]) == len(out["coef"]) == n):
+        raise ValueError(f"unseen: {len(out['coef'])} coefficients, expected {n}")
+    if not (0.0 <= out["none_threshold"] <= out["answer_threshold"] <= 1.0):
+        raise ValueError(f"unseen: thresholds none={out['none_threshold']} answer={out['answer_threshold']}")
+    return out
+
 
 def load_for(index_dir: Path, embedder_id: str, sources_hash: str = "") -> Calibration:
     """The stored calibration for this embedder, or the conservative default when there is none.
 
-    A calibration fitted on another knowledge base (``sources_hash`` differs from the index's)
-    is not trusted: that is logged with the fix and the documented default is used.
+    A calibration fitted on another knowledge base (``sources_hash`` differs from the index's) is used
+    as fitted for documents nobody labelled (:meth:`Calibration.for_unseen_documents`); that is logged with the fix.
     """
     path = calibration_path(index_dir, embedder_id)
     if not path.is_file():
@@ -380,11 +436,12 @@ def load_for(index_dir: Path, embedder_id: str, sources_hash: str = "") -> Calib
     if sources_hash and model.sources_hash and model.sources_hash != sources_hash:
         log.warning(
             "%s was fitted on other documents than the index in %s (sources hash %s…, index %s…); "
-            "using the conservative default. Run: python -m bot calibrate",
+            "using its fit for documents nobody labelled (%s). Run: python -m bot calibrate",
             path,
             index_dir,
             model.sources_hash[:12],
             sources_hash[:12],
+            "whole documents held out" if model.unseen else "none stored: the conservative default",
         )
-        return replace(Calibration.default(embedder_id), figures={"stale": True})
+        return model.for_unseen_documents()
     return model

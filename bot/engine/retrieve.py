@@ -33,7 +33,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Protocol
@@ -204,6 +204,9 @@ class _Scores:
     coverage: float
     best_by_language: dict[bool, float]
     tokens: list[str]
+    # The same scores from each section's own text only (no curated phrasings): the shared rule every section is
+    # ranked by when some documents have per-section evidence and others none (:func:`gate`); None: not needed.
+    plain: _Scores | None = None
 
 
 class Engine:
@@ -235,6 +238,11 @@ class Engine:
         self._query_cache: OrderedDict[bytes, np.ndarray] = OrderedDict()  # query_key(text) -> vector
         self._cache_lock = threading.Lock()
         self._section_tokens: dict[int, frozenset[str]] = {}
+        self.query_cache_size = QUERY_CACHE_SIZE  # calibration raises it: every labelled question embedded once
+        # Documents treated as never labelled and never curated (calibration's leave-one-document-out): their
+        # curated phrasings are ignored and they count as unknown to the per-section evidence (:meth:`known`).
+        self.hidden: frozenset[str] = frozenset()
+        self._known: dict[tuple[int, frozenset[str]], tuple[Precedents | None, np.ndarray]] = {}
 
     @classmethod
     def open(
@@ -310,6 +318,30 @@ class Engine:
             if i is not None and self.main_frameworks[i]:
                 return self.main_frameworks[i]
         return frozenset()
+
+    def known(self, precedents: Precedents | None | str = "serving") -> np.ndarray:
+        """Per section: whether its document has per-section evidence — labelled ``precedents`` (default: the
+        calibration's; they also taught the adapter) or curated phrasings in ``seeds/meta`` — and is not
+        :attr:`hidden`. A section of a document nobody labelled or curated is ranked by the shared rule alone, and
+        the others' evidence never pulls a question away from it (:func:`gate`)."""
+        if isinstance(precedents, str):
+            precedents = self.calibration.precedents
+        stamp = (id(precedents), self.hidden)
+        cached = self._known.get(stamp)
+        if cached is not None and cached[0] is precedents:
+            return cached[1]
+        sources = {
+            self.sections[self._by_key[key]].source
+            for answers in (precedents.answers if precedents is not None else ())
+            for key in answers
+            if key in self._by_key
+        }
+        sources |= {self.sections[self._by_key[key]].source for key in self.index.meta if key in self._by_key}
+        mask = np.array([s.source in sources and s.source not in self.hidden for s in self.sections], dtype=bool)
+        while len(self._known) >= 64:  # calibration tries a few dozen precedent sets; each kept alive here
+            self._known.pop(next(iter(self._known)))
+        self._known[stamp] = (precedents, mask)
+        return mask
 
     def frameworks(self, subjects: Iterable[str]) -> frozenset[str]:
         return frozenset(s for s in subjects if self.lexicon.category(s) == "framework")
@@ -512,6 +544,7 @@ class Engine:
             preferred=preferred,
             not_lead=not_lead,
             subject_share=self.subject_share(plan.problem | plan.setting if plan.move != "new" else plan.named),
+            known=self.known(),
         )
         return self.with_learned(self.with_precedents(found, self.calibration.precedents), self.adapter)
 
@@ -526,7 +559,9 @@ class Engine:
                 return evidence  # nothing to take away: no copy on every follow-up
             return replace(evidence, precedent=None, precedent_lean=0.0)
         vote = precedents.vote(evidence.own.query_vector, self._by_key, among)
-        return replace(evidence, precedent=vote.sections, precedent_lean=vote.lean)
+        # The documents these precedents answered are the labelled ones (the evidence's may be another set's).
+        known = self.known(precedents) if evidence.known is not None else None
+        return replace(evidence, precedent=vote.sections, precedent_lean=vote.lean, known=known)
 
     def ask(
         self,
@@ -643,7 +678,13 @@ class Engine:
         query_vector = self._embed_query(search_text)
         dense, best_by_language = self._dense_scores(query_vector, use_meta)
         lexical, matched, coverage, tokens = self._lexical_scores(search_text, use_meta, tokens)
-        return _Scores(query_vector, dense, lexical, matched, coverage, best_by_language, tokens)
+        plain = None
+        if use_meta and not self.known().all() and self.index.meta:
+            # Some documents have no curated phrasings: the shared rule reads every section's own text only.
+            plain_dense, _ = self._dense_scores(query_vector, use_meta=False)
+            plain_lexical, _, _, _ = self._lexical_scores(search_text, False, tokens)
+            plain = _Scores(query_vector, plain_dense, plain_lexical, matched, coverage, best_by_language, tokens)
+        return _Scores(query_vector, dense, lexical, matched, coverage, best_by_language, tokens, plain)
 
     def subject_share(self, subjects: Iterable[str]) -> np.ndarray:
         row, matrix = self._cover_matrix
@@ -848,6 +889,39 @@ class Engine:
         cut = getattr(self.embedder, "max_chars", 0)
         return bool(cut) and len(search_text) >= max(cut, LEXICAL_CHARS)
 
+    def prefetch(self, texts: Iterable[str], *, batch: int = 32, progress: Callable[[int], None] | None = None) -> int:
+        """Embed the search texts not yet remembered, ``batch`` at a time, and remember them (calibration reads
+        thousands of labelled messages: one call per message costs several times as much). Returns how many were
+        embedded."""
+        missing: dict[bytes, str] = {}
+        cut = getattr(self.embedder, "max_chars", 0)
+        with self._cache_lock:
+            for text in texts:
+                text = text[:cut] if cut else text  # keyed by what the embedder reads, as _embed_query is
+                key = query_key(text)
+                if key not in self._query_cache:
+                    missing[key] = text
+        items = list(missing.items())
+        for start in range(0, len(items), batch):
+            chunk = items[start : start + batch]
+            vectors = self.embedder.embed([text for _, text in chunk], role="query")
+            self.remember({key: vector for (key, _), vector in zip(chunk, vectors)})
+            if progress is not None:
+                progress(len(chunk))
+        return len(items)
+
+    def remember(self, vectors: dict[bytes, np.ndarray]) -> None:
+        """Query vectors by :func:`query_key` (a calibration's stored ones), most recent last."""
+        with self._cache_lock:
+            for key, vector in vectors.items():
+                self._query_cache[key] = np.asarray(vector, dtype=np.float32)
+            while len(self._query_cache) > self.query_cache_size:
+                self._query_cache.popitem(last=False)
+
+    def remembered(self) -> dict[bytes, np.ndarray]:
+        with self._cache_lock:
+            return dict(self._query_cache)
+
     def _embed_query(self, search_text: str) -> np.ndarray:
         """Query vector, remembered for repeated questions (clicked examples, suggestions, retries).
 
@@ -868,7 +942,7 @@ class Engine:
         vector = self.embedder.embed([search_text], role="query")[0]
         with self._cache_lock:
             self._query_cache[key] = vector
-            while len(self._query_cache) > QUERY_CACHE_SIZE:
+            while len(self._query_cache) > self.query_cache_size:
                 self._query_cache.popitem(last=False)
         return vector
 
@@ -884,6 +958,8 @@ class Engine:
         owners = self.index.key_sections
         key_is_zh = self.index.key_is_zh
         is_meta = None if use_meta else self.index.key_is_meta
+        if is_meta is None and self.hidden:  # a held-out document's curated phrasings are not there
+            is_meta = self.index.key_is_meta & self._hidden_sections[owners]
         best_by_language: dict[bool, float] = {}
         for sim, row in zip(sims[0], rows[0]):
             if row < 0 or (is_meta is not None and is_meta[row]):
@@ -917,7 +993,17 @@ class Engine:
         coverage = sum(1 for t in worded if t in vocab) / len(worded) if worded else 0.0
         if not known:
             return np.zeros(len(self.index.sections), dtype=np.float32), [], coverage, tokens
-        return np.asarray(bm25.get_scores(known), dtype=np.float32), known, coverage, tokens
+        scores = np.asarray(bm25.get_scores(known), dtype=np.float32)
+        if use_meta and self.hidden:  # a held-out document's sections scored on their own text
+            hidden = self._hidden_sections
+            plain_known = [t for t in tokens if t in self._plain_bm25.vocab_dict]
+            plain = self._plain_bm25.get_scores(plain_known) if plain_known else np.zeros(len(scores))
+            scores = np.where(hidden, np.asarray(plain, dtype=np.float32), scores)
+        return scores, known, coverage, tokens
+
+    @property
+    def _hidden_sections(self) -> np.ndarray:
+        return np.array([s.source in self.hidden for s in self.sections], dtype=bool)
 
     @cached_property
     def _plain_bm25(self):
@@ -965,6 +1051,7 @@ class Evidence:
     precedent_lean: float = 0.0  # and how much closer it is to an answered precedent than to an unanswered one
     learned: np.ndarray | None = None  # a new question: the adapter's learned score per section (bot.engine.learned)
     learned_none: float = 0.0  # and its score for "the knowledge base does not answer this", on the same scale
+    known: np.ndarray | None = None  # sections with per-section evidence (:meth:`Engine.known`); None: all
 
 
 @dataclass(frozen=True, eq=False)
@@ -1078,6 +1165,19 @@ def rank(
         raise ValueError(f"mode must be 'hybrid', 'dense' or 'bm25', not {mode!r}")
     if evidence.empty or evidence.own is None or not len(evidence.allowed):
         return Ranking(np.zeros(0, dtype=np.float32), ())
+    fused = _combined(evidence, weights, mode, scorers)
+    known = evidence.known
+    if mode == "hybrid" and known is not None and len(known) == len(fused) and not known.all():
+        # Some documents have no labels or curated phrasings: the shared rule (each section's own text, the
+        # question's subjects) ranks them; the others' own evidence adds only where it cannot pull past them.
+        shared = _combined(_shared_only(evidence), weights, mode, scorers)
+        fused = gate(shared, fused, known)
+    masked = np.where(evidence.allowed, fused, -np.inf).astype(np.float32)
+    return _ordered(masked, evidence.allowed, evidence.preferred, k, evidence.not_lead)
+
+
+def _combined(evidence: Evidence, weights: Weights, mode: str, scorers: Sequence[Scorer]) -> np.ndarray:
+    """The scorers summed, and a follow-up's case words joined with them."""
     fused: np.ndarray | None = None
     for scorer in scorers:
         score = scorer(evidence, weights, mode)
@@ -1088,8 +1188,49 @@ def rank(
     if evidence.joined is not None:
         # A follow-up or retry: the case's words joined with the message's, against the message's own.
         fused = evidence.own_weight * fused + _fused(evidence.joined, evidence, weights, mode)
-    masked = np.where(evidence.allowed, fused, -np.inf).astype(np.float32)
-    return _ordered(masked, evidence.allowed, evidence.preferred, k, evidence.not_lead)
+    return fused
+
+
+def _plain(scores: _Scores | None) -> _Scores | None:
+    return scores.plain if scores is not None and scores.plain is not None else scores
+
+
+def _shared_only(evidence: Evidence) -> Evidence:
+    """The evidence every section has alike: its own text's scores, the question's subjects; no precedents, no
+    adapter, no curated phrasings."""
+    return replace(
+        evidence,
+        own=_plain(evidence.own),
+        title=_plain(evidence.title),
+        joined=_plain(evidence.joined),
+        precedent=None,
+        learned=None,
+        known=None,
+    )
+
+
+def gate(shared: np.ndarray, total: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """``total`` where per-section evidence (curated phrasings, precedents, the adapter) exists; a section without it
+    (``known`` false) gets its ``shared`` score plus the largest extra (``total - shared``) of any known section the
+    shared rule puts no higher than it — what a section like it would get — so no known section's own evidence
+    lifts it past an unknown one the shared rule put first, and the unknown ones keep their order.
+
+    >>> gate(np.array([2.0, 1.0, 0.0]), np.array([2.0, 4.0, 0.5]), np.array([False, True, True])).tolist()
+    [5.0, 4.0, 0.5]
+    >>> gate(np.array([2.0, 1.0]), np.array([2.5, 9.0]), np.array([False, False])).tolist()
+    [2.0, 1.0]
+    """
+    if not known.any():
+        return shared.astype(np.float32)
+    extra = total - shared
+    order = np.argsort(shared[known], kind="stable")
+    below = shared[known][order]
+    running = np.maximum.accumulate(extra[known][order])
+    position = np.searchsorted(below, shared[~known], side="right")
+    imputed = np.where(position > 0, running[np.maximum(position - 1, 0)], float(extra[known].min()))
+    out = total.astype(np.float32).copy()
+    out[~known] = shared[~known] + imputed
+    return out
 
 
 def judge(engine: Engine, evidence: Evidence, ranking: Ranking, calibration: Calibration) -> Verdict:

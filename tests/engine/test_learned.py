@@ -164,7 +164,9 @@ def test_the_learned_score_ranks_through_the_scorers_and_feeds_the_judge(engine)
     slow = next(n for n, s in enumerate(engine.sections) if "利用率" in s.heading)
     learned = np.full(len(engine.sections), -1.0, dtype=np.float32)
     learned[slow] = 0.9
-    taught = dataclasses.replace(evidence, learned=learned, learned_none=0.2)
+    # known=None: every section counts as labelled (the adapter learned them); a section of a document nobody
+    # labelled gets no pull from it (tests/engine/test_transfer.py).
+    taught = dataclasses.replace(evidence, learned=learned, learned_none=0.2, known=None)
     assert rank(taught, Weights(0.5, 0.0, 0.0)).order[0] != slow  # the words alone: the memory section
     assert rank(taught, Weights(0.5, 0.0, 0.0, learned=4.0)).order[0] == slow
     assert engine.features(taught, taught.own, slow)["learned_top"] == pytest.approx(0.7)
