@@ -140,8 +140,20 @@ class Logistic:
 
 def _numbers(model: Calibration | Logistic) -> dict[str, object]:
     """Every number of a model that the engine computes with (the figures and file names are only reported)."""
-    skip = {"embedder", "features", "calibrated", "figures", "fitted_on", "sources_hash", "follow", "precedents"}
-    return {f.name: getattr(model, f.name) for f in fields(model) if f.name not in skip}
+    skip = {
+        "embedder",
+        "features",
+        "calibrated",
+        "figures",
+        "fitted_on",
+        "sources_hash",
+        "follow",
+        "precedents",
+        "unseen",
+    }
+    numbers = {f.name: getattr(model, f.name) for f in fields(model) if f.name not in skip}
+    unseen = getattr(model, "unseen", None) or {}  # the held-out-documents model: the engine computes with it too
+    return numbers | {f"unseen.{name}": value for name, value in unseen.items()}
 
 
 def slug(embedder_id: str) -> str:
