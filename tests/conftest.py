@@ -8,7 +8,7 @@
 :func:`pytest_collection_modifyitems` reads each test's fixtures and the code of the test, of its fixtures and of
 the test-suite helpers they call (names in :data:`TIER_NAMES`, strings in :data:`MODEL_STRINGS`); a test marked by
 hand keeps its marks. A test that reaches several runs in the dearest (browser, then server, then model), so each
-tier's command in scripts/test.sh runs every test once. docs/testing.md has the commands and their times.
+tier's command (docs/testing.md, with their times) runs every test once.
 """
 
 from __future__ import annotations
