@@ -6,7 +6,7 @@
 The adversarial paste is the one that made the old library pattern quadratic per line
 (``a-a-a-…``: every ``-`` is a word boundary where ``\\b[\\w-]+\\.dll`` restarted); the benign
 paste has the same size and line lengths, so the ratio between them is the regression signal,
-independent of how fast the machine is. tests/kb/test_signature.py calls :func:`measure`.
+independent of how fast the machine is. `python -m bench.linearity` measures the growth ratios (the tests once did).
 """
 
 from __future__ import annotations

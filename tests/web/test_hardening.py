@@ -317,6 +317,7 @@ def test_symlinked_metadata_is_skipped_and_named(tmp_path):
     assert "meta/faq.toml" not in source_hashes(seeds)
 
 
+@pytest.mark.server  # a 7 MB build (about a minute on 2 shared cores): out of the unit tier, by hand
 def test_whole_file_source_view_of_a_huge_document_is_a_window(tmp_path):
     from bot.answer.source_view import MAX_SECTION_LINES, WHOLE_CONTEXT, render_source
 

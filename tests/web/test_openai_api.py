@@ -389,30 +389,26 @@ def test_a_changed_or_expired_source_link_is_refused_with_a_clear_message(api_on
 
 
 @pytest.mark.browser
-def test_a_browser_without_credentials_opens_a_signed_link_and_reads_why_an_old_one_fails(api_only, shots):
+def test_a_browser_without_credentials_opens_a_signed_link_and_reads_why_an_old_one_fails(api_only, browser, shots):
     # What a person sees: the link from an Open WebUI answer, clicked in a browser that never signed in.
-    from playwright.sync_api import sync_playwright
-
     from bot.web.security import LinkSigner
-    from fixtures.browser import chromium_missing_reason, launch
 
-    if chromium_missing_reason():
-        pytest.skip(chromium_missing_reason())
     completion = client(api_only).chat.completions.create(model=MODEL_ID, messages=[{"role": "user", "content": EN}])
     url = completion.model_extra["citations"][0]["url"]
     old = LinkSigner(TOKEN).sign_url(re.sub(r"&exp=[^&#]+&sig=[^&#]+", "", url), now=time.time() - 3 * 86_400)
-    with sync_playwright() as playwright:
-        browser = launch(playwright)
-        try:
-            page = browser.new_context(viewport={"width": 900, "height": 640}).new_page()
-            response = page.goto(url, wait_until="load")
-            assert response.status == 200
-            page.locator("mark").first.wait_for()  # the matched terms are highlighted in the cited lines
-            assert "libnccl.so" in page.locator("body").inner_text()
-            page.screenshot(path=str(shots / "signed-source-link.png"))
-            response = page.goto(old, wait_until="load")
-            assert response.status == 401
-            assert "has expired" in page.locator("body").inner_text()
-            page.screenshot(path=str(shots / "signed-source-link-expired.png"))
-        finally:
-            browser.close()
+    opened = list(browser.contexts)  # the session's Chromium: close only what this test opens
+    try:
+        page = browser.new_context(viewport={"width": 900, "height": 640}).new_page()
+        response = page.goto(url, wait_until="load")
+        assert response.status == 200
+        page.locator("mark").first.wait_for()  # the matched terms are highlighted in the cited lines
+        assert "libnccl.so" in page.locator("body").inner_text()
+        page.screenshot(path=str(shots / "signed-source-link.png"))
+        response = page.goto(old, wait_until="load")
+        assert response.status == 401
+        assert "has expired" in page.locator("body").inner_text()
+        page.screenshot(path=str(shots / "signed-source-link-expired.png"))
+    finally:
+        for context in browser.contexts:
+            if context not in opened:
+                context.close()

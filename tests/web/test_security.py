@@ -243,33 +243,26 @@ def test_client_disconnect_is_logged_in_one_line(open_app, caplog):
 
 
 @pytest.mark.browser
-def test_browser_opens_the_locked_widget_with_the_token_once_and_chats(locked):
-    from fixtures.browser import chromium_missing_reason, launch
-
-    reason = chromium_missing_reason()
-    if reason:
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch(playwright)
-        try:
-            page = browser.new_context(locale="zh-CN").new_page()
-            refused = page.goto(locked.url + "/widget/", wait_until="load")
-            assert refused.status == 401 and "needs a login" in page.content()
-            page.goto(locked.url + "/widget/?token=" + TOKEN, wait_until="load")
-            assert "token=" not in page.url  # the redirect took it out of the address bar and history
-            page.wait_for_selector("#question textarea", timeout=60_000)
-            page.fill("#question textarea", "显存不足怎么办")
-            page.press("#question textarea", "Enter")
-            # The answer comes through Gradio's queue (join + data stream), which now needs the cookie.
-            page.wait_for_function(
-                "() => [...document.querySelectorAll('[data-testid=bot]')]"
-                ".some(m => m.innerText.includes('batch_size'))",
-                timeout=60_000,
-            )
-        finally:
-            browser.close()
+def test_browser_opens_the_locked_widget_with_the_token_once_and_chats(locked, browser):
+    opened = list(browser.contexts)  # the session's Chromium: close only what this test opens
+    try:
+        page = browser.new_context(locale="zh-CN").new_page()
+        refused = page.goto(locked.url + "/widget/", wait_until="load")
+        assert refused.status == 401 and "needs a login" in page.content()
+        page.goto(locked.url + "/widget/?token=" + TOKEN, wait_until="load")
+        assert "token=" not in page.url  # the redirect took it out of the address bar and history
+        page.wait_for_selector("#question textarea", timeout=60_000)
+        page.fill("#question textarea", "显存不足怎么办")
+        page.press("#question textarea", "Enter")
+        # The answer comes through Gradio's queue (join + data stream), which now needs the cookie.
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('[data-testid=bot]')].some(m => m.innerText.includes('batch_size'))",
+            timeout=60_000,
+        )
+    finally:
+        for context in browser.contexts:
+            if context not in opened:
+                context.close()
 
 
 def test_every_credential_comparison_goes_through_one_function():

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from bot.web.ui import SAMPLE_LOG
-from fixtures.browser import ask, browser, chromium_missing_reason, open_loaded, rendered, seeds_app, shots  # noqa: F401 (browser and shots are fixtures)
+from fixtures.browser import ask, chromium_missing_reason, open_loaded, rendered, seeds_app, shots  # noqa: F401 (fixtures)
 
 _missing = chromium_missing_reason()
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(_missing is not None, reason=_missing or "")]
