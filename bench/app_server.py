@@ -86,7 +86,8 @@ def start_app(repo: Path, work: Path, extra_env: dict[str, str]) -> tuple[subpro
         except OSError:
             pass
         time.sleep(0.5)
-    raise TimeoutError("app not ready")
+    stop(process)  # not left serving (or building its index) with nobody to stop it
+    raise TimeoutError(f"app not ready in 600 s (still building its index on a loaded host?): {work / 'server.log'}")
 
 
 def stop(process: subprocess.Popen) -> None:

