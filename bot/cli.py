@@ -412,6 +412,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         config = _config(args)
+        from bot.engine.subjects import use_seeds_vocabulary
+
+        use_seeds_vocabulary(config.engine.seeds_dir)  # the company's word lists, before any build or load
         if args.command == "report":
             return cmd_report(config.engine, args, config.store)
         return COMMANDS[args.command](config.engine, args)
