@@ -261,7 +261,7 @@ class SeedsWatcher:
         )
         try:
             yield from watch(Path(self.live.settings.seeds_dir).resolve(), **options)
-        except OSError as exc:  # e.g. the per-user inotify limit: scan instead, a little later but as sure
+        except Exception as exc:  # e.g. the per-user inotify limit (128 by default): scan instead, as sure
             log.warning("seeds: cannot watch with inotify (%s); scanning every %d ms instead", exc, SEEDS_POLL_MS)
             yield from watch(
                 Path(self.live.settings.seeds_dir).resolve(), force_polling=True, poll_delay_ms=SEEDS_POLL_MS, **options
