@@ -67,10 +67,9 @@ def __getattr__(name: str) -> Any:
 def open_engine(settings: Settings, *, progress: bool = True):
     """Load the index, building it first when it is missing, stale or broken."""
     from bot.engine.retrieve import Engine
+    from bot.engine.subjects import use_seeds_vocabulary
     from bot.kb.embed import make_embedder
     from bot.kb.index import IndexProblem
-
-    from bot.engine.subjects import use_seeds_vocabulary
 
     if progress:
         print(f"Opening the index in {settings.index_dir} …", file=sys.stderr, flush=True)
