@@ -240,6 +240,8 @@ class SeedsWatcher:
         if not fresh:
             report = build(settings, self.live.embedder)
             self.rebuilds += 1
+            for error in report.parse_errors:  # that file is left out; the others are served
+                log.warning("seeds: skipped %s", error)
             log.warning(
                 "seeds changed: built %s, %d sections (%d embedded, %d reused) in %.1fs",
                 report.path.name,
