@@ -170,6 +170,9 @@ def generation_of(engine: Any) -> str:
 
 SEEDS_DEBOUNCE_MS = 300  # a copy of several files is one change; a rebuild starts this long after the last write
 SEEDS_POLL_MS = 500  # only when inotify cannot be had (its per-user limit reached): how often seeds/ is scanned
+# What only a build needs (the chunker's langchain, 2.3 s to import on a busy machine) is imported this long after
+# the watcher starts: the first change is not slowed by it, and a cold start's first answer and UI are not either.
+SEEDS_WARM_AFTER_S = 15.0
 
 
 def seeds_change(seeds_dir: Path) -> Any:
@@ -215,7 +218,16 @@ class SeedsWatcher:
         if self._thread is None and Path(self.live.settings.seeds_dir).is_dir():
             self._thread = threading.Thread(target=self._run, name="bot-seeds-watch", daemon=True)
             self._thread.start()
+            warm = threading.Timer(SEEDS_WARM_AFTER_S, self._warm)
+            warm.daemon = True
+            warm.start()
         return self
+
+    def _warm(self) -> None:
+        if not self._stop.is_set():
+            import bm25s  # noqa: F401  (the index's lexical half)
+
+            import bot.kb.chunk  # noqa: F401  (langchain's splitter)
 
     def stop(self) -> None:
         self._stop.set()
