@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import tempfile
 import threading
@@ -79,7 +80,13 @@ def measure(repo: Path, embedder: str, rounds: int) -> dict:
                 failed.append(repr(exc))
             asked[0] += 1
 
-    out: dict = {"embedder": embedder, "rounds": []}
+    # On a shared machine the seconds follow its load: the load average is printed with them.
+    out: dict = {
+        "embedder": embedder,
+        "cores": os.cpu_count(),
+        "load_before": round(os.getloadavg()[0], 1),
+        "rounds": [],
+    }
     try:
         _top_source(port)  # the embedder's runtime loaded before anything is timed
         client = threading.Thread(target=ask_all_the_time, daemon=True)
@@ -104,7 +111,7 @@ def measure(repo: Path, embedder: str, rounds: int) -> dict:
         log = (work / "server.log").read_text(encoding="utf-8", errors="replace")
         out["rebuilds_logged"] = [line for line in log.splitlines() if "seeds changed: built" in line]
         shutil.rmtree(work, ignore_errors=True)
-    out["requests"], out["failed"] = asked[0], failed
+    out["requests"], out["failed"], out["load_after"] = asked[0], failed, round(os.getloadavg()[0], 1)
     worst = [max(r["added_answered_s"], r["removed_served_s"]) for r in out["rounds"]]
     out["worst_s"] = max(worst) if worst else None
     return out
