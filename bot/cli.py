@@ -58,7 +58,10 @@ def _parser() -> argparse.ArgumentParser:
 
     cal = add("calibrate", "fit ranking weights, confidence model and tier thresholds from labelled sets")
     cal.add_argument(
-        "files", type=Path, nargs="*", help="labelled JSON-lines sets with url per case (default: eval/*.jsonl)"
+        "files",
+        type=Path,
+        nargs="*",
+        help="labelled JSON-lines sets with url per case (default: eval/*.jsonl and seeds/labels/*.jsonl)",
     )
     cal.add_argument(
         "--max-near-confident",
@@ -80,7 +83,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     cal.add_argument("--json", action="store_true")
     tune = add("tune", "learn which section answers which labelled question (an adapter on e5), then calibrate")
-    tune.add_argument("files", type=Path, nargs="*", help="labelled sets as for calibrate (default: eval/*.jsonl)")
+    tune.add_argument(
+        "files",
+        type=Path,
+        nargs="*",
+        help="labelled sets as for calibrate (default: eval/*.jsonl and seeds/labels/*.jsonl)",
+    )
     tune.add_argument("--json", action="store_true")
     tune.set_defaults(tune=True, max_near_confident=0.08, max_inscope_none=0.02, max_follow_wrong=0.05)
 
@@ -164,6 +172,8 @@ def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
         print(f"warning: skipped {error}", file=sys.stderr)
     for problem in report.meta_problems:
         print(f"warning: metadata: {problem}", file=sys.stderr)
+    for orphan in orphan_meta(settings.seeds_dir):
+        print(f"warning: metadata: {orphan}", file=sys.stderr)
     print(
         f"built {report.path} : {report.sections} sections, {report.keys} vectors "
         f"({report.embedded} embedded, {report.reused} reused) in {report.seconds:.1f}s"
@@ -244,13 +254,14 @@ def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
     from bot.engine.calibrate import calibrate, format_figures
-    from bot.engine.labels import check_labelled
+    from bot.engine.labels import LABELS_DIR, check_labelled, label_files, usable_files
 
-    files = list(args.files) or sorted(Path("eval").glob("*.jsonl"))
+    files = list(args.files) or label_files(settings.seeds_dir)
     if not files:
         raise FileNotFoundError(
-            "no labelled sets given and none in eval/*.jsonl: nothing to learn from, the product runs without learned "
-            "relevance; pass files: python -m bot calibrate FILE..."
+            f"no labelled sets given and none in eval/*.jsonl or {settings.seeds_dir}/{LABELS_DIR}/*.jsonl: nothing to "
+            "learn from, the product runs without learned relevance; put your labelled questions in "
+            f"{settings.seeds_dir}/{LABELS_DIR}/*.jsonl or pass files: python -m bot calibrate FILE..."
         )
     check_labelled(files)  # a bad line is named with its file and number before the engine loads or a fit starts
     for name, value in (
@@ -260,8 +271,14 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
     ):
         if not 0.0 <= value <= 1.0:
             raise ValueError(f"{name}={value} must be between 0 and 1")
+    engine = _engine(settings)
+    # Every label must name a document and a heading of this index (file, line and fix otherwise); shipped labels
+    # of documents a company removed are left out (copies without them in index/labels-used/), with one warning.
+    files, dropped = usable_files(files, engine.sections, settings.index_dir / "labels-used")
+    if dropped.documents:
+        print(f"warning: {dropped.warning()}", file=sys.stderr)
     cal = calibrate(
-        _engine(settings),
+        engine,
         files,
         max_near_confident=args.max_near_confident,
         max_inscope_none=args.max_inscope_none,
@@ -318,11 +335,34 @@ def cmd_meta(settings: Settings, args: argparse.Namespace) -> int:
             print(f"{s.source}\t{s.anchor}\t{s.heading}")
         return 0
     _, problems = load_meta(settings.seeds_dir, sections)
+    problems = [*problems, *orphan_meta(settings.seeds_dir)]
     for problem in problems:
         print(problem, file=sys.stderr if problem.severity == "error" else sys.stdout)
     failing = [p for p in problems if p.severity == "error"]
     print(f"{len(sections)} sections checked, {len(failing)} problem(s)")
     return 1 if failing or errors else 0
+
+
+def orphan_meta(seeds_dir: Path) -> list:
+    """Metadata files (``seeds/meta/*.toml``) whose document is no longer in ``seeds/``: their phrasings lead
+    nowhere, and a document added later under the same name would inherit them unseen."""
+    from bot.kb.meta import META_DIR, MetaProblem
+    from bot.kb.parse import document_paths
+
+    meta_dir = seeds_dir / META_DIR
+    if not meta_dir.is_dir():
+        return []
+    documents = {p.relative_to(seeds_dir).with_suffix("").as_posix() for p in document_paths(seeds_dir)}
+    return [
+        MetaProblem(
+            path.relative_to(seeds_dir).as_posix(),
+            "",
+            f"no document seeds/{path.relative_to(meta_dir).with_suffix('').as_posix()}.md or .txt for it; "
+            "remove the file, or restore its document",
+        )
+        for path in sorted(meta_dir.rglob("*.toml"))
+        if path.is_file() and path.relative_to(meta_dir).with_suffix("").as_posix() not in documents
+    ]
 
 
 def cmd_report(settings: Settings, args: argparse.Namespace, store_settings: Any = None) -> int:
@@ -413,6 +453,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         config = _config(args)
+        from bot.engine.subjects import use_seeds_vocabulary
+
+        use_seeds_vocabulary(config.engine.seeds_dir)  # the company's word lists, before any build or load
         if args.command == "report":
             return cmd_report(config.engine, args, config.store)
         return COMMANDS[args.command](config.engine, args)

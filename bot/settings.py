@@ -243,6 +243,11 @@ class Settings(BotSettings):
         ge=1,
         le=10_000_000,
     )
+    watch_seeds: bool = setting(
+        True,
+        "the running app follows seeds/: an added, changed or removed document is indexed and served in seconds",
+        allowed="1 or 0 (true/false, yes/no, on/off)",
+    )
     title: str = setting(
         "",
         "the chat page's title; unset: a neutral one in the UI's language",

@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from bot.kb.vocabulary import words
+from bot.kb.vocabulary import use_vocabulary, words
 
 LEXICON_FILE = Path(__file__).parents[1] / "data" / "subjects.toml"
+SEEDS_VOCABULARY = "vocabulary.toml"  # seeds/vocabulary.toml: a company's word lists, replacing the shipped ones
 MAX_NGRAM = 4
 # Subjects whose absence from the cited section makes an answer doubtful on its own:
 # a fix for another framework, product, OS or device rarely carries over.
@@ -120,6 +121,24 @@ class Lexicon:
         for name in list(found):
             found.update(self.subjects[name].implies)
         return found
+
+
+def use_seeds_vocabulary(seeds_dir: Path) -> Path | None:
+    """Use the knowledge base's own word lists, ``seeds/vocabulary.toml`` (its lists replace the shipped lists
+    of the same name, :func:`bot.kb.vocabulary.use_vocabulary`), or the shipped ones alone when it has none.
+
+    Called where the seeds are chosen (every ``python -m bot`` command, the app's start, a live rebuild), before
+    the index is built or opened: the section facts stored by the build were computed with the lists in use, and
+    the engine recomputes them when its lists differ. Returns the file used; a bad file raises ValueError naming
+    it and the fix.
+
+    >>> use_seeds_vocabulary(Path("/nonexistent")) is None
+    True
+    """
+    path = Path(seeds_dir) / SEEDS_VOCABULARY
+    chosen = path if path.is_file() else None
+    use_vocabulary(chosen)
+    return chosen
 
 
 @lru_cache(maxsize=4)

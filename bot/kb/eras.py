@@ -11,6 +11,10 @@ says which release the section was written for).
     'CUDA 12.1'
     >>> newer_release("tensorflow 2.4 allow_growth", "TensorFlow 1.x"), newer_release("显存不足", "Fluid 1.x")
     ('TensorFlow 2.4', '')
+
+An era comes only from an explicit statement of a version ("Fluid 1.2", "Fluid版", "版本号：1.1.0",
+"PaddlePaddle 1.8"), never from an API name alone: ``paddle.fluid`` lived on in 2.x, and a section that
+states a 2.0 or newer release ("飞桨 2.0") is written for it, whatever else it names.
 """
 
 from __future__ import annotations
@@ -22,7 +26,16 @@ from bot.records import Section
 _A = r"(?<![A-Za-z0-9_])"  # ASCII word edges: CJK text around a term is not part of it
 _Z = r"(?![A-Za-z0-9_])"
 _ERAS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("Fluid 1.x", re.compile(_A + r"fluid(?![A-Za-z_])|版本号\s*[:：]\s*`?[01]\.\d+", re.IGNORECASE)),
+    (
+        "Fluid 1.x",
+        re.compile(
+            _A
+            + r"fluid\s{0,3}(?:v?[01]\.(?:\d{1,2}|x)(?![\d])|版本?|version)|版本号\s*[:：]\s*`?[01]\.\d+|"
+            + _A
+            + r"(?:paddle(?:paddle)?|飞桨)\s{0,3}(?:v|版本|version)?\s{0,3}1\.(?:\d{1,2}|x)(?![\d.])",
+            re.IGNORECASE,
+        ),
+    ),
     (
         "PaddlePaddle v1/v2",
         re.compile(
@@ -78,6 +91,15 @@ _TF_NEW = re.compile(
     re.IGNORECASE,
 )
 
+# A section that states a Paddle release of 2.0 or newer ("飞桨 2.0", "PaddlePaddle 2.x", "paddle 2.1") is written for
+# it, even where it names Fluid (a 2.0 migration FAQ: "fluid 1.x 的 API 在 2.0 中 …").
+_PADDLE_2 = re.compile(
+    r"(?:"
+    + _A
+    + r"paddle(?:paddle)?(?:[-_]gpu)?|飞桨)\s{0,3}(?:==|版本|version|v)?\s{0,3}[:：]?\s{0,3}[23]\.(?:\d{1,2}|x)",
+    re.IGNORECASE,
+)
+
 
 _URL = re.compile(
     r"https?://\S{1,2000}|\]\([^)\s]{1,2000}\)"
@@ -109,9 +131,23 @@ def old_releases(section: Section) -> tuple[str, ...]:
     ('Fluid 1.x', 'CUDA 7.5 / 8.0')
     >>> old_releases(Section("a.md", "不训练某层", ("D",), 1, 2, "x", "[参考](https://x.org/api/paddle/fluid/param_attr)", "D"))
     ()
+
+    Only an explicit version dates a section: an API name does not, and a stated 2.x release wins.
+
+    >>> old_releases(Section("a.md", "加载参数", ("D",), 1, 2, "x", "用 fluid.io.load_params 加载。", "D"))
+    ()
+    >>> old_releases(Section("a.md", "飞桨2.0 中 fluid 接口还能用吗", ("飞桨 2.0",), 1, 2, "x", "paddle.fluid 仍可用。", "D"))
+    ()
+    >>> old_releases(Section("a.md", "用 Fluid 版吗", ("D",), 1, 2, "x", "PaddlePaddle 1.8 的 fluid 接口。", "D"))
+    ('Fluid 1.x',)
     """
     text = _own_text(section)
-    return tuple(label for label, pattern in _ERAS if pattern.search(text))
+    newer_paddle = bool(_PADDLE_2.search(text))
+    return tuple(
+        label
+        for label, pattern in _ERAS
+        if pattern.search(text) and not (newer_paddle and label in ("Fluid 1.x", "PaddlePaddle v1/v2"))
+    )
 
 
 def newer_release(text: str, era: str) -> str:

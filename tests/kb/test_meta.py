@@ -91,3 +91,26 @@ def test_seed_meta_files_are_valid_toml_with_their_source():
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         assert data["source"] == path.stem + ".txt"
         assert (SEEDS / data["source"]).exists()
+
+
+def test_meta_files_whose_document_is_gone_are_reported_by_build_and_meta_check(tmp_path: Path, capsys):
+    """Issue 33: a company that replaced seeds/ kept meta files of deleted documents, and nothing said so."""
+    from bot.cli import main
+
+    seeds = tmp_path / "seeds"
+    (seeds / "meta" / "faq").mkdir(parents=True)
+    (seeds / "faq").mkdir()
+    (seeds / "faq" / "install.md").write_text("# Install\n\n## pip install fails\n\nUse a mirror.\n", encoding="utf-8")
+    (seeds / "meta" / "faq" / "install.toml").write_text('source = "faq/install.md"\n', encoding="utf-8")
+    (seeds / "meta" / "000_786bff9181b08d52.toml").write_text('source = "000_786bff9181b08d52.txt"\n', encoding="utf-8")
+    where = ["--seeds", str(seeds), "--index", str(tmp_path / "index"), "--embedder", "hash"]
+
+    assert main(["build", *where]) == 0
+    said = capsys.readouterr().err
+    orphan = [line for line in said.splitlines() if "meta/000_786bff9181b08d52.toml" in line]
+    assert len(orphan) == 1 and "no document seeds/000_786bff9181b08d52.md or .txt" in orphan[0], said
+    assert not [line for line in said.splitlines() if "install.toml" in line and "no document" in line]  # kept
+
+    assert main(["meta", "check", *where]) == 1  # before: 0, the orphan unmentioned
+    out = capsys.readouterr()
+    assert "meta/000_786bff9181b08d52.toml" in out.err and "remove the file, or restore its document" in out.err

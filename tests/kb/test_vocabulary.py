@@ -119,3 +119,38 @@ def test_a_bad_vocabulary_file_is_named_when_chosen(tmp_path: Path, content: str
         use_vocabulary(own)
     assert str(own) in str(problem.value)
     assert words("problem").search("NCCL fails")  # the lists in use are kept
+
+
+def test_a_companys_seeds_vocabulary_is_loaded_by_the_command_line_and_the_app(tmp_path: Path, capsys) -> None:
+    """Issue 33: seeds/vocabulary.toml was never loaded (use_vocabulary was called only from tests)."""
+    from app import open_engine
+    from bot.cli import main
+    from bot.settings import Settings
+
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    (seeds / "billing.md").write_text("# Billing\n\n## The invoice is wrong\n\nAsk finance.\n", encoding="utf-8")
+    (seeds / "vocabulary.toml").write_text('[[problem]]\nwords = ["invoice", "发票"]\n', encoding="utf-8")
+    argv = ["build", "--embedder", "hash", "--seeds", str(seeds), "--index", str(tmp_path / "index")]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert words("problem").search("the invoice is wrong") and not words("problem").search("NCCL fails")
+
+    use_vocabulary(None)
+    settings = Settings(seeds_dir=seeds, index_dir=tmp_path / "index", embedder="hash")
+    open_engine(settings, progress=False)
+    assert words("problem").search("the invoice is wrong")  # the app's start loads it too
+
+    (seeds / "vocabulary.toml").unlink()  # a knowledge base without one: the shipped lists alone
+    open_engine(settings, progress=False)
+    assert words("problem").search("NCCL fails") and not words("problem").search("the invoice is wrong")
+
+
+def test_a_bad_seeds_vocabulary_stops_the_command_with_the_file_and_the_fix(tmp_path: Path, capsys) -> None:
+    from bot.cli import main
+
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    (seeds / "vocabulary.toml").write_text("problem = [", encoding="utf-8")
+    assert main(["meta", "list", "--seeds", str(seeds)]) == 2
+    err = capsys.readouterr().err
+    assert str(seeds / "vocabulary.toml") in err and "Fix the file or remove it" in err

@@ -416,7 +416,8 @@ def test_one_index_watcher_per_engine_loads_a_new_generation_once(tmp_path, monk
     from bot.engine.retrieve import Engine
     from bot.store.database import StoreSettings
 
-    settings = _kb(tmp_path)
+    # The index poller alone: the seeds watcher (issue 33) would build the written document a second time.
+    settings = _kb(tmp_path).model_copy(update={"watch_seeds": False})
     engine = hash_engine(settings)
     ops = StoreSettings(data_dir=tmp_path / "data", index_poll_seconds=0.05)
 
