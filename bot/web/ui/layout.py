@@ -8,6 +8,7 @@ the words are in :mod:`bot.web.ui.strings`, the title and example questions in :
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ from bot.web.ui.state import (
     snapshot,
     trim,
 )
-from bot.web.ui.strings import UI, ui_language, ui_text
+from bot.web.ui.strings import UI, a11y_labels, ui_language, ui_text
 from bot.web.ui.welcome import Welcome, as_chips, page_title
 
 STATIC = Path(__file__).with_name("static")
@@ -71,7 +72,7 @@ SCROLL_JS = static_text("scroll.js")
 STORAGE_KEY = "gpu-bot:" + "PAGE"
 SAVE_JS = static_text("save.js")
 LOAD_JS = static_text("load.js")
-AFTER_LOAD_JS = static_text("after_load.js")
+AFTER_LOAD_JS = static_text("after_load.js").replace("LABELS", json.dumps(a11y_labels(), ensure_ascii=False))
 KEEP_PLACE_JS = static_text("keep_place.js")
 
 
