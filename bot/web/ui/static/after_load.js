@@ -38,7 +38,7 @@
       if (!ours.has(label)) b.dataset.botGradio = label;  // Gradio's own words: what the button is, and its state
       const was = b.dataset.botGradio || label;
       const kind = /^(Like|Liked|赞)$/.test(was) ? 'like' : /^(Dislike|Disliked|踩)$/.test(was) ? 'dislike'
-        : /^(Copy message|复制)/.test(was) ? 'copy' : /conversation|对话/i.test(was) ? 'copy_all'
+        : /^(copy message|copy$|复制$)/i.test(was) ? 'copy' : /conversation|对话/i.test(was) ? 'copy_all'
         : /scroll/i.test(was) ? 'scroll' : '';
       if (!kind) return;
       set(b, 'aria-label', words[kind]);
