@@ -135,7 +135,7 @@ def test_every_reason_the_comment_box_and_the_contact_are_on_screen_on_a_phone(s
         ask(page, QUESTION)
         dislike_last(page)
         page.wait_for_selector(f".bot-reasons a[href^='{CONTACT}']", timeout=10_000)
-        boxes = page.evaluate("""() => [...document.querySelectorAll('#vote-reason label, .bot-reasons a, #vote-comment textarea')]
+        boxes = page.evaluate("""() => [...document.querySelectorAll('#vote-reason label, .bot-reasons a, #vote-comment textarea, #vote-comment input')]
           .map(e => { const r = e.getBoundingClientRect(); return {text: (e.innerText || e.id).trim(), left: r.left,
             right: r.right, top: r.top, bottom: r.bottom}; })""")
         off = [b for b in boxes if b["left"] < 0 or b["right"] > width + 0.5 or b["top"] < 0 or b["bottom"] > height]
@@ -167,5 +167,22 @@ def test_a_toast_moves_nothing_and_covers_no_control(site, browser, path):
               && Math.min(r.right, t.right) - Math.max(r.left, t.left) > 1 && !e.closest('.bubble-wrap'))
             .map(([e]) => e.getAttribute('aria-label') || e.className); }""")
         assert covered == []
+    finally:
+        context.close()
+
+
+def test_admin_follows_dark_mode(site, browser):
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 800},
+        color_scheme="dark",
+        extra_http_headers={"Authorization": f"Bearer {ADMIN}"},
+    )
+    page = context.new_page()
+    try:
+        page.goto(site + "/admin", wait_until="load")
+        colours = page.evaluate("""() => ['body', 'header', 'section.card'].map(s => {
+          const c = getComputedStyle(document.querySelector(s)).backgroundColor.match(/[\\d.]+/g).map(Number);
+          return Math.max(...c.slice(0, 3)); })""")
+        assert max(colours) < 60, colours  # dark backgrounds, not the light theme's white
     finally:
         context.close()

@@ -9,6 +9,7 @@ the words are in :mod:`bot.web.ui.strings`, the title and example questions in :
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -197,7 +198,9 @@ def make_ui(
 
     def on_new_chat(state: Any):
         old = as_state(state)
-        fresh = ChatState(language=old.language, session=old.session)
+        # A new conversation is a new session for the record: /admin reads a question in the context of its
+        # session's earlier questions, and those from before "New chat" are no context of it (issue 35).
+        fresh = ChatState(language=old.language, session=uuid.uuid4().hex[:16])
         return "", [], fresh, gr.update(visible=False), ""
 
     def on_load(saved: str | None, request: gr.Request):
