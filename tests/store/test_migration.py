@@ -146,7 +146,9 @@ def test_a_version_2_database_is_upgraded_with_every_row_kept(store_settings):
         store.record(Event("question", "多机训练 NCCL 超时", "zh", tier="none", cited=(OOM,), answer_id="new-1"))
         store.record(Event("vote", "多机训练 NCCL 超时", "zh", vote="up", answer_id="new-1"))
         store.record(
-            Event("vote", "多机训练 NCCL 超时", "zh", vote="down", reason="outdated", answer_id="new-1", comment="过时了")
+            Event(
+                "vote", "多机训练 NCCL 超时", "zh", vote="down", reason="outdated", answer_id="new-1", comment="过时了"
+            )
         )
         # A changed vote on an answer from before the upgrade still replaces the first one.
         store.record(Event("vote", "显存不足怎么办", "zh", vote="down", reason="outdated", answer_id="old-answer-2"))

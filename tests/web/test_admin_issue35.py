@@ -20,8 +20,18 @@ SMI = """+----------------------------------------------------------------------
 
 
 def question(at, session, cited, tier="answer", text="显存不足怎么办"):
-    return {"at": at, "kind": "question", "session": session, "tier": tier, "question": text, "signature": None,
-            "cited": cited, "vote": None, "latency_ms": 300.0, "answer_id": None}
+    return {
+        "at": at,
+        "kind": "question",
+        "session": session,
+        "tier": tier,
+        "question": text,
+        "signature": None,
+        "cited": cited,
+        "vote": None,
+        "latency_ms": 300.0,
+        "answer_id": None,
+    }
 
 
 def test_a_repeated_answer_is_not_counted_as_answered():
@@ -40,7 +50,9 @@ def test_a_pasted_nvidia_smi_table_reads_as_its_cells():
     text = _text_of({"question": SMI})
     assert "---" not in text and "===" not in text and "+" not in text
     assert text.startswith("NVIDIA-SMI 535.104.05 Driver Version: 535.104.05 CUDA Version: 12.2")
-    assert "NVIDIA GeForce RTX 3060 Off | 00000000:01:00.0 On" in text and text.endswith("为什么 Paddle 训练时不用 GPU？")
+    assert "NVIDIA GeForce RTX 3060 Off | 00000000:01:00.0 On" in text and text.endswith(
+        "为什么 Paddle 训练时不用 GPU？"
+    )
 
 
 def test_new_chat_starts_a_new_session(monkeypatch):
@@ -49,9 +61,7 @@ def test_new_chat_starts_a_new_session(monkeypatch):
     from bot.web.ui.layout import make_ui
 
     blocks = make_ui(type("Engine", (), {"sections": [], "meta": lambda self, key: None})(), Settings(), WebSettings())
-    new_chat = next(
-        fn for fn in blocks.fns.values() if getattr(fn.fn, "__name__", "") == "on_new_chat"
-    )
+    new_chat = next(fn for fn in blocks.fns.values() if getattr(fn.fn, "__name__", "") == "on_new_chat")
     old = ChatState(language="zh", session="tab-session")
     _, _, fresh, _, _ = new_chat.fn(old)
     assert fresh.session and fresh.session != old.session and fresh.language == "zh"

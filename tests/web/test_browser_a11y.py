@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import re
 import urllib.request
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -45,7 +44,9 @@ def site(tmp_path_factory):
 
 def source_path(site: str) -> str:
     request = urllib.request.Request(
-        site + "/api/ask", data=json.dumps({"question": QUESTION}).encode(), headers={"Content-Type": "application/json"}
+        site + "/api/ask",
+        data=json.dumps({"question": QUESTION}).encode(),
+        headers={"Content-Type": "application/json"},
     )
     with urllib.request.urlopen(request, timeout=60) as response:
         hit = json.load(response)["hits"][0]
@@ -108,7 +109,12 @@ def test_controls_are_named_in_the_pages_language_votes_say_pressed_and_targets_
             .filter(r => r.width < 24 || r.height < 24).map(r => `${r.width}x${r.height}`),
           userCopy: [...document.querySelectorAll('#chat .message-buttons-right button')].filter(b => b.checkVisibility()).length,
         })""")
-        assert (named["box"], named["send"], named["user"], named["bot"]) == ("问题或报错日志", "发送", "你的消息", "助手的回答")
+        assert (named["box"], named["send"], named["user"], named["bot"]) == (
+            "问题或报错日志",
+            "发送",
+            "你的消息",
+            "助手的回答",
+        )
         assert named["pressed"][-2:] == ["踩=true", "赞=false"] or named["pressed"][-2:] == ["赞=false", "踩=true"]
         english = [label for label in named["labels"] if re.search(r"[A-Za-z]{3,}", label or "")]
         assert english == [] and None not in named["labels"], named["labels"]

@@ -53,5 +53,3 @@ def test_the_chat_records_the_comment_with_the_down_vote_and_keeps_it_over_a_rel
     # A new vote on the same answer starts without the old words.
     state, _ = vote(deps, state, 1, "Like")
     assert (kept[-1].vote, kept[-1].comment) == ("up", "")
-
-

@@ -319,7 +319,9 @@ def make_ui(
             [state, reason_row, saved, reason_comment],
         ).then(None, [saved], None, js=save_js)
         reason_comment.submit(
-            lambda comment, s: on_reason("", comment, s), [reason_comment, state], [state, reason_row, saved, reason_comment]
+            lambda comment, s: on_reason("", comment, s),
+            [reason_comment, state],
+            [state, reason_row, saved, reason_comment],
         ).then(None, [saved], None, js=save_js)
         person.click(on_person, [state], [chatbot, state, saved], queue=False).then(
             None, [saved], None, js=save_js
