@@ -133,7 +133,11 @@ def test_nothing_covers_anything_at_three_sizes_light_and_dark(site, browser, sh
                 "() => [...document.querySelectorAll('#chat button')].filter(b => b.checkVisibility())"
                 ".map(b => b.getAttribute('aria-label') || b.title || '')"
             )
-            problems += [("widget chrome", label) for label in labels if label in ("Copy message", "Copy", "复制", "Clear", "清空对话")]
+            problems += [
+                ("widget chrome", label)
+                for label in labels
+                if label in ("Copy message", "Copy", "复制", "Clear", "清空对话")
+            ]
         for width, height in SIZES:
             page.set_viewport_size({"width": width, "height": height})
             for scheme in SCHEMES:
@@ -143,7 +147,9 @@ def test_nothing_covers_anything_at_three_sizes_light_and_dark(site, browser, sh
                     page.evaluate(SCROLL_CHAT, top)
                     rendered(page)
                     if top:
-                        page.wait_for_selector("#chat .scroll-down-button-container button", state="visible", timeout=5_000)
+                        page.wait_for_selector(
+                            "#chat .scroll-down-button-container button", state="visible", timeout=5_000
+                        )
                     found = overlaps(page)
                     if found:
                         problems.append(
