@@ -192,3 +192,17 @@ def test_admin_follows_dark_mode(site, browser):
         assert max(colours) < 60, colours  # dark backgrounds, not the light theme's white
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("path", ["/", "/widget/"])
+def test_code_is_never_cut_at_the_right_edge_of_a_phone(site, browser, path):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, **ZH)
+    page = context.new_page()
+    try:
+        open_loaded(page, site + path)
+        ask(page, "多机多卡训练怎么启动")  # a reply with a long command line
+        hidden = page.evaluate("""() => [...document.querySelectorAll('#chat pre')].filter(e => e.checkVisibility())
+          .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText.slice(0, 40))""")
+        assert page.evaluate("document.querySelectorAll('#chat pre').length") > 0 and hidden == []
+    finally:
+        context.close()
