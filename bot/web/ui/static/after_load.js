@@ -43,7 +43,8 @@
       if (!kind) return;
       set(b, 'aria-label', words[kind]);
       set(b, 'title', words[kind]);
-      if (kind === 'like' || kind === 'dislike') set(b, 'aria-pressed', /ed$/.test(was) ? 'true' : 'false');
+      // Pressed: Gradio draws it in the accent colour (its zh label, 赞, is the same either way).
+      if (kind === 'like' || kind === 'dislike') set(b, 'aria-pressed', /color-accent/.test(b.getAttribute('style') || '') ? 'true' : 'false');
     });
   };
   // Gradio re-renders a vote button with its own words ("Disliked"): name() reads its state from them, once a frame.
@@ -64,7 +65,7 @@
   if (!window.__botNamed) {
     window.__botNamed = true;
     new MutationObserver(relabel).observe(document.body,
-      {subtree: true, childList: true, attributes: true, attributeFilter: ['aria-label']});
+      {subtree: true, childList: true, attributes: true, attributeFilter: ['aria-label', 'style']});
     const chat = document.querySelector('#chat');
     if (chat) new ResizeObserver(place).observe(chat);
     window.addEventListener('resize', place);
