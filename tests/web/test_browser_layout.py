@@ -111,6 +111,10 @@ def vote_up_then_down(page) -> None:
     """👍 then 👎 on the last answer: two toasts, then the reason picker (a 👍 first, so the 👎 is always new)."""
     page.get_by_role("button", name=re.compile("^(Like|赞)$")).last.click()
     page.wait_for_selector(".bot-reasons", state="hidden", timeout=15_000)
+    # The 👍 answered (its toast) before the 👎: clicked at once, the 👎 could be handled first and then undone.
+    page.locator(".toast-message-text").filter(
+        has_text=re.compile("^(Thanks for the feedback!|感谢反馈！)$")
+    ).last.wait_for(timeout=15_000)
     page.get_by_role("button", name=re.compile("^(Dislike|踩)$")).last.click()
     page.wait_for_selector(".bot-reasons", state="visible", timeout=15_000)
     page.wait_for_selector(".toast-body", state="visible", timeout=15_000)
