@@ -189,6 +189,7 @@ def build_app(
                 vote=body.vote,
                 reason=body.reason,
                 answer_id=body.answer_id,
+                comment=body.comment,
                 origin="api",
             ),
             session=body.session,

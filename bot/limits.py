@@ -18,6 +18,7 @@ Text kept about a question, and history read from a client:
   (its search text to :data:`STATE_SEARCH_CHARS`) and each list to :data:`STATE_LIST_ITEMS` items; a token is at most :data:`STATE_CHARS` characters (the oldest
   turns are left out until it fits). The per-process cache of states rebuilt from plain history
   (:class:`bot.answer.turn.HistoryStates`) holds at most :data:`HISTORY_STATE_BYTES` of them, as compressed JSON.
+- :data:`VOTE_COMMENT_CHARS`: the free-text comment a 👎 may carry (the chat's box, ``/api/feedback``, the store).
 - :data:`SPOOL_BYTES`: events acknowledged but not yet in the database (the store's spool, one
   line of JSON each, ~400–500 bytes for a typical question, 12.5 KB at most); past it new events
   are refused (503) rather than acknowledged and lost.
@@ -52,6 +53,9 @@ HISTORY_STATE_BYTES = 4 << 20  # the cache of states rebuilt from plain history,
 ENVIRONMENT_CHARS = 200_000
 ENVIRONMENT_LINE_CHARS = 1_000
 ENVIRONMENT_ITEMS = 16
+
+# A 👎's free-text comment: a sentence or two about what was wrong, not a second question or a pasted log.
+VOTE_COMMENT_CHARS = 500
 
 # The store's spool (bot.store.database.Spool): 128 MiB is ~300,000 typical events (3.5 days of one a second while
 # the database is down) and never fewer than 10,000; each 1 MiB segment keeps a file open while its rows wait.

@@ -320,4 +320,5 @@ class Event:
     vote: Vote | None = None
     reason: VoteReason | Literal[""] = ""
     answer_id: str = ""  # which answer a vote is about: one vote per answer, the last one counts
+    comment: str = ""  # a vote's free text (a 👎's "what was wrong", at most bot.limits.VOTE_COMMENT_CHARS)
     origin: Origin | Literal[""] = ""  # which edge recorded it (set by the edge; the store says "app" if empty)

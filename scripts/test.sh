@@ -20,6 +20,9 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 python -m pip install -q -r requirements-test.txt
+# axe-core, the accessibility checker the browser tests inject into the pages (tests/web/test_browser_a11y.py).
+AXE=tests/.axe/node_modules/axe-core/axe.min.js
+[ -f "$AXE" ] || npm install -q --no-save --no-audit --no-fund --prefix tests/.axe axe-core@4.14.1 >/dev/null
 # Lint first: a finding stops here, before minutes of tests. `ruff check --fix` and `ruff format` repair most.
 python -m ruff check .
 python -m ruff format --check .

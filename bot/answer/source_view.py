@@ -220,6 +220,7 @@ TEXT = {
         "whole": "显示整个文件",
         "section": "只显示本章节",
         "missing": "找不到这个章节。它可能已被修改或删除，请重新提问。",
+        "back": "← 返回对话",
         "title": "原文",
         "image": "图片",
         "image_off": "图片不在此处显示",
@@ -230,6 +231,7 @@ TEXT = {
         "whole": "show the whole file",
         "section": "show only this section",
         "missing": "This section was not found. It may have changed or been removed; please ask again.",
+        "back": "← Back to the chat",
         "title": "Source",
         "image": "image",
         "image_off": "the image is not shown here",
@@ -289,6 +291,9 @@ _INLINE = re.compile(
 )
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+# A thematic break or a setext underline ("----------", "***", "====="): a rule, not text (issue 35).
+_RULE_LINE = re.compile(r"^\s{0,3}([-*_=])(\s*\1){2,}\s*$")
+_ITEM = re.compile(r"^\s*[-+*]\s+(.*)$")  # a list item ("+ 答复：", "- step"): a bullet, not its marker
 Style = Literal["text", "img", "link", "code", "strong"]
 
 
@@ -335,7 +340,7 @@ def inline_pieces(line: str) -> list[tuple[str, Style, str]]:
     return pieces
 
 
-RowKind = Literal["text", "heading", "fence", "code"]
+RowKind = Literal["text", "heading", "fence", "code", "rule", "item"]
 
 
 def markdown_rows(lines: Sequence[str]) -> list[tuple[RowKind, str]]:
@@ -344,6 +349,11 @@ def markdown_rows(lines: Sequence[str]) -> list[tuple[RowKind, str]]:
 
     >>> markdown_rows(["## Fix", "```bash", "export A=1", "```", "done"])
     [('heading', 'Fix'), ('fence', 'bash'), ('code', 'export A=1'), ('fence', ''), ('text', 'done')]
+
+    A list item shows its text after a bullet (the page draws it), a rule line is a rule:
+
+    >>> markdown_rows(["+ 答复：减小 batch_size", "----------", "- a - b"])
+    [('item', '答复：减小 batch_size'), ('rule', ''), ('item', 'a - b')]
     """
     out: list[tuple[RowKind, str]] = []
     fenced = False
@@ -355,6 +365,10 @@ def markdown_rows(lines: Sequence[str]) -> list[tuple[RowKind, str]]:
             out.append(("code", line))
         elif heading := _HEADING.match(line):
             out.append(("heading", heading.group(2)))
+        elif _RULE_LINE.match(line):
+            out.append(("rule", ""))
+        elif item := _ITEM.match(line):
+            out.append(("item", item.group(1)))
         else:
             out.append(("text", line))
     return out
@@ -378,7 +392,7 @@ class Row:
 
 def row_pieces(kind: RowKind, text: str, pattern: re.Pattern[str] | None) -> list[Piece]:
     """A row's pieces: inline markdown rendered (text rows and headings), matched terms marked in every piece."""
-    parts = inline_pieces(text) if kind in ("text", "heading") else [(text, "text", "")]
+    parts = inline_pieces(text) if kind in ("text", "heading", "item") else [(text, "text", "")]
     return [
         Piece(chunk, marked, style, href) for part, style, href in parts for chunk, marked in highlight(part, pattern)
     ]

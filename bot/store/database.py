@@ -57,7 +57,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
-from bot.limits import QUESTION_CHARS, SPOOL_BYTES
+from bot.limits import QUESTION_CHARS, SPOOL_BYTES, VOTE_COMMENT_CHARS
 from bot.records import EVENT_KINDS, VOTE_REASONS, Event
 from bot.records import ORIGINS as EDGE_ORIGINS
 from bot.settings import BotSettings, setting
@@ -184,6 +184,7 @@ events_table = sa.Table(
     sa.Column("latency_ms", sa.Float),
     sa.Column("origin", sa.String(16), nullable=False, default="app"),  # see ORIGINS
     sa.Column("event_id", sa.String(32)),  # version 2: one id per recorded event, so a spool replay writes it once
+    sa.Column("comment", sa.Text),  # version 5: a vote's free text (a 👎's "what was wrong"); NULL without one
 )
 event_id_index = sa.Index("ix_bot_events_event_id", events_table.c.event_id, unique=True)
 _is_vote = events_table.c.kind == "vote"
@@ -237,7 +238,10 @@ def _rebuild_sqlite_events(conn: sa.Connection) -> None:
     for index in sa.inspect(conn).get_indexes(parked):
         conn.execute(sa.text(f"DROP INDEX {quote(index['name'])}"))
     events_table.create(conn)  # with its indexes, vote_answer_index included
-    columns = ", ".join(quote(c.name) for c in events_table.columns)  # every one exists since version 2
+    # The columns both tables have: every one that exists since version 2 (a later version's column is added by its
+    # own migration, after this one).
+    had = {c["name"] for c in sa.inspect(conn).get_columns(parked)}
+    columns = ", ".join(quote(c.name) for c in events_table.columns if c.name in had)
     conn.execute(sa.text(f"INSERT INTO {events_table.name} ({columns}) SELECT {columns} FROM {parked}"))
     conn.execute(sa.text(f"DROP TABLE {parked}"))
 
@@ -282,7 +286,14 @@ def _v4(conn: sa.Connection) -> None:
         log.warning('store: %d stored "didn\'t help" row(s) were new questions; now kind %r', len(misread), MISREAD)
 
 
-MIGRATIONS = [_v1, _v2, _v3, _v4]  # MIGRATIONS[n] upgrades version n to n + 1
+def _v5(conn: sa.Connection) -> None:
+    """``comment``: a vote's free text (a 👎 says what was wrong in its own words, issue 35)."""
+    columns = {c["name"] for c in sa.inspect(conn).get_columns(events_table.name)}
+    if "comment" not in columns:  # a fresh database got the column from _v1's create_all
+        conn.execute(sa.text(f"ALTER TABLE {events_table.name} ADD COLUMN comment TEXT"))
+
+
+MIGRATIONS = [_v1, _v2, _v3, _v4, _v5]  # MIGRATIONS[n] upgrades version n to n + 1
 SCHEMA_VERSION = len(MIGRATIONS)
 _ADVISORY_LOCK = 0x6275_6773  # any constant shared by all replicas
 
@@ -846,6 +857,10 @@ class Store:
             "latency_ms": float(latency_ms) if latency_ms is not None else None,
             "origin": origin if origin in ORIGINS else "app",
             "event_id": uuid.uuid4().hex,
+            # Free text like the question: kept only where question text is (BOT_STORE_QUESTION_TEXT).
+            "comment": (sanitize(event.comment[:VOTE_COMMENT_CHARS], VOTE_COMMENT_CHARS)[0].strip() or None)
+            if (event.kind == "vote" and self.keep_text and event.comment)
+            else None,
         }
 
     def hash_session(self, session: str) -> str:

@@ -26,7 +26,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
 from bot.engine.retrieve import sanitize
-from bot.limits import QUESTION_CHARS
+from bot.limits import QUESTION_CHARS, VOTE_COMMENT_CHARS
 from bot.records import Event, Vote
 from bot.store import NotSpooled
 
@@ -45,6 +45,7 @@ def record(
     cited: Iterable[str] = (),
     vote: str | None = None,
     signature: str = "",
+    comment: str = "",
     now: datetime | None = None,
 ) -> dict:
     """One log line as a dict (not yet written)."""
@@ -67,6 +68,8 @@ def record(
         line["question_chars"] = len(question)
     if signature:
         line["signature"] = sanitize(signature, MAX_QUESTION_CHARS)[0]
+    if comment.strip():
+        line["comment"] = sanitize(comment[:VOTE_COMMENT_CHARS], VOTE_COMMENT_CHARS)[0].strip()
     return line
 
 
@@ -118,6 +121,7 @@ class JsonlRecorder:
                 cited=event.cited,
                 vote=event.vote,
                 signature=event.signature,
+                comment=event.comment,
             )
         else:
             log_events(self.path, [event])

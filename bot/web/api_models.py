@@ -19,7 +19,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from fastapi import HTTPException
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, ValidationInfo, field_validator
 
-from bot.limits import HISTORY_ITEMS_ACCEPTED
+from bot.limits import HISTORY_ITEMS_ACCEPTED, VOTE_COMMENT_CHARS
 from bot.records import Vote, VoteReason
 from bot.web.http import history_messages
 
@@ -119,7 +119,8 @@ def _even_share(lengths: list[int], budget: int) -> int:
 
 
 class FeedbackRequest(_Body):
-    """``{"question": str, "vote": "up" | "down", "cited": [section key, …], "language": "zh" | "en", "answered": bool}``."""
+    """``{"question": str, "vote": "up" | "down", "cited": [section key, …], "language": "zh" | "en", "answered": bool,
+    "reason": str, "comment": str}``."""
 
     EXAMPLE: ClassVar[str] = '{"question": "...", "vote": "up"}'
     question: StrictStr
@@ -132,6 +133,8 @@ class FeedbackRequest(_Body):
     reason: VoteReason | Literal[""] = ""
     answer_id: str = Field(default="", max_length=80)
     session: str = Field(default="", max_length=200)
+    # A 👎's "what was wrong" in the user's words (stored with the vote; longer is refused, 422).
+    comment: StrictStr = Field(default="", max_length=VOTE_COMMENT_CHARS)
 
     @field_validator("question")
     @classmethod

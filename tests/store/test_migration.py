@@ -132,7 +132,7 @@ def test_a_version_2_database_is_upgraded_with_every_row_kept(store_settings):
     _make_v2(store_settings)
     store = Store.open(store_settings)
     try:
-        assert _version(store) == SCHEMA_VERSION == 4
+        assert _version(store) == SCHEMA_VERSION == 5
         rows = store.rows()
         kept = [
             {c: r[c] for c in ("id", "kind", "question", "tier", "vote", "reason", "answer_id", "event_id")}
@@ -145,7 +145,11 @@ def test_a_version_2_database_is_upgraded_with_every_row_kept(store_settings):
         # New rows after the upgrade: a question and the votes on its reply share the answer id.
         store.record(Event("question", "多机训练 NCCL 超时", "zh", tier="none", cited=(OOM,), answer_id="new-1"))
         store.record(Event("vote", "多机训练 NCCL 超时", "zh", vote="up", answer_id="new-1"))
-        store.record(Event("vote", "多机训练 NCCL 超时", "zh", vote="down", reason="outdated", answer_id="new-1"))
+        store.record(
+            Event(
+                "vote", "多机训练 NCCL 超时", "zh", vote="down", reason="outdated", answer_id="new-1", comment="过时了"
+            )
+        )
         # A changed vote on an answer from before the upgrade still replaces the first one.
         store.record(Event("vote", "显存不足怎么办", "zh", vote="down", reason="outdated", answer_id="old-answer-2"))
         assert store.flush(10)
@@ -153,6 +157,8 @@ def test_a_version_2_database_is_upgraded_with_every_row_kept(store_settings):
         assert len(rows) == 6 and {1, 2, 3, 4} <= {r["id"] for r in rows}  # the changed vote kept its row
         linked = [(r["kind"], r["vote"], r["reason"]) for r in rows if r["answer_id"] == "new-1"]
         assert linked == [("question", None, None), ("vote", "down", "outdated")]
+        # Version 5's column, added to the rebuilt table: the 👎's own words kept with the vote.
+        assert [r["comment"] for r in rows if r["answer_id"] == "new-1"] == [None, "过时了"]
         assert [(r["vote"], r["reason"]) for r in rows if r["answer_id"] == "old-answer-2"] == [("down", "outdated")]
     finally:
         store.close()

@@ -59,7 +59,7 @@ def test_didnt_help_rows_of_turns_that_did_not_say_it_are_reclassified(store_set
         with store.engine.connect() as conn:
             kinds = dict(conn.execute(sa.select(events_table.c.event_id, events_table.c.kind)).all())
             version = conn.execute(sa.select(meta_table.c.value).where(meta_table.c.key == "schema_version")).scalar()
-        assert int(version) == SCHEMA_VERSION == 4
+        assert int(version) == SCHEMA_VERSION == 5
         assert kinds["v3-2"] == MISREAD  # "Keras model.fit does not use my GPU" never said the answer failed
         assert [kinds[f"v3-{n}"] for n in (5, 8, 10)] == ["not_helpful"] * 3
         counted = [r["event_id"] for r in store.rows() if r["kind"] == "not_helpful"]

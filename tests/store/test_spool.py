@@ -163,7 +163,7 @@ def test_a_version_1_database_gets_event_ids(store_settings):
         assert upgraded.flush(10) and upgraded.rows()[0]["event_id"]
         with upgraded.engine.connect() as conn:
             version = conn.execute(sa.select(meta_table.c.value).where(meta_table.c.key == "schema_version")).scalar()
-        assert int(version) == SCHEMA_VERSION == 4
+        assert int(version) == SCHEMA_VERSION == 5
     finally:
         upgraded.close()
 

@@ -111,6 +111,10 @@ def vote_up_then_down(page) -> None:
     """👍 then 👎 on the last answer: two toasts, then the reason picker (a 👍 first, so the 👎 is always new)."""
     page.get_by_role("button", name=re.compile("^(Like|赞)$")).last.click()
     page.wait_for_selector(".bot-reasons", state="hidden", timeout=15_000)
+    # The 👍 answered (its toast) before the 👎: clicked at once, the 👎 could be handled first and then undone.
+    page.locator(".toast-message-text").filter(
+        has_text=re.compile("^(Thanks for the feedback!|感谢反馈！)$")
+    ).last.wait_for(timeout=15_000)
     page.get_by_role("button", name=re.compile("^(Dislike|踩)$")).last.click()
     page.wait_for_selector(".bot-reasons", state="visible", timeout=15_000)
     page.wait_for_selector(".toast-body", state="visible", timeout=15_000)
@@ -133,7 +137,11 @@ def test_nothing_covers_anything_at_three_sizes_light_and_dark(site, browser, sh
                 "() => [...document.querySelectorAll('#chat button')].filter(b => b.checkVisibility())"
                 ".map(b => b.getAttribute('aria-label') || b.title || '')"
             )
-            problems += [("widget chrome", label) for label in labels if label in ("Copy message", "Clear", "清空对话")]
+            problems += [
+                ("widget chrome", label)
+                for label in labels
+                if label in ("Copy message", "Copy", "复制", "Clear", "清空对话")
+            ]
         for width, height in SIZES:
             page.set_viewport_size({"width": width, "height": height})
             for scheme in SCHEMES:
@@ -143,7 +151,9 @@ def test_nothing_covers_anything_at_three_sizes_light_and_dark(site, browser, sh
                     page.evaluate(SCROLL_CHAT, top)
                     rendered(page)
                     if top:
-                        page.wait_for_selector("#chat button[aria-label='Scroll down']", state="visible", timeout=5_000)
+                        page.wait_for_selector(
+                            "#chat .scroll-down-button-container button", state="visible", timeout=5_000
+                        )
                     found = overlaps(page)
                     if found:
                         problems.append(

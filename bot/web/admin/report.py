@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import threading
 import time
 from collections import Counter, OrderedDict, defaultdict
@@ -194,8 +195,19 @@ def _item_kind(row: dict) -> GapKind | None:
 
 
 def _text_of(row: dict) -> str:
-    """What a gap is about: the error signature of a pasted log (what the engine searched), else the question."""
-    return " ".join(str(row.get("signature") or row.get("question") or "").split())
+    r"""What a gap is about: the error signature of a pasted log (what the engine searched), else the question, on one
+    line; a pasted table's rules are left out (an ``nvidia-smi`` table read as long ``+-----`` runs, issue 35).
+
+    >>> smi = "+-------------+\n| NVIDIA-SMI 535.104   CUDA Version: 12.2 |\n|=====+=====|\n| 0  RTX 3060 |  Off |\n+---+"
+    >>> _text_of({"question": smi + "\n为什么不用 GPU？"})
+    'NVIDIA-SMI 535.104 CUDA Version: 12.2 · 0 RTX 3060 | Off · 为什么不用 GPU？'
+    """
+    text = str(row.get("signature") or row.get("question") or "")
+    kept = [" ".join(line.strip().strip("|").split()) for line in text.splitlines() if not _RULE.fullmatch(line)]
+    return " · ".join(line for line in kept if line)
+
+
+_RULE = re.compile(r"[\s+|=\-:]*")  # a table's rule line: +-----+, |=====+=====|, or nothing at all
 
 
 @lru_cache(maxsize=8192)  # a year of rows repeats a few thousand wordings
@@ -243,6 +255,30 @@ def gap_subjects(text: str, context: Sequence[str], lexicon: Lexicon) -> frozens
     if any(lexicon.category(s) in SETTING_CATEGORIES for s in own):
         return frozenset(own)
     return frozenset(own | lexicon.find(" ".join(context)))
+
+
+def repeated_answers(rows: Sequence[dict]) -> set[int]:
+    """The ``id()`` of each answered question whose answer led with the same section as the session's previous
+    answer: the user asked again and got the same answer back, which is no answer (issue 35: it counted as
+    answered). Rows oldest first; a new chat is a new session.
+
+    >>> rows = [{"kind": "question", "session": "s", "tier": "answer", "cited": ["oom"]},
+    ...         {"kind": "question", "session": "s", "tier": "answer", "cited": ["oom"]},
+    ...         {"kind": "question", "session": "t", "tier": "answer", "cited": ["oom"]},
+    ...         {"kind": "question", "session": "s", "tier": "answer", "cited": ["nccl"]}]
+    >>> [n for n, row in enumerate(rows) if id(row) in repeated_answers(rows)]
+    [1]
+    """
+    last: dict[str, str] = {}
+    out: set[int] = set()
+    for row in rows:
+        if row["kind"] != "question" or row.get("tier") != "answer" or not row.get("session"):
+            continue
+        first = (row.get("cited") or [""])[0]
+        if first and last.get(row["session"]) == first:
+            out.add(id(row))
+        last[row["session"]] = first
+    return out
 
 
 def questions_by_answer(rows: Sequence[dict]) -> dict[str, dict]:
@@ -403,6 +439,7 @@ def build_report(
     origins: Counter[str] = Counter()
     left_out: Counter[str] = Counter()
     answered = questions_by_answer(rows)
+    again = repeated_answers(rows)
     for row in rows:
         day = index_of.get(row["at"].date())
         if day is None:
@@ -417,6 +454,7 @@ def build_report(
         elif row["kind"] == "question":
             series["questions"][day] += 1
             tier = row["tier"] if row["tier"] in ("answer", "tentative") else "none"
+            tier = "tentative" if tier == "answer" and id(row) in again else tier
             series[{"answer": "answered", "tentative": "tentative", "none": "unanswered"}[tier]][day] += 1
             for key in cited:
                 section(key).cited += 1

@@ -23,7 +23,7 @@ from bot.answer.reply import text as reply_text
 from bot.answer.turn import Turned, take_turn
 from bot.kb.signature import looks_like_log
 from bot.kb.tokenize import detect_language
-from bot.limits import QUESTION_CHARS
+from bot.limits import QUESTION_CHARS, VOTE_COMMENT_CHARS
 from bot.records import VOTE_REASONS, Event
 from bot.settings import Settings
 from bot.web.handoff import Exchange, carrying, hand_over, reply_gist
@@ -197,27 +197,38 @@ def vote(deps: Deps, state: ChatState, index: Any, liked: Any) -> tuple[ChatStat
     if info is None:
         return state, ""
     value = _vote_value(liked)
-    before = info.vote, info.reason
-    info.vote, info.reason = value, ""
+    before = info.vote, info.reason, info.comment
+    info.vote, info.reason, info.comment = value, "", ""
     # A withdrawn vote is not an event (the store keeps the last vote per answer).
     if value is not None and not _record(deps, state, [_vote_event(info)]):
-        info.vote, info.reason = before  # not kept: the answer's vote is what was last saved
+        info.vote, info.reason, info.comment = before  # not kept: the answer's vote is what was last saved
         state.disliked = None  # no reason picker for a vote that was not saved
         return state, ui_text(state.language, "vote_not_saved")
     state.disliked = key if value == "down" else None
     return state, ui_text(state.language, {"up": "vote_up", "down": "vote_down"}.get(value or "", "vote_withdrawn"))
 
 
-def vote_reason(deps: Deps, state: ChatState, reason: str) -> tuple[ChatState, str]:
-    """The optional reason for the last 👎: the same answer's vote again, now with a reason."""
+def vote_reason(deps: Deps, state: ChatState, reason: str, comment: Any = "") -> tuple[ChatState, str]:
+    """The optional reason for the last 👎, with the user's own words if they typed any (a comment sent alone is
+    the reason "other"): the same answer's vote again, now with them.
+
+    >>> class Kept(list):
+    ...     def record(self, event, **_): self.append(event)
+    >>> kept = Kept()
+    >>> state = ChatState(answers={"1": AnswerInfo("a1", "q", "zh", "answer", vote="down")}, disliked="1")
+    >>> state, toast = vote_reason(Deps(None, None, None, kept), state, "", "  命令在 Windows 上不对  ")
+    >>> (kept[-1].reason, kept[-1].comment, state.disliked)
+    ('other', '命令在 Windows 上不对', None)
+    """
     info = state.answers.get(state.disliked or "")
     reason = reason if reason in VOTE_REASONS else "other"
+    comment = (comment if isinstance(comment, str) else "").strip()[:VOTE_COMMENT_CHARS]
     state.disliked = None
     if info is None or info.vote != "down":
         return state, ""
-    info.reason = reason
+    info.reason, info.comment = reason, comment
     if not _record(deps, state, [_vote_event(info)]):
-        info.reason = ""
+        info.reason, info.comment = "", ""
         return state, ui_text(state.language, "reason_not_saved")
     return state, ui_text(state.language, "reason_thanks")
 
@@ -246,4 +257,5 @@ def _vote_event(info: AnswerInfo) -> Event:
         vote=info.vote,
         reason=info.reason,
         answer_id=info.answer_id,
+        comment=info.comment,
     )

@@ -8,12 +8,15 @@ the words are in :mod:`bot.web.ui.strings`, the title and example questions in :
 
 from __future__ import annotations
 
+import json
+import uuid
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
 
 from bot.answer.reply import Contact
+from bot.limits import VOTE_COMMENT_CHARS
 from bot.records import VOTE_REASONS
 from bot.settings import Settings
 from bot.store.feedback import with_origin
@@ -41,7 +44,7 @@ from bot.web.ui.state import (
     snapshot,
     trim,
 )
-from bot.web.ui.strings import UI, ui_language, ui_text
+from bot.web.ui.strings import UI, a11y_labels, ui_language, ui_text
 from bot.web.ui.welcome import Welcome, as_chips, page_title
 
 STATIC = Path(__file__).with_name("static")
@@ -70,7 +73,7 @@ SCROLL_JS = static_text("scroll.js")
 STORAGE_KEY = "gpu-bot:" + "PAGE"
 SAVE_JS = static_text("save.js")
 LOAD_JS = static_text("load.js")
-AFTER_LOAD_JS = static_text("after_load.js")
+AFTER_LOAD_JS = static_text("after_load.js").replace("LABELS", json.dumps(a11y_labels(), ensure_ascii=False))
 KEEP_PLACE_JS = static_text("keep_place.js")
 
 
@@ -168,20 +171,23 @@ def make_ui(
         label, _, contact = reason_prompt(deps, state).partition("  \n")
         return (
             state,
-            gr.update(visible=show, value=None),
+            gr.update(visible=show),
             snapshot(state),
             gr.update(value=label),
             gr.update(value=contact, visible=bool(contact)),
+            gr.update(value=None),
+            gr.update(value=""),
         )
 
-    def on_reason(reason: str | None, state: Any):
+    def on_reason(reason: str | None, comment: str | None, state: Any):
+        """A reason picked (with the comment typed so far, if any) or a comment sent with Enter (reason "other")."""
         state = as_state(state)
-        if not reason:
-            return state, gr.update(), gr.update()
-        state, toast = vote_reason(deps, state, reason)
+        if not reason and not (comment or "").strip():
+            return state, gr.update(), gr.update(), gr.update()
+        state, toast = vote_reason(deps, state, reason or "", comment or "")
         if toast:
             notify(state.language, toast)
-        return state, gr.update(visible=False, value=None), snapshot(state)
+        return state, gr.update(visible=False), snapshot(state), gr.update(value="")
 
     def on_person(state: Any):
         state = as_state(state)
@@ -192,8 +198,10 @@ def make_ui(
 
     def on_new_chat(state: Any):
         old = as_state(state)
-        fresh = ChatState(language=old.language, session=old.session)
-        return "", [], fresh, gr.update(visible=False, value=None), ""
+        # A new conversation is a new session for the record: /admin reads a question in the context of its
+        # session's earlier questions, and those from before "New chat" are no context of it (issue 35).
+        fresh = ChatState(language=old.language, session=uuid.uuid4().hex[:16])
+        return "", [], fresh, gr.update(visible=False), ""
 
     def on_load(saved: str | None, request: gr.Request):
         state = ChatState()
@@ -214,6 +222,7 @@ def make_ui(
             gr.update(placeholder=t["placeholder"]),
             gr.update(choices=reasons),
             gr.update(value=t["reason_label"]),
+            gr.update(placeholder=t["comment_placeholder"]),
             *top,
             state.language,
             "" if compact else title[state.language],
@@ -267,6 +276,16 @@ def make_ui(
                 elem_id="vote-reason",
                 container=False,
             )
+            # The user's own words, optional: Enter sends them (with the reason picked after, if any).
+            reason_comment = gr.Textbox(
+                placeholder=UI["en"]["comment_placeholder"],
+                show_label=False,
+                lines=1,
+                max_lines=1,
+                max_length=VOTE_COMMENT_CHARS,
+                elem_id="vote-comment",
+                container=False,
+            )
             reason_contact = gr.Markdown("", visible=False, elem_classes=["bot-reason-contact"])
         box = gr.Textbox(
             placeholder=UI["en"]["placeholder"],
@@ -291,12 +310,19 @@ def make_ui(
         chatbot.option_select(on_option, [state], [chatbot, state], queue=False).then(None, js=scroll_user).then(
             on_answer, [state], [chatbot, state, saved], show_progress="minimal"
         ).then(None, [saved], None, js=save_js).then(None, js=scroll_bot)
-        chatbot.like(on_vote, [state], [state, reason_row, saved, reason_label, reason_contact]).then(
-            None, [saved], None, js=save_js
-        )
-        reasons.select(lambda value, s: on_reason(value, s), [reasons, state], [state, reason_row, saved]).then(
-            None, [saved], None, js=save_js
-        )
+        chatbot.like(
+            on_vote, [state], [state, reason_row, saved, reason_label, reason_contact, reasons, reason_comment]
+        ).then(None, [saved], None, js=save_js)
+        reasons.select(
+            lambda value, comment, s: on_reason(value, comment, s),
+            [reasons, reason_comment, state],
+            [state, reason_row, saved, reason_comment],
+        ).then(None, [saved], None, js=save_js)
+        reason_comment.submit(
+            lambda comment, s: on_reason("", comment, s),
+            [reason_comment, state],
+            [state, reason_row, saved, reason_comment],
+        ).then(None, [saved], None, js=save_js)
         person.click(on_person, [state], [chatbot, state, saved], queue=False).then(
             None, [saved], None, js=save_js
         ).then(None, js=scroll_bot)
@@ -310,7 +336,7 @@ def make_ui(
         blocks.load(
             on_load,
             [saved],
-            [chatbot, state, box, reasons, reason_label, intro, person, new, language, tab_title],
+            [chatbot, state, box, reasons, reason_label, reason_comment, intro, person, new, language, tab_title],
             js=load_js,
             queue=False,
         ).then(None, [language, tab_title], None, js=AFTER_LOAD_JS).then(None, js=keep_place_js)

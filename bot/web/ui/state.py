@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.answer.conversation import Turn
-from bot.limits import CONVERSATION_TURNS_KEPT, QUESTION_CHARS
+from bot.limits import CONVERSATION_TURNS_KEPT, QUESTION_CHARS, VOTE_COMMENT_CHARS
 from bot.records import VOTE_REASONS
 
 MAX_MESSAGES = 40  # chat bubbles kept per session (older ones scroll away for good)
@@ -42,6 +42,7 @@ class AnswerInfo:
     signature: str = ""
     vote: str | None = None
     reason: str = ""
+    comment: str = ""  # a 👎's own words (at most bot.limits.VOTE_COMMENT_CHARS)
 
 
 @dataclass
@@ -203,6 +204,7 @@ def restore(raw: Any, state: ChatState) -> ChatState:
                 signature=_str(info.get("signature"), QUESTION_CHARS),
                 vote=info.get("vote") if info.get("vote") in ("up", "down") else None,
                 reason=info.get("reason") if info.get("reason") in VOTE_REASONS else "",
+                comment=_str(info.get("comment"), VOTE_COMMENT_CHARS),
             )
     options = data.get("options") if isinstance(data.get("options"), dict) else {}
     state.messages, state.turns, state.answers = messages, turns, answers

@@ -24,6 +24,21 @@ UI: dict[str, dict[str, str]] = {
         "person": "找人工",
         "person_none": "求助同事",
         "reason_label": "哪里不对？",
+        "comment_placeholder": "也可以写几句（可选），回车发送",
+        # Names read by screen readers (static/after_load.js puts them on Gradio's controls) and the progress line.
+        "a11y_box": "问题或报错日志",
+        "a11y_send": "发送",
+        "a11y_user": "你的消息",
+        "a11y_bot": "助手的回答",
+        "a11y_like": "赞",
+        "a11y_dislike": "踩",
+        "a11y_copy": "复制",
+        "a11y_copy_all": "复制整段对话",
+        "a11y_examples": "示例问题",
+        "a11y_comment": "哪里不对（可选）",
+        "a11y_reasons": "哪里不对",
+        "a11y_scroll": "跳到最新消息",
+        "searching": "正在查找…",
         "toast_title": "提示",
         "wrong_section": "引用的章节不对",
         "didnt_help": "没解决我的问题",
@@ -52,6 +67,20 @@ UI: dict[str, dict[str, str]] = {
         "person": "Talk to a person",
         "person_none": "Ask a colleague",
         "reason_label": "What was wrong?",
+        "comment_placeholder": "Or say what was wrong (optional), then Enter",
+        "a11y_box": "Question or error log",
+        "a11y_send": "Send",
+        "a11y_user": "Your message",
+        "a11y_bot": "Assistant's answer",
+        "a11y_like": "Like",
+        "a11y_dislike": "Dislike",
+        "a11y_copy": "Copy",
+        "a11y_copy_all": "Copy the conversation",
+        "a11y_examples": "Example questions",
+        "a11y_comment": "What was wrong (optional)",
+        "a11y_reasons": "What was wrong",
+        "a11y_scroll": "Scroll to the newest message",
+        "searching": "Searching…",
         "toast_title": "Note",
         "wrong_section": "Wrong section",
         "didnt_help": "Didn't help",
@@ -71,6 +100,14 @@ UI: dict[str, dict[str, str]] = {
         "welcome_plain": "### Hi!\n\nDescribe your problem or paste the full error log.",
     },
 }
+
+
+def a11y_labels() -> dict[str, dict[str, str]]:
+    """The words static/after_load.js puts on Gradio's controls, per language (``a11y_*`` and the progress line)."""
+    return {
+        language: {k.removeprefix("a11y_"): v for k, v in table.items() if k.startswith("a11y_") or k == "searching"}
+        for language, table in UI.items()
+    }
 
 
 def ui_language(accept_language: str | None) -> UiLanguage:

@@ -17,6 +17,13 @@ is skipped, never cut.
     >>> examples(doc, lambda key: None, "zh")
     ()
 
+None dated: an old release or a syntax error in the user's own code is not what the welcome offers.
+
+    >>> old = [Section("p.md", h, ("P", h), n, n, h, "x", "P") for n, h in
+    ...        enumerate(["P", "Why does paddle 1.1 not use the GPU?", "Why is GPU-Util 0%?"], 1)]
+    >>> examples(old, lambda key: None, "en")
+    ('Why is GPU-Util 0%?',)
+
 The welcome is in one language, the page's. When the documents offer no question in it (another company's
 English documents on a Chinese page), it shows theirs and says which language the documents are in:
 
@@ -61,6 +68,14 @@ _SYMPTOM = re.compile(
 )
 
 
+# An example must read as a question someone asks today: none naming an old release ("paddle 1.1 训练…", Fluid,
+# TensorFlow 1.x) and none about a typo in the user's own code ("from paddle.distributed as dist 报语法错误"), which
+# made the welcome read dated (issue 35); the document's next phrasing is taken instead.
+_DATED = re.compile(
+    r"paddle\s*(paddle\s*)?v?1\.\d|fluid|tensorflow\s*1\.|\btf\s*1\.\d|语法错误|syntax\s*error", re.IGNORECASE
+)
+
+
 def page_title(setting: str, language: str) -> str:
     """The operator's title (``BOT_TITLE``), else a neutral one in ``language``."""
     return " ".join(setting.split()) or ui_text(language, "title")
@@ -80,7 +95,9 @@ def _questions(section: Section, meta: Any, language: UiLanguage) -> list[str]:
         heading = clean_heading(section.heading)
         question = re.sub(r"^问题\s*[:：]\s*", "", heading).strip()
         phrasings = [question] if _QUESTION.search(heading) and detect_language(question) == language else []
-    whole = [q for q in (" ".join(p.split()) for p in phrasings) if 0 < len(q) <= MAX_EXAMPLE_CHARS]
+    whole = [
+        q for q in (" ".join(p.split()) for p in phrasings) if 0 < len(q) <= MAX_EXAMPLE_CHARS and not _DATED.search(q)
+    ]
     return sorted(whole, key=_rank)
 
 
