@@ -102,7 +102,8 @@ _STILL = re.compile(
     r"还是(?:不|没|会|报|一样|有|出现|爆|卡|失败|错|提示|显示|oom|nan|hang)|依然|仍然|仍旧|照样|一样的?(?:错|问题|报错)|"
     r"又出现|又报|也不行|也一样|也没用|也没有用|没用|没有用|不管用|没效果|没有效果|无效|没解决|没有解决|未解决|没能解决|"
     r"试过|试了|已经|(?:核对|检查|确认|排查|设置|修改|调整|加|装|查|换|改|调|设)过(?![程滤拟])|都(?:设|改|调|加|装|检查|试|按)|重装|重启.{0,6}(?:也|还|都)|"
-    r"\bstill\b|\bagain\b|\balready\b|\btried\b|\bdid(?:n'?t| not)\s+(?:help|work|fix|change)|"
+    r"(?<!\bdo i )(?<!\bdo we )(?<!\bshould i )(?<!\bshould we )(?<!\bmust i )(?<!\bdo you )\bstill\b|"
+    r"\bagain\b|\balready\b|\btried\b|\bdid(?:n'?t| not)\s+(?:help|work|fix|change)|"
     r"\bno (?:luck|change|difference)\b|\bsame (?:error|problem|issue|result)\b|\bnot (?:working|helping)\b|"
     r"\bdoes(?:n'?t| not) (?:work|help)\b|\beven (?:after|with|though)\b",
     re.IGNORECASE,
@@ -118,7 +119,10 @@ _FAILED = re.compile(
     r"(?:(?:seem|appear)(?:s|ed)?\s+)?(?:to\s+)?"  # "doesn't seem to help", "seems not to help"
     r"(?:help|helped|helping|work|worked|working|fix|fixed|solve|solved|change|changed)\b|"
     r"\bno (?:luck|change|difference)\b|\bnot helpful\b|\bunhelpful\b|\buseless\b|\bnothing changed\b|"
-    r"\bsame (?:error|problem|issue|result)\b|\bstill\b(?!\s+(?:want|wish|wonder|need|like|supported|support))|"
+    r"\bsame (?:error|problem|issue|result)\b|"
+    # "do i still export …?", "should we still set …": a question whether a step is still needed, not a report
+    r"(?<!\bdo i )(?<!\bdo we )(?<!\bshould i )(?<!\bshould we )(?<!\bmust i )(?<!\bdo you )"
+    r"\bstill\b(?!\s+(?:want|wish|wonder|need|like|supported|support))|"
     r"\btried\b|\beven (?:after|with)\b",
     re.IGNORECASE,
 )
@@ -323,6 +327,8 @@ def says_failed(message: str, *, not_helpful: bool | None = None) -> bool:
     (False, False)
     >>> says_failed("我发现好像还是只有一个进程"), says_failed("不管怎么改学习率，loss都不下降")
     (True, True)
+    >>> says_failed("is --gpus enough or do i still export CUDA_VISIBLE_DEVICES?"), says_failed("still OOM")
+    (False, True)
     """
     text = message[:QUESTION_CHARS]
     said = is_not_helpful(text) if not_helpful is None else not_helpful  # read once per message: Message.cues
