@@ -15,6 +15,7 @@ import asyncio
 import hashlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -126,6 +127,9 @@ def _hit_id(hit: dict) -> str:
     return f"{hit.get('source', '')}#{hit.get('anchor') or hit.get('section') or hit.get('heading') or ''}"
 
 
+_SIGNED = re.compile(r"[?&]exp=\d{1,12}&sig=[A-Za-z0-9_\-]{1,128}")
+
+
 def fingerprint(body: dict, with_reply: bool = True) -> str:
     """The parts of an answer that identify which question it answers."""
     parts = {
@@ -135,7 +139,8 @@ def fingerprint(body: dict, with_reply: bool = True) -> str:
         "hits": [_hit_id(h) for h in body.get("hits") or [] if isinstance(h, dict)],
     }
     if with_reply:
-        parts["reply"] = body.get("reply")
+        # A signed /source link expires a fixed time after it is issued: two answers a second apart differ there only.
+        parts["reply"] = _SIGNED.sub("", str(body.get("reply") or ""))
     return hashlib.sha1(json.dumps(parts, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
 
 
