@@ -294,7 +294,8 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_acts(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.engine.acts import acts_path, evaluate, train
+    from bot.answer.acts_training import evaluate, train
+    from bot.engine.acts import acts_path
     from bot.engine.calibration import calibration_path
 
     engine = _engine(settings)

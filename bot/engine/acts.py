@@ -28,9 +28,7 @@ import hashlib
 import json
 import logging
 import math
-import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -370,29 +368,6 @@ def read_labelled(path: Path) -> list[dict]:
     return out
 
 
-def rows_of(engine, conversations: Sequence[dict], progress: Callable[[int, int], None] | None = None) -> Rows:
-    """Every later turn of the conversations, read as the product reads it: the earlier turns answered by
-    :class:`bot.answer.conversation.Conversation`, then the turn's features and vector in that case (what the
-    plan sees), with the rule pipeline's label (intents first, then :func:`act_of`)."""
-    from bot.answer.conversation import Conversation
-
-    xs, ys, rules, groups, queries = [], [], [], [], []
-    for c, conversation in enumerate(conversations):
-        talk = Conversation(engine)
-        for n, turn in enumerate(conversation["turns"]):
-            if n > 0 and turn["act"] in LABELS:
-                x, rule = _read_turn(engine, turn["query"], talk.case)
-                xs.append(x)
-                ys.append(LABELS.index(turn["act"]))
-                rules.append(rule)
-                groups.append(c)
-                queries.append(turn["query"])
-            talk.respond(turn["query"])
-        if progress is not None:
-            progress(c + 1, len(conversations))
-    return Rows(np.stack(xs), np.array(ys), tuple(rules), np.array(groups), tuple(queries))
-
-
 def _read_turn(engine, query: str, case: Case) -> tuple[np.ndarray, str]:
     message = engine.read(query)
     own = engine._scores(message.search_text, tokens=message.tokens) if message.has_words else None
@@ -479,64 +454,14 @@ def file_hash(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def train(engine, path: Path = TRAIN_FILE, *, progress: bool = True) -> tuple[ActModel, dict]:
-    """Read the labelled turns through the engine, choose the L2 weight by cross-validation over whole
-    conversations, fit on every turn; returns the model and its figures (rule vs model, per act)."""
-    start = time.perf_counter()
-    conversations = read_labelled(path)
-
-    def show(done: int, total: int) -> None:
-        if progress:
-            print(f"\rreading turns: {done}/{total} conversations", end="", file=sys.stderr, flush=True)
-
-    rows = rows_of(engine, conversations, show)
-    if progress:
-        print(f" ({time.perf_counter() - start:.1f} s)", file=sys.stderr)
-    truth = [LABELS[i] for i in rows.y]
-    trials = {}
-    with _one_thread():
-        for l2 in L2_CHOICES:
-            trials[l2] = per_act(truth, cross_validate(rows, l2))
-            if progress:
-                print(f"l2 {l2:<6} cross-validated accuracy {trials[l2]['all']:.3f}", file=sys.stderr)
-    best = max(L2_CHOICES, key=lambda l2: (trials[l2]["all"], l2))  # ties: the stronger penalty
-    figures = {
-        "train_file": str(path),
-        "turns": len(truth),
-        "l2": best,
-        "rule": per_act(truth, rows.rule),
-        "model_cross_validated": trials[best],
-        "seconds": 0.0,
-    }
-    with _one_thread():
-        model = fit(rows.x, rows.y, classes=LABELS, l2=best, embedder=engine.embedder.id, train_hash=file_hash(path))
-    figures["model_in_sample"] = per_act(truth, pipeline(model, rows.x))
-    figures["model_unguarded_in_sample"] = per_act(truth, pipeline(model, rows.x, guarded=False))
-    figures["seconds"] = round(time.perf_counter() - start, 1)
-    return ActModel(**{**model.__dict__, "figures": json.dumps(figures, ensure_ascii=False)}), figures
-
-
-def evaluate(engine, model: ActModel | None, path: Path) -> dict:
-    """Rule vs model act accuracy (per act) on a labelled file, read through the engine."""
-    rows = rows_of(engine, read_labelled(path))
-    truth = [LABELS[i] for i in rows.y]
-    out = {"file": str(path), "rule": per_act(truth, rows.rule)}
-    if model is not None:
-        out["model"] = per_act(truth, pipeline(model, rows.x))
-        out["model_unguarded"] = per_act(truth, pipeline(model, rows.x, guarded=False))
-    return out
-
-
 __all__ = [
     "FAMILY",
     "FEATURE_NAMES",
     "LABELS",
     "ActModel",
     "acts_path",
-    "evaluate",
     "fit",
     "load_for",
     "plan_act",
-    "train",
     "turn_features",
 ]

@@ -1074,12 +1074,10 @@ def add_unseen(
 
 def vectors_path(engine: Engine) -> Path:
     """Where the labelled messages' query vectors are kept between fits: the user's cache, not the repository
-    (``$XDG_CACHE_HOME/gpu-troubleshooter/<embedder>.queries.npz``)."""
-    import os
-
+    (``~/.cache/gpu-troubleshooter/<embedder>.queries.npz``; only ``bot/web/config.py`` reads the environment)."""
     from bot.engine.calibration import slug
 
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gpu-troubleshooter"
+    root = Path.home() / ".cache" / "gpu-troubleshooter"
     return root / f"{slug(engine.embedder.id)}.queries.npz"
 
 

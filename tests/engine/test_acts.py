@@ -8,6 +8,7 @@ import logging
 import numpy as np
 import pytest
 
+from bot.answer.acts_training import train
 from bot.engine.acts import (
     FEATURE_NAMES,
     FIX,
@@ -17,7 +18,6 @@ from bot.engine.acts import (
     fit,
     load_for,
     read_labelled,
-    train,
 )
 from bot.engine.calibration import calibration_path
 from bot.engine.plan import features_of
