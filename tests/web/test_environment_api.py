@@ -41,6 +41,7 @@ def _check(environment: dict, mismatches: list) -> None:
         "driver": "418.67",
         "driver_cuda": "10.1",
         "cuda": "10.2",
+        "minimum": "440.33 (Linux) / 441.22 (Windows)",  # the driver CUDA 10.2 needs, named in the reply too
     }
     assert found["source"]["url"] and found["source"]["read"] == "2026-11-24"
 
