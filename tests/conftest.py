@@ -170,6 +170,28 @@ def _unit_tripwire(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPat
     yield
 
 
+@pytest.fixture(autouse=True)
+def _no_borrowed_event_loop(request: pytest.FixtureRequest):
+    """Hide the shared Chromium's event loop from tests that do not drive it.
+
+    The session's one Chromium (tests/fixtures/browser.py) is driven through the synchronous driver, which leaves its
+    asyncio loop marked as running in the main thread until the session ends. A later test that runs a loop of its
+    own there (``app.main`` -> ``uvicorn.Server.run`` -> ``asyncio.Runner``) then fails with "Runner.run() cannot be
+    called from a running event loop", but only when a browser test ran before it in the same process.
+    """
+    import asyncio
+
+    borrowed = asyncio.events._get_running_loop()
+    if borrowed is None or "browser" in request.fixturenames:
+        yield
+        return
+    asyncio.events._set_running_loop(None)
+    try:
+        yield
+    finally:
+        asyncio.events._set_running_loop(borrowed)
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     if _STRAYS:
         terminalreporter.section("unit tests that did a dearer tier's work (add the name to tests/conftest.py)")

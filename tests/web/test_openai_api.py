@@ -360,7 +360,9 @@ def test_source_links_of_a_v1_reply_open_in_a_browser_without_credentials(api_on
     page = httpx.get(url, timeout=30)  # no Authorization header, no cookie: what a browser tab has
     assert page.status_code == 200 and "显存不足" in page.text
     # The page's "show the whole file" toggle keeps the signature, so it opens too.
-    toggle = re.search(r'<nav><a href="(\?[^"]+)"', page.text).group(1).replace("&amp;", "&")
+    # The nav starts with the "back to the chat" link (issue 35), then the toggle.
+    toggle = re.search(r'<nav><a href="\./" class="back">[^<]*</a> <a href="(\?[^"]+)"', page.text)
+    toggle = toggle.group(1).replace("&amp;", "&")
     assert "sig=" in toggle and httpx.get(api_only.url + "/source" + toggle, timeout=30).status_code == 200
 
 
