@@ -517,20 +517,25 @@ def test_reload_keeps_the_conversation_copy_transcript_and_new_chat_clears(site,
         page.get_by_role("button", name=re.compile("^(Like|赞)$")).last.click()  # a vote is kept too
         assert eventually(lambda: '"vote": "up"' in saved_snapshot(page))  # the tab has saved it
         rendered(page)
-        likes = page.locator("#chat button[aria-label='赞'], #chat button[aria-label='Like']").count()
+        # Since issue 35 a vote button keeps its name (赞/Like) and says it is pressed with aria-pressed (Gradio
+        # renamed it "Liked" before), so both replies have a Like button and exactly one, the last reply's, is pressed.
+        like = "#chat button:is([aria-label='赞'], [aria-label='Like'])"
+        assert eventually(lambda: page.locator(f"{like}[aria-pressed=true]").count() == 1, timeout=10)
+        likes = page.locator(like).count()
         page.reload(wait_until="load")
         wait_loaded(page)
         page.wait_for_function("document.querySelectorAll('[data-testid=bot]').length === 2", timeout=30_000)
         assert page.locator("[data-testid=user]").first.inner_text().strip() == "训练时报错显存不足怎么办？"
         assert page.locator("[data-testid=bot]").first.inner_text()[:40] == first[:40]
-        assert page.locator("#chat button[aria-label='赞'], #chat button[aria-label='Like']").count() == likes == 1
+        assert page.locator(like).count() == likes == 2
+        assert eventually(lambda: page.locator(f"{like}[aria-pressed=true]").count() == 1, timeout=10)
+        assert page.locator(like).last.get_attribute("aria-pressed") == "true"  # the vote is the last reply's
         snap(page, shots / "widget_after_reload.png")
         # a follow-up after the reload still knows the conversation
         ask(page, "那显存呢？", "")
         # copy the transcript
-        page.locator(
-            "#chat button[aria-label='Copy conversation'], #chat button[title='Copy conversation']"
-        ).first.click()
+        # named in the page's language since issue 35 (Gradio's "Copy conversation" beside 赞/踩 mixed two)
+        page.locator("#chat button:is([aria-label='复制整段对话'], [aria-label='Copy the conversation'])").first.click()
         copied = eventually(
             lambda: (text := page.evaluate("navigator.clipboard.readText()")) and "Loss becomes NaN" in text and text,
             timeout=10,

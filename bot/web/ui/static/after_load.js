@@ -38,7 +38,7 @@
       if (!ours.has(label)) b.dataset.botGradio = label;  // Gradio's own words: what the button is, and its state
       const was = b.dataset.botGradio || label;
       const kind = /^(Like|Liked|赞)$/.test(was) ? 'like' : /^(Dislike|Disliked|踩)$/.test(was) ? 'dislike'
-        : /^(copy message|copy$|复制$)/i.test(was) ? 'copy' : /conversation|对话/i.test(was) ? 'copy_all'
+        : /^(copy message|copy$|复制$)/i.test(was) ? 'copy' : /(copy|复制).*(conversation|对话)/i.test(was) ? 'copy_all'
         : /scroll/i.test(was) ? 'scroll' : '';
       if (!kind) return;
       set(b, 'aria-label', words[kind]);
@@ -47,6 +47,8 @@
       if (kind === 'like' || kind === 'dislike') set(b, 'aria-pressed', /color-accent/.test(b.getAttribute('style') || '') ? 'true' : 'false');
     });
   };
+  // copy_all names only a copy button: Gradio's hidden clear button ("清空对话") once matched 对话 and was named
+  // 复制整段对话 too, so the page had two "copy the conversation" buttons, the first one hidden.
   // Gradio re-renders a vote button with its own words ("Disliked"): name() reads its state from them, once a frame.
   let queued = false;
   const relabel = () => {
