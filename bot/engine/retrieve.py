@@ -889,15 +889,19 @@ class Engine:
         cut = getattr(self.embedder, "max_chars", 0)
         return bool(cut) and len(search_text) >= max(cut, LEXICAL_CHARS)
 
+    def _what_the_embedder_reads(self, text: str) -> str:
+        """The head of ``text`` the embedder reads (its ``max_chars``, when it cuts): the query cache's key and input."""
+        cut = getattr(self.embedder, "max_chars", 0)
+        return text[:cut] if cut else text
+
     def prefetch(self, texts: Iterable[str], *, batch: int = 32, progress: Callable[[int], None] | None = None) -> int:
         """Embed the search texts not yet remembered, ``batch`` at a time, and remember them (calibration reads
         thousands of labelled messages: one call per message costs several times as much). Returns how many were
         embedded."""
         missing: dict[bytes, str] = {}
-        cut = getattr(self.embedder, "max_chars", 0)
         with self._cache_lock:
             for text in texts:
-                text = text[:cut] if cut else text  # keyed by what the embedder reads, as _embed_query is
+                text = self._what_the_embedder_reads(text)  # keyed as _embed_query keys it
                 key = query_key(text)
                 if key not in self._query_cache:
                     missing[key] = text
@@ -930,9 +934,7 @@ class Engine:
         reads (its ``max_chars``, when it cuts): a follow-up joined with its case's words after a long message is
         the same head, the same vector.
         """
-        cut = getattr(self.embedder, "max_chars", 0)
-        if cut:
-            search_text = search_text[:cut]
+        search_text = self._what_the_embedder_reads(search_text)
         key = query_key(search_text)
         with self._cache_lock:
             cached = self._query_cache.get(key)
