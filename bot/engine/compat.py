@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
@@ -440,6 +440,7 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
         ("tf_jit_arch", "compute_capability"),
         ("torch_cuda_none", "cpu_only_wheel"),
         ("tf_not_built_with_cuda", "cpu_only_wheel"),
+        ("torch_extension_cuda", "wheel_cuda"),
     ):
         if signal in env.signals:
             if signal == "tf_jit_arch" and works:
@@ -529,9 +530,16 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
         width = 2 if exact else 1
         majors = {_mm(m)[:width] for m in machine if len(_mm(m)) >= width}
         if majors and _mm(built[0])[:width] not in majors:
+            build_cudnn = built[1] is not None and built[1].kind == "wheel" and _row_value(built[1], table, "cudnn")
             claim(
                 "wheel_cuda",
-                {"build_cuda": built[0], "cuda": ", ".join(machine), "package": _package_text(env)},
+                {
+                    "build_cuda": built[0],
+                    "cuda": ", ".join(machine),
+                    "build_cudnn": build_cudnn or None,
+                    "cudnn": ", ".join(env.cudnn) if build_cudnn else None,
+                    "package": _package_text(env),
+                },
                 built[1] or _message("paddle_cuda_older", table),
                 "table",
             )
@@ -545,7 +553,12 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
             if have_majors and (major,) not in have_majors:
                 claim(
                     "wheel_cuda",
-                    {"library": lib, what: ", ".join(have), f"build_{what}": _library_version(lib)},
+                    {
+                        "library": lib,
+                        what: ", ".join(have),
+                        f"build_{what}": _library_version(lib),
+                        "driver": env.driver,  # what the machine runs, for the build the reply suggests
+                    },
                     _message("library_not_found", table),
                     "message",
                 )
@@ -701,9 +714,18 @@ def _message_values(code: Code, env: Environment, table: CompatTable) -> dict[st
             "min_cuda": _first_cuda_for(env.compute_capability or cc or "", table),
         }
     if code == "cudnn_cuda":
-        return {"cudnn": env.cudnn_loaded, "build_cudnn": env.build_cudnn, "cuda": env.cuda_runtime or one_machine}
+        # A toolkit other than the runtime loaded is the clue that libraries come from another install.
+        other = [t for t in env.cuda_toolkit if env.cuda_runtime and _mm(t) != _mm(env.cuda_runtime)]
+        return {
+            "cudnn": env.cudnn_loaded,
+            "build_cudnn": env.build_cudnn,
+            "cuda": env.cuda_runtime or one_machine,
+            "toolkit": ", ".join(other) or None,
+        }
     if code == "wheel_cuda":
-        return {"build_cuda": env.build_cuda, "cuda": env.cuda_runtime}
+        # An extension build names the toolkit it found (read first among the toolkits): that is the conflict.
+        found = machine[0] if "torch_extension_cuda" in env.signals and machine else one_machine
+        return {"build_cuda": env.build_cuda, "cuda": env.cuda_runtime or found}
     return {"package": _package_text(env) or None}
 
 
@@ -835,13 +857,28 @@ def _tf_windows_cpu(env: Environment, table: CompatTable) -> tuple[str, Source] 
 
 
 def _dedupe(found: list[Mismatch]) -> list[Mismatch]:
-    """One finding per code: the one naming more values, and of two alike a library's own message."""
+    """One finding per code: the one naming more values, and of two alike a library's own message; the values the
+    other findings of that code read and it does not name are added, so the reply names every conflicting value."""
     best: dict[str, Mismatch] = {}
     for m in found:
         held = best.get(m.code)
         if held is None or (len(m.values), m.evidence == "message") > (len(held.values), held.evidence == "message"):
             best[m.code] = m
-    return [best[c] for c in CODES if c in best]
+    out = []
+    for code in (c for c in CODES if c in best):
+        chosen = best[code]
+        values = dict(chosen.values)
+        for m in found:
+            if m.code == code:
+                values |= {k: v for k, v in m.values.items() if k not in values}
+        out.append(replace(chosen, values=MappingProxyType(values)))
+    return out
+
+
+def _row_value(source: Source, table: CompatTable, key: str) -> str:
+    """A field of the table row a source names (the wheel row's cuDNN), "" when the row or field is absent."""
+    row = next((r for r in table.rows if r.source is source), None)
+    return row.get(key) if row is not None else ""
 
 
 def _ask(

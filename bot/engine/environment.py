@@ -90,6 +90,15 @@ _PADDLE_ARCH = re.compile(
 )
 _TORCH_ARCH = re.compile(r"with CUDA capability sm_(\d{2,3}) is not compatible", re.IGNORECASE)
 _TORCH_ARCH_LIST = re.compile(r"supports CUDA capabilities ((?:sm_\d{2,3} ?){1,20})", re.IGNORECASE)
+# torch/cuda/__init__.py's older check (same function as the sm_X warning): "Found GPU0 GeForce GTX 960M which is
+# of cuda capability 5.0. PyTorch no longer supports this GPU because it is too old."
+_TORCH_OLD_GPU = re.compile(r"Found GPU\d{1,2} ([A-Za-z][\w .\-]{2,40}?) which is of cuda capability (\d{1,2}\.\d)\b")
+# torch/utils/cpp_extension.py, building an extension: "The detected CUDA version (10.1) mismatches the version that
+# was used to compile PyTorch (11.3)" (raised only when the majors differ; a minor difference is a warning).
+_TORCH_EXT_CUDA = re.compile(
+    r"detected CUDA version \((\d{1,2}\.\d{1,2})\) mismatches the version that was used to compile\s{1,12}"
+    r"PyTorch \((\d{1,2}\.\d{1,2})\)"
+)
 _TF_CUDNN = re.compile(
     r"Loaded runtime CuDNN library:\s{0,4}(\d{1,2}\.\d{1,2})[\d.]{0,6} but source was compiled with:\s{0,4}(\d{1,2}\.\d{1,2})",
     re.IGNORECASE,
@@ -114,13 +123,20 @@ _TORCH_CUDNN = re.compile(
     r"compiled against \((\d{1,2}), (\d{1,2}), \d{1,3}\) but (?:found|linked against) runtime version "
     r"\((\d{1,2}), (\d{1,2})"
 )
-_TORCH_FOUND = re.compile(r"driver on your system is too old \(found version (\d{2})(\d)\d{1,2}\)")
+# Older PyTorch prints cuDNN's integer version (major*1000 + minor*100 + patch): "cuDNN version mismatch: PyTorch was
+# compiled against 6021 but linked against 5110" is 6.0.21 against 5.1.10.
+_TORCH_CUDNN_INT = re.compile(r"compiled against (\d)(\d)\d{2} but linked against (\d)(\d)\d{2}(?!\d)")
+# The CUDA driver API version as an integer, major*1000 + minor*10: 6000 is 6.0, 10020 is 10.2, 11040 is 11.4.
+_TORCH_FOUND = re.compile(r"driver on your system is too old \(found version (\d{4,5})\)")
 _NVCC = re.compile(r"Cuda compilation tools, release (\d{1,2}\.\d{1,2})|Build cuda_(\d{1,2}\.\d{1,2})\.r")
 _VERSION_TXT = re.compile(r"CUDA Version (\d{1,2}\.\d{1,2})\.\d{1,4}")
+_NEWEST_CUDA_MAJOR = 13  # a bare number above it after "cuda" is a package name (conda's cuda90), not a version
 _TEXT_CUDA = re.compile(
     r"(?<![A-Za-z0-9_\-./])(?:cuda|cudatoolkit)(?:\s{0,3}(?:toolkit|版本|ver[A-Za-z]{0,8}|version))?\s{0,3}(?:[:：=]|为|是)?\s{0,3}v?(\d{1,2}(?:\.\d{1,2})?)(?:\.\d{1,4})?(?![\d.]{0,1}\d)",
     re.IGNORECASE,
 )
+# Windows' toolkit folder, as CUDA_PATH and PATH print it: "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8".
+_CUDA_WIN_PATH = re.compile(r"GPU Computing Toolkit[\\/]{1,2}CUDA[\\/]{1,2}v(\d{1,2}\.\d)(?!\d)", re.IGNORECASE)
 _CUDA_WITH = re.compile(r"paddle\s{0,3}with\s{0,3}cuda\s{0,3}[:：=]?\s{0,3}(\d{1,2}\.\d{1,2})", re.IGNORECASE)
 _TEXT_CUDNN = re.compile(
     r"(?<![A-Za-z0-9_\-./])cudnn(?:\s{0,3}(?:版本|ver[A-Za-z]{0,8}|version))?\s{0,3}(?:[:：=]|为|是)?\s{0,3}v?(\d\.\d{1,2}(?:\.\d{1,2})?)",
@@ -153,7 +169,7 @@ _PIP_SHOW = re.compile(
 )
 _FRAMEWORK_TEXT = re.compile(
     r"(?<![A-Za-z0-9_\-])(paddle(?:paddle)?|tensorflow|tf|torch|pytorch)(?:[\s_.]{0,3}(?:version|版本|__version__))?\s{0,3}"
-    r"(?:==|=|：|:|是|为)?\s{0,3}(\d\.\d{1,2}(?:\.\d{1,2})?(?:rc\d?|\.post\d{2,3}|\.cu\d{3}|\+cu\d{3}|\+cpu)?)",
+    r"(?:==|=|：|:|是|为)?\s{0,3}`?(\d\.\d{1,2}(?:\.\d{1,2})?(?:rc\d?|\.post\d{2,3}|\.cu\d{3}|\+cu\d{3}|\+cpu)?)",
     re.IGNORECASE,
 )
 _VERSION_PRINT = re.compile(
@@ -165,7 +181,7 @@ _VERSION_PRINT_C = re.compile(
     r" {0,4}(\d\.\d{1,2}\.\d{1,2}[A-Za-z0-9_+.]{0,12})"
 )
 _TORCH_CUDA = re.compile(
-    r"torch\.version\.cuda\)?\s{0,4}\n?\s{0,4}['\"]?(\d{1,2}\.\d{1,2}|None)|"
+    r"torch\.version\.cuda\)?`?\s{0,4}\n?\s{0,4}(?:returns?\s{1,3})?['\"]?(\d{1,2}\.\d{1,2}|None)|"
     r"CUDA used to build PyTorch:\s{0,4}(\d{1,2}\.\d{1,2}|None|Could not collect)"
 )
 # collect_env prints torch.version.cuda, None (or "Could not collect") for a build without CUDA; ROCm builds too.
@@ -179,10 +195,11 @@ _TF_TEMPLATE = re.compile(
     r"tensorflow version \(use command below\): {0,4}(?:tf {0,2})?v?(\d\.\d{1,2}(?:\.\d{1,2})?)",
     re.IGNORECASE | re.MULTILINE,
 )
-# The same templates' "CUDA/cuDNN version": the first number is the CUDA toolkit ("10.2.89", "cuda_11.8.0_522.06_…").
+# The same templates' "CUDA/cuDNN version": the first number is the CUDA toolkit ("10.2.89", "cuda_11.8.0_522.06_…"),
+# a second one after a slash the cuDNN ("`11.0 / v8.0.1`").
 _TEMPLATE_CUDA = re.compile(
-    r"^(?:#{2,4} {0,3}|[-*] {0,3})?CUDA/cuDNN version:? {0,3}\n?(?: {0,8}\n){0,3} {0,8}(?:cuda[_ ]?)?v?"
-    r"(\d{1,2}\.\d)(?:\.\d{1,4})?(?![\d.]{0,1}\d)",
+    r"^(?:#{2,4} {0,3}|[-*] {0,3})?CUDA/cuDNN version:? {0,3}\n?(?: {0,8}\n){0,3} {0,8}`?(?:cuda[_ ]?)?v?"
+    r"(\d{1,2}\.\d)(?:\.\d{1,4})?(?![\d.]{0,1}\d)(?: {0,3}/ {0,3}(?:cudnn[_ ]?)?v?(\d\.\d{1,2}(?:\.\d{1,3})?))?",
     re.IGNORECASE | re.MULTILINE,
 )
 _TF_BUILD_CUDA = re.compile(r"'cuda_version'[:,]\s{0,2}'(?:64_)?(\d{1,2})\.?(\d)'")
@@ -396,6 +413,10 @@ def read_environment(text: str) -> Environment:
         )
     for m in _CUDNN_H.finditer(text):
         cudnn = _add(cudnn, f"{m.group(1)}.{m.group(2)}")
+    extension_cuda = _TORCH_EXT_CUDA.search(text)  # the message wraps before "PyTorch (11.3)"
+    if extension_cuda:
+        signals.add("torch_extension_cuda")
+        env["build_cuda"] = extension_cuda.group(2)
     if _NOT_COMPILED.search(text):
         signals.add("not_compiled_with_cuda")
     if _TF_NOT_BUILT.search(text):
@@ -416,6 +437,8 @@ def read_environment(text: str) -> Environment:
         packages.setdefault(("tensorflow-any", version), Package("tensorflow-any", version, ""))
     for m in _TEMPLATE_CUDA.finditer(whole):
         toolkit = _add(toolkit, m.group(1))
+        if m.group(2):
+            cudnn = _add(cudnn, m.group(2))
     if m := _TF_BUILD_CUDA.search(text):
         env["build_cuda"] = f"{m.group(1)}.{m.group(2)}"
     if m := _TF_BUILD_CUDNN.search(text):
@@ -463,7 +486,8 @@ def read_environment(text: str) -> Environment:
             first("cuda_runtime", m.group(1))
         if m := _PADDLE_CUDNN.search(line):
             first("cudnn_loaded", m.group(1))
-        if m := _CUDNN_OLDER.search(line):
+        if (m := _CUDNN_OLDER.search(line)) and m.group(1) != f"{m.group(2)}.{m.group(3)}":
+            # Paddle also prints this warning when both numbers are the same (8.9 and 8.9): no conflict then.
             signals.add("paddle_cudnn_older")
             first("build_cudnn", m.group(1))
             first("cudnn_loaded", f"{m.group(2)}.{m.group(3)}")
@@ -502,12 +526,18 @@ def read_environment(text: str) -> Environment:
         if m := _TF_LOADED_CUDNN.search(line):
             digits = m.group(1)
             first("cudnn_loaded", f"{digits[0]}.{int(digits[1:3]) if len(digits) == 5 else int(digits[1])}")
-        if m := _TORCH_CUDNN.search(line):
+        if (m := _TORCH_CUDNN.search(line)) or (m := _TORCH_CUDNN_INT.search(line)):
             signals.add("torch_cudnn_mismatch")
             first("build_cudnn", f"{m.group(1)}.{m.group(2)}")
             first("cudnn_loaded", f"{m.group(3)}.{m.group(4)}")
+        if m := _TORCH_OLD_GPU.search(line):
+            signals.add("torch_arch")  # the same check of torch/cuda/__init__.py: no kernels for this GPU
+            gpus = _add(gpus, m.group(1).strip())
+            first("compute_capability", m.group(2))
+
         if m := _TORCH_FOUND.search(line):
-            first("smi_cuda", f"{m.group(1)}.{m.group(2)}")
+            number = int(m.group(1))
+            first("smi_cuda", f"{number // 1000}.{number % 1000 // 10}")
         if m := _NVCC.search(line):
             toolkit = _add(toolkit, m.group(1) or m.group(2))
         if (m := _VERSION_TXT.search(line)) and "Driver" not in line:
@@ -516,9 +546,14 @@ def read_environment(text: str) -> Environment:
             toolkit = _add(toolkit, m.group(1))
         if m := _CUDA_WITH.search(line):
             first("build_cuda", m.group(1))
-        elif not smi_line and "API" not in line and "compiled with" not in line.lower():
+        elif "API" not in line and "compiled with" not in line.lower():
             for m in _TEXT_CUDA.finditer(line):
-                toolkit = _add(toolkit, m.group(1))
+                if smi_line and ("|" in line or m.group(0).startswith("CUDA Version")):
+                    continue  # nvidia-smi's header: the CUDA the driver supports, not a toolkit
+                if "." in m.group(1) or int(m.group(1)) <= _NEWEST_CUDA_MAJOR:
+                    toolkit = _add(toolkit, m.group(1))  # "cuda90" is conda's package name, not CUDA 90
+        for m in _CUDA_WIN_PATH.finditer(line):
+            toolkit = _add(toolkit, m.group(1))
         if "API" not in line and "compiled with" not in line.lower() and "Loaded runtime" not in line:
             for m in _TEXT_CUDNN.finditer(line):
                 cudnn = _add(cudnn, m.group(1))
@@ -593,6 +628,9 @@ def read_environment(text: str) -> Environment:
 
     if libs:
         signals.add("library_not_found")
+    if extension_cuda:
+        # The toolkit the extension build found is the one that conflicts: it leads the toolkits read.
+        toolkit = (extension_cuda.group(1), *(t for t in toolkit if t != extension_cuda.group(1)))
     framework_text = env.pop("framework_text", None)
     if framework_text and not packages:
         name, version = str(framework_text).split("==")
