@@ -138,6 +138,33 @@ def normalise(text: str) -> str:
     return _ANSI.sub("", text).translate(_BOX).replace("\t", " ").replace("\r", "")
 
 
+# Messages that are a signal by themselves: in the whole text (they may wrap), and on one line.
+_TEXT_SIGNALS: tuple[tuple[re.Pattern[str], Signal], ...] = (
+    (_NOT_COMPILED, "not_compiled_with_cuda"),
+    (_TF_NOT_BUILT, "tf_not_built_with_cuda"),
+    (_GPU_BUILD, "gpu_build"),
+    (_GPU_WORKS, "gpu_works"),
+    (_NO_GPU, "no_gpu_visible"),
+    (_PIP_CUDA, "pip_cuda_libs"),
+)
+_LINE_SIGNALS: tuple[tuple[re.Pattern[str], Signal], ...] = (
+    (_INSUFFICIENT, "insufficient_driver"),
+    (_NO_KERNEL, "no_kernel_image"),
+    (_CPU_VERSION, "paddle_cpu_version"),
+)
+
+
+# Lines whose first group is a value (and, for a library's message, a signal too).
+_LINE_VALUES: tuple[tuple[re.Pattern[str], Signal | None, str], ...] = (
+    (_DRIVER_API, None, "paddle_driver_api"),
+    (_RUNTIME_API, None, "cuda_runtime"),
+    (_PADDLE_CUDNN, None, "cudnn_loaded"),
+    (_CUDA_OLDER, "paddle_cuda_older", "build_cuda"),
+    (_TF_JIT, "tf_jit_arch", "compute_capability"),
+    (_TF_MIN_CC, "tf_min_capability", "compute_capability"),
+)
+
+
 def _name(raw: str) -> str:
     return raw.lower().replace("_", "-")
 
@@ -182,26 +209,24 @@ def read_environment(text: str) -> Environment:
         if value and key not in env:
             env[key] = value
 
+    def package(name: str, version: str, variant: str | None = None) -> None:
+        """A package as pip names it (the first reading of a name and version stays)."""
+        packages.setdefault((name, version), Package(name, version, _variant(version) if variant is None else variant))
+
     # Whole-text patterns (they may span a line break).
     for m in _PIP_SHOW.finditer(text):
-        packages.setdefault(
-            (_name(m.group(1)), m.group(2)), Package(_name(m.group(1)), m.group(2), _variant(m.group(2)))
-        )
+        package(_name(m.group(1)), m.group(2))
     for m in _CUDNN_H.finditer(text):
         cudnn = _add(cudnn, f"{m.group(1)}.{m.group(2)}")
     extension_cuda = _TORCH_EXT_CUDA.search(text)  # the message wraps before "PyTorch (11.3)"
     if extension_cuda:
         signals.add("torch_extension_cuda")
         env["build_cuda"] = extension_cuda.group(2)
-    if _NOT_COMPILED.search(text):
-        signals.add("not_compiled_with_cuda")
-    if _TF_NOT_BUILT.search(text):
-        signals.add("tf_not_built_with_cuda")
     for m in (*_VERSION_PRINT.finditer(text), *_VERSION_PRINT_C.finditer(text)):
         # tf.__version__ does not say which package (tensorflow, tensorflow-gpu, tensorflow-cpu) printed it.
         name = {"tf": "tensorflow-any", "tensorflow": "tensorflow-any"}.get(m.group(1), m.group(1))
         if name == "paddle" or "+" in m.group(2) or name == "tensorflow-any":
-            packages.setdefault((name, m.group(2)), Package(name, m.group(2), _variant(m.group(2))))
+            package(name, m.group(2))
     if m := _TORCH_CUDA.search(text):
         value = m.group(1) or m.group(2)
         if value[0].isdigit():
@@ -210,7 +235,7 @@ def read_environment(text: str) -> Environment:
             signals.add("torch_cuda_none")
     for m in _TF_TEMPLATE.finditer(whole):
         version = m.group(1) or m.group(2)
-        packages.setdefault(("tensorflow-any", version), Package("tensorflow-any", version, ""))
+        package("tensorflow-any", version, "")
     for m in _TEMPLATE_CUDA.finditer(whole):
         toolkit = _add(toolkit, m.group(1))
         if m.group(2):
@@ -221,14 +246,7 @@ def read_environment(text: str) -> Environment:
         env["build_cudnn"] = m.group(1)
     if m := _TF_IS_CUDA.search(text):
         signals.add("gpu_build" if m.group(1) == "True" else "tf_not_built_with_cuda")
-    if _GPU_BUILD.search(text):
-        signals.add("gpu_build")
-    if _GPU_WORKS.search(text):
-        signals.add("gpu_works")
-    if _NO_GPU.search(text):
-        signals.add("no_gpu_visible")
-    if _PIP_CUDA.search(text):
-        signals.add("pip_cuda_libs")
+    signals |= {signal for pattern, signal in _TEXT_SIGNALS if pattern.search(text)}
 
     for raw_line in lines:
         if raw_line.count(".") >= 3 and (m := _WIN_DRIVER.search(raw_line[:MAX_LINE_CHARS])):
@@ -256,20 +274,16 @@ def read_environment(text: str) -> Environment:
         if m := _PADDLE_CC.search(line):
             major, minor = m.group(1), m.group(2)
             first("compute_capability", f"{major}.{minor}" if minor is not None else f"{major[:-1]}.{major[-1]}")
-        if m := _DRIVER_API.search(line):
-            first("paddle_driver_api", m.group(1))
-        if m := _RUNTIME_API.search(line):
-            first("cuda_runtime", m.group(1))
-        if m := _PADDLE_CUDNN.search(line):
-            first("cudnn_loaded", m.group(1))
+        for pattern, signal, key in _LINE_VALUES:
+            if m := pattern.search(line):
+                first(key, m.group(1))
+                if signal is not None:
+                    signals.add(signal)
         if (m := _CUDNN_OLDER.search(line)) and m.group(1) != f"{m.group(2)}.{m.group(3)}":
             # Paddle also prints this warning when both numbers are the same (8.9 and 8.9): no conflict then.
             signals.add("paddle_cudnn_older")
             first("build_cudnn", m.group(1))
             first("cudnn_loaded", f"{m.group(2)}.{m.group(3)}")
-        if m := _CUDA_OLDER.search(line):
-            signals.add("paddle_cuda_older")
-            first("build_cuda", m.group(1))
         if m := _PADDLE_ARCH.search(line):
             signals.add("paddle_arch")
             for arch in m.group(2).split():
@@ -289,12 +303,6 @@ def read_environment(text: str) -> Environment:
             signals.add("tf_cudnn_mismatch")
             first("cudnn_loaded", f"{m.group(1)}.{m.group(2)}")
             first("build_cudnn", f"{m.group(3)}.{m.group(4)}")
-        if m := _TF_JIT.search(line):
-            signals.add("tf_jit_arch")
-            first("compute_capability", m.group(1))
-        if m := _TF_MIN_CC.search(line):
-            signals.add("tf_min_capability")
-            first("compute_capability", m.group(1))
         if m := _TF_DEVICE.search(line):
             gpus = _add(gpus, m.group(1).strip())
             cc = m.group(2) or m.group(5) or (f"{m.group(3)}.{m.group(4)}" if m.group(3) else None)
@@ -356,9 +364,7 @@ def read_environment(text: str) -> Environment:
             if ":" in tag and ("gpu" in tag or "cuda" in tag) and not _SOURCE_PATH.search(tag):
                 first("docker_image", tag.strip("`'\" "))
         if (m := _PIP_LINE.search(line)) and not _ANOTHER_VERSION.match(line, m.end(2)):
-            packages.setdefault(
-                (_name(m.group(1)), m.group(2)), Package(_name(m.group(1)), m.group(2), _variant(m.group(2)))
-            )
+            package(_name(m.group(1)), m.group(2))
         for m in _PIP_SPEC.finditer(line):
             if _ANOTHER_VERSION.match(line, m.end(3)):
                 continue  # one of several versions tried
@@ -366,9 +372,9 @@ def read_environment(text: str) -> Environment:
             if name in ("paddlepaddle", "tensorflow") and not (m.group(1).islower() and sep in ("==", "=", "(")):
                 # "PaddlePaddle 2.1.2", "PaddlePaddle: 2.4.1": the framework, not a pinned CPU package.
                 name = "paddle" if name == "paddlepaddle" else "tensorflow-any"
-            packages.setdefault((name, version), Package(name, version, _variant(version)))
+            package(name, version)
         if m := _TORCH_VER.search(line):
-            packages.setdefault(("torch", m.group(0)), Package("torch", m.group(0), m.group(2)))
+            package("torch", m.group(0), m.group(2))
         if not any(p.name.startswith(("paddlepaddle", "tensorflow", "torch")) for p in packages.values()):
             for m in _FRAMEWORK_TEXT.finditer(line):
                 if _ANOTHER_VERSION.match(line, m.end(2)):
@@ -391,12 +397,7 @@ def read_environment(text: str) -> Environment:
                 libs = _add(libs, m.group(1))
         if _CUDNN_NOT_LOADED.search(line):
             libs = _add(libs, "libcudnn")
-        if _INSUFFICIENT.search(line):
-            signals.add("insufficient_driver")
-        if _NO_KERNEL.search(line):
-            signals.add("no_kernel_image")
-        if _CPU_VERSION.search(line):
-            signals.add("paddle_cpu_version")
+        signals |= {signal for pattern, signal in _LINE_SIGNALS if pattern.search(line)}
         if m := _OS.search(line):
             first("os", m.group(1))
         if (m := _PYTHON.search(line)) or (m := _PY_SITE.search(line)):
