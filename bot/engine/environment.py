@@ -97,6 +97,7 @@ from bot.engine.environment_patterns import (
     _TORCH_CUDNN_INT,
     _TORCH_EXT_CUDA,
     _TORCH_FOUND,
+    _TORCH_INDEX,
     _TORCH_OLD_GPU,
     _TORCH_ROCM,
     _TORCH_VER,
@@ -375,6 +376,8 @@ def read_environment(text: str) -> Environment:
             package(name, version)
         if m := _TORCH_VER.search(line):
             package("torch", m.group(0), m.group(2))
+        if m := _TORCH_INDEX.search(line):
+            first("torch_index", m.group(1) or m.group(2))
         if not any(p.name.startswith(("paddlepaddle", "tensorflow", "torch")) for p in packages.values()):
             for m in _FRAMEWORK_TEXT.finditer(line):
                 if _ANOTHER_VERSION.match(line, m.end(2)):
@@ -408,6 +411,10 @@ def read_environment(text: str) -> Environment:
     if extension_cuda:
         # The toolkit the extension build found is the one that conflicts: it leads the toolkits read.
         toolkit = (extension_cuda.group(1), *(t for t in toolkit if t != extension_cuda.group(1)))
+    index = env.pop("torch_index", None)
+    for key, found in list(packages.items()):
+        if index and found.name == "torch" and not found.variant:
+            packages[key] = Package("torch", found.version, str(index))  # the plain version from that index
     framework_text = env.pop("framework_text", None)
     if framework_text and not packages:
         name, version = str(framework_text).split("==")

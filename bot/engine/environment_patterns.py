@@ -109,7 +109,7 @@ _PIP_LINE = re.compile(
     rf"^[\s*`>]{{0,6}}({_PKG_NAMES})\s{{1,40}}v?(\d{{1,2}}\.\d{{1,3}}[A-Za-z0-9_.+]{{0,24}})(?:\s|$)", re.IGNORECASE
 )
 _PIP_SPEC = re.compile(
-    rf"(?<![A-Za-z0-9_\-])({_PKG_NAMES})\s{{0,3}}(==|=|：|:|\(|\s)\s{{0,3}}\*{{0,2}}v?(\d{{1,2}}\.\d{{1,3}}[A-Za-z0-9_.+]{{0,24}})",
+    rf"(?<![A-Za-z0-9_\-])({_PKG_NAMES})\s{{0,3}}(===|==|=|：|:|\(|\s)\s{{0,3}}\*{{0,2}}v?(\d{{1,2}}\.\d{{1,3}}[A-Za-z0-9_.+]{{0,24}})",
     re.IGNORECASE,
 )
 _PIP_SHOW = re.compile(
@@ -161,6 +161,11 @@ _CONDA_LINE = re.compile(
 )
 _LDCONFIG = re.compile(r"lib(cudnn|cudart|nccl)\.so\.(\d{1,2}(?:\.\d{1,2}){0,2})\s{1,4}\(libc6")
 _TORCH_VER = re.compile(r"(\d\.\d{1,2}\.\d{1,2})\+(cpu|cu\d{2,3})")
+# The wheel index a plain torch version was installed from: "--index-url https://download.pytorch.org/whl/cu121",
+# "PyTorch index: cu121" (the index serves one CUDA build).
+_TORCH_INDEX = re.compile(
+    r"download\.pytorch\.org/whl/(cpu|cu\d{3})\b|pytorch index:? {0,3}`?(cpu|cu\d{3})\b", re.IGNORECASE
+)
 _LIB_SO = re.compile(
     r"(lib(?:cudart|cudnn(?:_\w{1,20})?|cublasLt|cublas|cufft|curand|cusolver|cusparse|nccl|cuda|nvrtc)\.so(?:\.\d{1,3}){0,3})"
 )

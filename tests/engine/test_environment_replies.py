@@ -100,3 +100,9 @@ def test_the_build_and_the_machine_values_of_one_finding_are_all_named():
     said = describe(diagnosis, "en")
     for value in ("10.1", "7.6", "11.0", "8.0.1"):
         assert value in said, value
+
+
+def test_the_pytorch_index_gives_a_plain_versions_cuda_build():
+    env = read_environment("pip install torch==2.4.0 --index-url https://download.pytorch.org/whl/cu118")
+    assert [(p.name, p.version, p.variant) for p in env.packages] == [("torch", "2.4.0", "cu118")]
+    assert read_environment("pip install torch===1.4.0 -f https://x/torch_stable.html").packages[0].version == "1.4.0"
