@@ -14,6 +14,7 @@ Version``, ``cuDNN Version``, its cuDNN/CUDA/architecture warnings), ``pip list`
     >>> read_environment("paddlepaddle-gpu          2.2.2.post112").packages
     (Package(name='paddlepaddle-gpu', version='2.2.2.post112', variant='post112'),)
 
+The patterns are :mod:`bot.engine.environment_patterns`; this module decides what each match means.
 A value the paste does not show stays ``None``: nothing is guessed here. Only linear-time regular expressions are
 used (no nested quantifiers), on input cut to :data:`MAX_ENV_CHARS` before any of them runs.
 """
