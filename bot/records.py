@@ -144,6 +144,7 @@ Signal = Literal[
     "tf_not_built_with_cuda",  # TF: tf.test.is_built_with_cuda() False / get_build_info is_cuda_build False
     "pip_cuda_libs",  # CUDA from pip wheels (tensorflow[and-cuda], nvidia-cuda-runtime-cu12 …): the toolkit does not decide
     "torch_cuda_none",  # Torch: torch.version.cuda is None (collect_env "CUDA used to build PyTorch: None")
+    "torch_extension_cuda",  # Torch cpp_extension: the toolkit found has another CUDA major than torch's build
 ]
 
 

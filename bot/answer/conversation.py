@@ -23,6 +23,7 @@ nearest sections as options and a request for logs and versions.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -113,6 +114,25 @@ class Turn:
 def _clip(value: str, limit: int = 60) -> str:
     value = " ".join(value.split())
     return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+# Lines a person pastes but did not write: an nvidia-smi table row or border ("|", "+----"), a glog or timestamped log
+# line, a traceback's frame.
+_NOT_WORDS = re.compile(r"^\s*[|+]|^\s*[IWEF]\d{4} |^\s*\[?\d{4}[-/]\d\d[-/]\d\d|^\s*(?:Traceback \(|File \")")
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def user_words(message: str) -> str:
+    """The line of a message that says what the user asks: the first with letters that is not a pasted table or log
+    line (the whole message when every line is one).
+
+    >>> user_words("+-----------------+\\n| NVIDIA-SMI 535.104.05  Driver Version: 535.104.05 |\\n训练时报错 CUDA error 35")
+    '训练时报错 CUDA error 35'
+    """
+    for line in message.splitlines():
+        if _LETTER.search(line) and not _NOT_WORDS.match(line):
+            return line
+    return message
 
 
 def clarify_candidates(answer: Answer, question: str) -> list[Hit]:
@@ -209,7 +229,7 @@ class Conversation:
         notes: list[str] = []
         if answer.move == "follow_up":
             previous = self.last.question if self.last is not None else ""
-            notes.append("_" + text(language, "followup", previous=escape_inline(_clip(previous))) + "_")
+            notes.append("_" + text(language, "followup", previous=escape_inline(_clip(user_words(previous)))) + "_")
         top = answer.hits[0].score if answer.hits else 0.0
         answer = _replace(answer, hits=answer.hits[: answer.worth_showing])
         if answer.act == "failed_fix":

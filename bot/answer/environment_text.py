@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlparse
 
 from bot.engine.compat import Diagnosis, Install, Mismatch, Source
@@ -119,11 +120,21 @@ def sentence(m: Mismatch, language: Language) -> str:
     left = [
         f"{_LABELS[key][0 if zh else 1]} {value}"
         for key, value in m.values.items()
-        if key in _LABELS and value and value not in said
+        if key in _LABELS and value and not _names(said, value)
     ]
     if not left:
         return said
     return f"{said}（贴出的版本：{'，'.join(left)}）" if zh else f"{said} (versions pasted: {', '.join(left)})"
+
+
+def _names(said: str, value: str) -> bool:
+    """The words name the value on its own, not inside a file name or a longer number ("10.0" is not named by
+    "libcublas.so.10.0", nor "8.0" by "18.04").
+
+    >>> _names("the library libcublas.so.10.0 was not found", "10.0"), _names("CUDA 10.0 build", "10.0")
+    (False, True)
+    """
+    return re.search(rf"(?<![\w.]){re.escape(value)}(?![\w]|\.\d)", said) is not None
 
 
 # The values a finding may hold, as a reader names them (zh, en).
@@ -136,6 +147,7 @@ _LABELS = {
     "build_cuda": ("安装包的 CUDA", "the build's CUDA"),
     "cudnn": ("cuDNN", "cuDNN"),
     "build_cudnn": ("编译用的 cuDNN", "the build's cuDNN"),
+    "toolkit": ("本机 CUDA 工具包", "CUDA toolkit installed"),
     "package": ("安装包", "package"),
 }
 

@@ -20,23 +20,70 @@ for its own images and wheels in a second file; :func:`load_table` reads both, c
 
 The checker returns codes, values and rows; the words are written by the reply layer. Unknown values stay unknown:
 a check runs only when every value it needs was read, and a table without the row means "not decided".
+
+This module decides the findings; the table and its loading are :mod:`bot.engine.compat_table`, what an environment
+needs and has by the table (the build's CUDA, the machine's, a GPU's capability) :mod:`bot.engine.compat_reading`,
+the build to install instead :mod:`bot.engine.compat_install`. Their public names are importable from here.
 """
 
 from __future__ import annotations
 
 import re
-import tomllib
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Literal
 
-from bot.records import Environment, Package
+from bot.engine.compat_install import Install, gpu_install
+from bot.engine.compat_reading import (
+    _arch_row,
+    _bundles_cuda,
+    _gpu_row,
+    _message,
+    _windows,
+    build_cuda,
+    compute_capabilities,
+    compute_capability,
+    gpu_packages,
+    machine_cuda,
+)
+from bot.engine.compat_table import (
+    COMPANY_TABLE,
+    KINDS,
+    SHIPPED_TABLE,
+    CompatTable,
+    Row,
+    Source,
+    _mm,
+    load_table,
+    table_for,
+    table_from_toml,
+    vtuple,
+)
+from bot.records import Environment
 
-SHIPPED_TABLE = Path(__file__).resolve().parents[1] / "data" / "compat.toml"
-COMPANY_TABLE = "compat.toml"  # a company's own rows, in the knowledge-base folder (seeds/compat.toml)
+__all__ = [
+    "COMPANY_TABLE",
+    "KINDS",
+    "SHIPPED_TABLE",
+    "CompatTable",
+    "Diagnosis",
+    "Install",
+    "Mismatch",
+    "Row",
+    "Source",
+    "build_cuda",
+    "check",
+    "compute_capabilities",
+    "compute_capability",
+    "gpu_install",
+    "gpu_packages",
+    "load_table",
+    "machine_cuda",
+    "table_for",
+    "table_from_toml",
+    "vtuple",
+]
 
 Code = Literal["driver_too_old", "cudnn_cuda", "wheel_cuda", "cpu_only_wheel", "compute_capability", "missing_library"]
 CODES: tuple[Code, ...] = (
@@ -50,41 +97,6 @@ CODES: tuple[Code, ...] = (
 Status = Literal["none", "consistent", "mismatch", "incomplete"]
 # The one command that gives a missing value (the reply layer holds the command text for each key).
 Ask = Literal["nvidia_smi", "nvcc", "run_check", "pip_list", "gpu_query", "cudnn_version"]
-
-KINDS = ("driver", "gpu", "cuda_arch", "cudnn", "wheel", "wheel_note", "message", "install")
-
-
-@dataclass(frozen=True)
-class Source:
-    """A table row a finding rests on: its kind and key, the official page, the copy it was read from, the date."""
-
-    kind: str
-    key: str
-    url: str
-    via: str = ""
-    read: str = ""
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class Row:
-    """One table row: its kind, its fields as read (strings or lists), and where it came from."""
-
-    kind: str
-    data: Mapping[str, object]
-    source: Source
-
-    def get(self, key: str) -> str:
-        value = self.data.get(key, "")
-        return value if isinstance(value, str) else ""
-
-
-@dataclass(frozen=True)
-class CompatTable:
-    rows: tuple[Row, ...]
-
-    def of(self, kind: str) -> tuple[Row, ...]:
-        return tuple(r for r in self.rows if r.kind == kind)
 
 
 @dataclass(frozen=True)
@@ -103,22 +115,6 @@ class Mismatch:
 
 
 @dataclass(frozen=True)
-class Install:
-    """The GPU build that fits the machine, as the official install page lists it: ``package`` is the pip
-    requirement (``paddlepaddle-gpu==2.6.1.post120``), ``option`` where pip finds it (``-f …`` / ``-i …``, or ""),
-    ``cuda`` the CUDA it was built for, ``platform`` the page's platform, ``source`` the wheel row."""
-
-    package: str
-    option: str
-    cuda: str
-    platform: str
-    source: Source
-    replaces: str = ""  # the installed package to uninstall first ("paddlepaddle"), when it is another name
-    machine: str = ""  # the machine's CUDA the choice rests on (the toolkit, else the newest the driver runs)
-    driver: str = ""
-
-
-@dataclass(frozen=True)
 class Diagnosis:
     environment: Environment
     mismatches: tuple[Mismatch, ...]
@@ -130,281 +126,6 @@ class Diagnosis:
     @property
     def codes(self) -> tuple[Code, ...]:
         return tuple(dict.fromkeys(m.code for m in self.mismatches))
-
-
-# --- the table ---------------------------------------------------------------------------------------------------
-
-_KEY_FIELD = {
-    "driver": "cuda",
-    "gpu": "model",
-    "cuda_arch": "cuda",
-    "cudnn": "cudnn",
-    "wheel": "version",
-    "wheel_note": "package",
-    "message": "key",
-    "install": "package",
-}
-
-
-def table_from_toml(text: str, *, origin: str = "compat.toml") -> CompatTable:
-    """Rows of every known kind; a row without ``source`` is refused with the file and the fix named."""
-    data = tomllib.loads(text)
-    rows: list[Row] = []
-    for kind in KINDS:
-        for i, raw in enumerate(data.get(kind, ())):
-            url = raw.get("source", "")
-            if not url:
-                raise ValueError(
-                    f'{origin}: [[{kind}]] row {i + 1} has no source. Add source = "<URL of the page read>".'
-                )
-            key = str(raw.get(_KEY_FIELD[kind], ""))
-            if kind == "wheel":
-                key = f"{raw.get('package', '')}=={key} {raw.get('variant', '')} {raw.get('platform', '')}".strip()
-            rows.append(
-                Row(
-                    kind,
-                    MappingProxyType(dict(raw)),
-                    Source(kind, key, url, raw.get("via", ""), str(raw.get("read", "")), raw.get("note", "")),
-                )
-            )
-    return CompatTable(tuple(rows))
-
-
-def load_table(paths: Iterable[Path]) -> CompatTable:
-    """Rows of every file that exists, the later files' rows first (a company's seeds/compat.toml wins)."""
-    tables = [table_from_toml(p.read_text(encoding="utf-8"), origin=str(p)) for p in paths if p.exists()]
-    rows: list[Row] = []
-    for t in reversed(tables):
-        rows.extend(t.rows)
-    return CompatTable(tuple(rows))
-
-
-def table_for(seeds_dir: Path | None) -> CompatTable:
-    """The shipped table with the company's rows from ``seeds_dir/compat.toml`` first (read again when a file
-    changes)."""
-    paths = [SHIPPED_TABLE] + ([Path(seeds_dir) / COMPANY_TABLE] if seeds_dir is not None else [])
-    stamps = tuple((str(p), p.stat().st_mtime_ns if p.exists() else 0) for p in paths)
-    return _cached_table(stamps)
-
-
-@lru_cache(maxsize=4)
-def _cached_table(stamps: tuple[tuple[str, int], ...]) -> CompatTable:
-    return load_table([Path(p) for p, _ in stamps])
-
-
-# --- versions ----------------------------------------------------------------------------------------------------
-
-
-def vtuple(version: str) -> tuple[int, ...]:
-    """'450.80.02' -> (450, 80, 2); '11.2 update 1' -> (11, 2); non-numbers end the tuple."""
-    out: list[int] = []
-    for part in re.split(r"[.\s]", version.strip()):
-        if not part.isdigit():
-            break
-        out.append(int(part))
-    return tuple(out)
-
-
-def _mm(version: str) -> tuple[int, ...]:
-    return vtuple(version)[:2]
-
-
-def _in_range(cuda: tuple[int, ...], spec: str) -> bool:
-    """'10.0-10.2' or '11.0' or '12.x' contains cuda (major, minor)."""
-    spec = spec.strip()
-    if spec.endswith(".x"):
-        return bool(cuda) and cuda[0] == int(spec[:-2])
-    lo, _, hi = spec.partition("-")
-    lo_t, hi_t = _mm(lo), _mm(hi or lo)
-    return len(cuda) >= 2 and lo_t <= cuda[:2] <= hi_t
-
-
-def _windows(env: Environment) -> bool | None:
-    if env.wsl:
-        return False
-    if env.os is None:
-        return None
-    return env.os.lower().startswith("win")
-
-
-# --- what the environment needs ----------------------------------------------------------------------------------
-
-
-def gpu_packages(env: Environment) -> tuple[Package, ...]:
-    return tuple(
-        p
-        for p in env.packages
-        if p.name in ("paddlepaddle-gpu", "tensorflow-gpu") or p.variant.startswith(("post", "cu"))
-    )
-
-
-def build_cuda(env: Environment, table: CompatTable) -> tuple[str, Source | None] | None:
-    """CUDA the framework build was made for: printed, in the version string's suffix or image tag, or the table's
-    row for that version and platform. None when it cannot be read (several candidate versions count as unknown)."""
-    if env.build_cuda:
-        return env.build_cuda, None
-    candidates = [p for p in env.packages if p.name in ("paddlepaddle-gpu", "torch", "paddle", *_TF_GPU_NAMES)]
-    versions = {p.version for p in candidates}
-    if len(versions) != 1:
-        return None
-    pkg = candidates[0]
-    if pkg.variant.startswith("cu") and pkg.variant[2:].isdigit():
-        digits = pkg.variant[2:]
-        return f"{digits[:-1]}.{digits[-1]}", None
-    windows = _windows(env)
-    if pkg.name in _TF_GPU_NAMES:
-        return _tf_build_cuda(pkg, windows, table)
-    base = pkg.version.split("+")[0]
-    base = re.sub(r"\.(post\d{2,3}|cu\d{3})$", "", base)
-    for row in table.of("wheel"):
-        package = row.get("package")
-        if pkg.name == "paddle" and package != "paddlepaddle-gpu":
-            continue
-        if pkg.name != "paddle" and package != pkg.name:
-            continue
-        if row.get("version") != base:
-            continue
-        variant = row.get("variant")
-        platform = row.get("platform")
-        if pkg.variant.startswith("post"):
-            if variant != pkg.variant:
-                continue
-        elif variant and not variant.startswith("(none"):
-            continue
-        if windows is None and package.startswith("paddle"):
-            continue  # a plain Paddle version differs by platform: unknown without the OS
-        if windows and "windows" not in platform:
-            continue
-        if windows is False and "linux" not in platform:
-            continue
-        if row.get("cuda"):
-            return row.get("cuda"), row.source
-        default = row.get("pypi_default_linux")
-        if package == "torch" and not pkg.variant and windows is False and default[2:].isdigit():
-            # A plain torch version from PyPI on Linux is the page's wheel without a +cuXXX suffix.
-            return f"{default[2:-1]}.{default[-1]}", row.source
-    if pkg.variant.startswith("post"):
-        # The table names the suffix's CUDA for other versions of the same package: the suffix means the same build.
-        for row in table.of("wheel"):
-            if row.get("variant") == pkg.variant and row.get("cuda") and row.get("package") == "paddlepaddle-gpu":
-                return row.get("cuda"), row.source
-    return None
-
-
-# TensorFlow names whose build may carry CUDA: tensorflow-gpu, tensorflow from 2.1 (its release note: "The
-# tensorflow pip package now includes GPU support by default"), and a version printed without the package name.
-_TF_GPU_NAMES = ("tensorflow", "tensorflow-gpu", "tensorflow-any")
-_TF_GPU_IN_PLAIN_PACKAGE = (2, 1)
-
-
-def _tf_build_cuda(pkg: Package, windows: bool | None, table: CompatTable) -> tuple[str, Source] | None:
-    """CUDA of TensorFlow's tested GPU build for the package's major.minor (the tables list one row per minor, as
-    tensorflow-X on Linux from 2.0 and tensorflow_gpu-X otherwise: the same GPU build). Without the OS, only when
-    the platforms' rows agree. A plain ``tensorflow`` before 2.1 was the CPU package: no CUDA."""
-    want = vtuple(pkg.version)[:2]
-    if pkg.name == "tensorflow" and want < _TF_GPU_IN_PLAIN_PACKAGE:
-        return None
-    rows = [
-        r
-        for r in table.of("wheel")
-        if r.get("package") in ("tensorflow", "tensorflow-gpu")
-        and vtuple(r.get("version"))[:2] == want
-        and r.get("cuda")
-        and (windows is None or ("windows" in r.get("platform")) == windows)
-    ]
-    cudas = {_mm(r.get("cuda")) + (0,) * (2 - len(_mm(r.get("cuda")))) for r in rows}
-    if len(cudas) != 1:
-        return None  # no row, or the platforms' rows differ and the OS is unknown
-    return rows[0].get("cuda"), rows[0].source
-
-
-def _bundles_cuda(env: Environment) -> bool:
-    """PyTorch wheels, Paddle from 3.0, and CUDA installed as pip wheels (tensorflow[and-cuda]) bring their own CUDA
-    runtime: the machine's toolkit does not decide."""
-    if "pip_cuda_libs" in env.signals:
-        return True
-    for p in env.packages:
-        if p.name == "torch" or (p.name in ("paddlepaddle-gpu", "paddle") and vtuple(p.version)[:1] >= (3,)):
-            return True
-    return False
-
-
-def machine_cuda(env: Environment) -> tuple[str, ...]:
-    """CUDA on the machine as the framework sees it: the runtime it loaded, else the toolkits the paste names."""
-    if env.cuda_runtime:
-        return (env.cuda_runtime,)
-    return env.cuda_toolkit
-
-
-def compute_capabilities(env: Environment, table: CompatTable) -> tuple[tuple[str, str, Source | None], ...]:
-    """(gpu, compute capability, row) for each GPU whose capability is known: printed by the framework, else the
-    table's row for the model named. Models without a row are left out (unknown, not guessed)."""
-    if env.compute_capability:
-        # The GPU the framework printed it for: the one named, or of several names the one whose row has it.
-        models = {_norm_model(g) for g in env.gpus}
-        named = env.gpus[0] if len(models) == 1 else ""
-        for gpu in env.gpus if not named else ():
-            row = _gpu_row(gpu, table)
-            if row is not None and _mm(row.get("compute_capability")) == _mm(env.compute_capability):
-                named = gpu
-                break
-        return ((named, env.compute_capability, None),)
-    out: dict[str, tuple[str, str, Source | None]] = {}
-    for name in env.gpus:
-        row = _gpu_row(name, table)
-        if row is not None:
-            out.setdefault(row.get("model"), (name, row.get("compute_capability"), row.source))
-    return tuple(out.values())
-
-
-def compute_capability(env: Environment, table: CompatTable) -> tuple[str, Source | None] | None:
-    """The one capability of every GPU named, when all are known and agree; else None."""
-    known = compute_capabilities(env, table)
-    ccs = {cc for _, cc, _ in known}
-    if len(ccs) == 1 and (
-        env.compute_capability
-        or len(known) == len({_norm_model(g) for g in env.gpus})
-        or all(_gpu_row(g, table) for g in env.gpus)
-    ):
-        return known[0][1], known[0][2]
-    return None
-
-
-def _norm_model(name: str) -> str:
-    name = re.sub(r"\b(?:nvidia|geforce|tesla)\b", " ", name.lower())
-    return re.sub(r"[\s\-_]+", "", name).removesuffix("...")
-
-
-def _gpu_row(name: str, table: CompatTable) -> Row | None:
-    """The row whose model is the printed name (NVIDIA/GeForce/Tesla prefixes and spacing ignored; a printed
-    suffix such as -PCIE-40GB, -SXM2 or 16GB is allowed, a different model number is not)."""
-    printed = _norm_model(name)
-    best: Row | None = None
-    for row in table.of("gpu"):
-        model = _norm_model(row.get("model"))
-        if not model:
-            continue
-        same = printed == model or (
-            printed.startswith(model) and re.match(r"(?:pcie|sxm|\d{1,3}gb|$)", printed[len(model) :])
-        )
-        if same and (best is None or len(model) > len(_norm_model(best.get("model")))):
-            best = row
-    return best
-
-
-def _arch_row(cuda: str, table: CompatTable) -> Row | None:
-    t = _mm(cuda)
-    for row in table.of("cuda_arch"):
-        if row.get("max_cc") and _in_range(t, row.get("cuda")):
-            return row
-    return None
-
-
-def _message(key: str, table: CompatTable) -> Source | None:
-    for row in table.of("message"):
-        if row.get("key") == key:
-            return row.source
-    return None
 
 
 # --- the checks --------------------------------------------------------------------------------------------------
@@ -440,6 +161,7 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
         ("tf_jit_arch", "compute_capability"),
         ("torch_cuda_none", "cpu_only_wheel"),
         ("tf_not_built_with_cuda", "cpu_only_wheel"),
+        ("torch_extension_cuda", "wheel_cuda"),
     ):
         if signal in env.signals:
             if signal == "tf_jit_arch" and works:
@@ -529,9 +251,16 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
         width = 2 if exact else 1
         majors = {_mm(m)[:width] for m in machine if len(_mm(m)) >= width}
         if majors and _mm(built[0])[:width] not in majors:
+            build_cudnn = built[1] is not None and built[1].kind == "wheel" and _row_value(built[1], table, "cudnn")
             claim(
                 "wheel_cuda",
-                {"build_cuda": built[0], "cuda": ", ".join(machine), "package": _package_text(env)},
+                {
+                    "build_cuda": built[0],
+                    "cuda": ", ".join(machine),
+                    "build_cudnn": build_cudnn or None,
+                    "cudnn": ", ".join(env.cudnn) if build_cudnn else None,
+                    "package": _package_text(env),
+                },
                 built[1] or _message("paddle_cuda_older", table),
                 "table",
             )
@@ -545,7 +274,12 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
             if have_majors and (major,) not in have_majors:
                 claim(
                     "wheel_cuda",
-                    {"library": lib, what: ", ".join(have), f"build_{what}": _library_version(lib)},
+                    {
+                        "library": lib,
+                        what: ", ".join(have),
+                        f"build_{what}": _library_version(lib),
+                        "driver": env.driver,  # what the machine runs, for the build the reply suggests
+                    },
                     _message("library_not_found", table),
                     "message",
                 )
@@ -601,70 +335,6 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
     return Diagnosis(env, (), "incomplete" if ask else "consistent", ask, tuple(passed))
 
 
-_PADDLE_NAMES = ("paddlepaddle", "paddlepaddle-gpu", "paddle")
-
-
-def gpu_install(env: Environment, table: CompatTable) -> Install | None:
-    """The Paddle GPU build of the installed version that runs on this machine: the install page's wheel of the same
-    major.minor whose CUDA has the machine's CUDA major and is not newer than it (the toolkit shown, else the newest
-    CUDA the driver runs), the newest such; the pip option from the page's ``[[install]]`` row for a ``postNNN``
-    build, the row's own index for a 3.x build. None when a value is missing or the table has no such wheel.
-
-    >>> from bot.engine.environment import read_environment
-    >>> env = read_environment("Driver Version: 535.104.05   CUDA Version: 12.2\\npaddlepaddle 2.6.1\\nUbuntu 22.04")
-    >>> found = gpu_install(env, table_for(None))
-    >>> found.package, found.option, found.replaces
-    ('paddlepaddle-gpu==2.6.1.post120', '-f https://www.paddlepaddle.org.cn/whl/linux/mkl/avx/stable.html', 'paddlepaddle')
-    """
-    pkgs = [p for p in env.packages if p.name in _PADDLE_NAMES]
-    versions = {re.sub(r"\.post\d{2,3}$", "", p.version.split("+")[0]) for p in pkgs}
-    if len(versions) != 1:
-        return None
-    version = versions.pop()
-    machine = machine_cuda(env)
-    have = _mm(machine[0]) if len(machine) == 1 else _mm(env.cuda_driver_api or "")
-    if len(have) < 2 or len(vtuple(version)) < 2:
-        return None
-    platform = "windows" if _windows(env) else "linux"
-    best: Row | None = None
-    for row in table.of("wheel"):
-        cuda = _mm(row.get("cuda"))
-        if (
-            row.get("package") != "paddlepaddle-gpu"
-            or vtuple(row.get("version"))[:2] != vtuple(version)[:2]
-            or platform not in row.get("platform")
-            or len(cuda) < 2
-            or cuda[0] != have[0]
-            or cuda > have
-        ):
-            continue
-        if best is None or cuda > _mm(best.get("cuda")):
-            best = row
-    if best is None:
-        return None
-    variant = best.get("variant")
-    replaces = next((p.name for p in pkgs if p.name == "paddlepaddle"), "")
-    if variant.startswith("post"):
-        option = next(
-            (r.get("option") for r in table.of("install") if r.get("platform") == platform and _covers(r, version)),
-            None,
-        )
-        if option is None:
-            return None
-        package = f"paddlepaddle-gpu=={version}.{variant}"
-    else:
-        index = best.get("index_url")
-        package, option = f"paddlepaddle-gpu=={version}", f"-i {index}" if index else ""
-    shown = machine[0] if len(machine) == 1 else env.cuda_driver_api or ""
-    return Install(package, option, best.get("cuda"), platform, best.source, replaces, shown, env.driver or "")
-
-
-def _covers(row: Row, version: str) -> bool:
-    """An ``[[install]]`` row's ``versions`` ("2.0-2.6") holds the version's major.minor."""
-    lo, _, hi = row.get("versions").partition("-")
-    return vtuple(lo)[:2] <= vtuple(version)[:2] <= vtuple(hi or lo)[:2]
-
-
 def _list(value: object) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
 
@@ -701,9 +371,18 @@ def _message_values(code: Code, env: Environment, table: CompatTable) -> dict[st
             "min_cuda": _first_cuda_for(env.compute_capability or cc or "", table),
         }
     if code == "cudnn_cuda":
-        return {"cudnn": env.cudnn_loaded, "build_cudnn": env.build_cudnn, "cuda": env.cuda_runtime or one_machine}
+        # A toolkit other than the runtime loaded is the clue that libraries come from another install.
+        other = [t for t in env.cuda_toolkit if env.cuda_runtime and _mm(t) != _mm(env.cuda_runtime)]
+        return {
+            "cudnn": env.cudnn_loaded,
+            "build_cudnn": env.build_cudnn,
+            "cuda": env.cuda_runtime or one_machine,
+            "toolkit": ", ".join(other) or None,
+        }
     if code == "wheel_cuda":
-        return {"build_cuda": env.build_cuda, "cuda": env.cuda_runtime}
+        # An extension build names the toolkit it found (read first among the toolkits): that is the conflict.
+        found = machine[0] if "torch_extension_cuda" in env.signals and machine else one_machine
+        return {"build_cuda": env.build_cuda, "cuda": env.cuda_runtime or found}
     return {"package": _package_text(env) or None}
 
 
@@ -835,13 +514,28 @@ def _tf_windows_cpu(env: Environment, table: CompatTable) -> tuple[str, Source] 
 
 
 def _dedupe(found: list[Mismatch]) -> list[Mismatch]:
-    """One finding per code: the one naming more values, and of two alike a library's own message."""
+    """One finding per code: the one naming more values, and of two alike a library's own message; the values the
+    other findings of that code read and it does not name are added, so the reply names every conflicting value."""
     best: dict[str, Mismatch] = {}
     for m in found:
         held = best.get(m.code)
         if held is None or (len(m.values), m.evidence == "message") > (len(held.values), held.evidence == "message"):
             best[m.code] = m
-    return [best[c] for c in CODES if c in best]
+    out = []
+    for code in (c for c in CODES if c in best):
+        chosen = best[code]
+        values = dict(chosen.values)
+        for m in found:
+            if m.code == code:
+                values |= {k: v for k, v in m.values.items() if k not in values}
+        out.append(replace(chosen, values=MappingProxyType(values)))
+    return out
+
+
+def _row_value(source: Source, table: CompatTable, key: str) -> str:
+    """A field of the table row a source names (the wheel row's cuDNN), "" when the row or field is absent."""
+    row = next((r for r in table.rows if r.source is source), None)
+    return row.get(key) if row is not None else ""
 
 
 def _ask(

@@ -651,3 +651,16 @@ def test_a_failed_hand_off_says_so_and_offers_the_link_without_the_transcript():
     assert "mailto:gpu@example.com)" in done.markdown and "OOM" not in done.markdown
     kept = compose(format_intent("human", "en", contact), scope=kb_scope([]), contact=contact)
     assert not kept.markdown.startswith(TEXTS["en"]["handoff_failed"]) and "subject=OOM" in kept.markdown
+
+
+def test_the_follow_up_note_quotes_the_users_words_not_a_pasted_table(hash_engine):
+    talk = Conversation(hash_engine, base_url=BASE)
+    talk.respond(
+        "+-----------------------------------------------------------------------------+\n"
+        "| NVIDIA-SMI 418.67       Driver Version: 418.67       CUDA Version: 10.1     |\n"
+        "libnccl.so 多卡训练报错"
+    )
+    reply = talk.respond("那显存呢？")
+    assert "结合上一个问题" in reply.markdown
+    note = next(line for line in reply.markdown.splitlines() if "结合上一个问题" in line)
+    assert "libnccl.so 多卡训练报错" in note and "+---" not in note and "NVIDIA-SMI" not in note

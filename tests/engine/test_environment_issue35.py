@@ -75,4 +75,4 @@ def test_values_named_reads_sm_numbers_models_and_files():
 def test_batch_a_replies_name_the_conflicting_versions():
     figures = score(read_batch(REPO / "eval" / "environments" / "batch_a.jsonl"), table_for(None), describe)
     assert figures.named_with_versions is not None
-    assert figures.named_with_versions / figures.mismatch_cases >= 0.75
+    assert figures.named_with_versions / figures.mismatch_cases >= 0.80
