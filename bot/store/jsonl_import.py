@@ -18,15 +18,32 @@ import json
 import logging
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import sqlalchemy as sa
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 from sqlalchemy import exc as sa_exc
 
-from bot.records import Event
+from bot.records import Event, Vote
 from bot.store.connection import shown_url
 from bot.store.schema import event_row, events_table, meta_table
 
 log = logging.getLogger(__name__)
+
+
+class _Line(BaseModel):
+    """What a line must look like to be imported; anything else (hand edits, other tools) is skipped, as
+    ``bot report --log`` skipped it."""
+
+    model_config = ConfigDict(extra="allow")
+    event: Literal["unanswered", "vote", "not_helpful"]
+    question: StrictStr
+    time: StrictStr
+    language: StrictStr = ""
+    answered: StrictBool = False
+    cited: list[StrictStr] = Field(default_factory=list)
+    vote: Vote | None = None
+    signature: StrictStr | None = None
 
 
 def import_jsonl(engine: sa.Engine, path: Path | None, *, keep_text: bool = True, where: str = "") -> int:
@@ -86,24 +103,21 @@ def _rows(data: bytes, start: int, end: int, marker: str, keep_text: bool) -> li
     for raw in data[start:end].split(b"\n"):
         at_offset, offset = offset, offset + len(raw) + 1
         try:
-            line = json.loads(raw.decode("utf-8"))
-            if not isinstance(line, dict):
-                continue
-            at = datetime.fromisoformat(str(line.get("time"))).astimezone(UTC).replace(tzinfo=None)
-        except (ValueError, UnicodeDecodeError, TypeError):
-            continue  # unreadable lines were skipped by `bot report` too
-        kind = {"unanswered": "question", "vote": "vote", "not_helpful": "not_helpful"}.get(line.get("event"))
-        if kind is None or (kind == "vote" and line.get("vote") not in ("up", "down")):
+            line = _Line.model_validate(json.loads(raw.decode("utf-8")))
+            at = datetime.fromisoformat(line.time).astimezone(UTC).replace(tzinfo=None)
+        except (ValueError, UnicodeDecodeError, RecursionError):  # ValidationError is a ValueError
+            continue  # unreadable lines were skipped by `bot report --log` too
+        kind = {"unanswered": "question", "vote": "vote", "not_helpful": "not_helpful"}[line.event]
+        if kind == "vote" and line.vote is None:
             continue
-        answered = bool(line.get("answered"))
         event = Event(
             kind,
-            str(line.get("question", "")),
-            str(line.get("language", "")),
-            tier="answer" if answered else "none",
-            cited=tuple(str(c) for c in line.get("cited") or []),
-            signature=str(line.get("signature") or ""),
-            vote=line.get("vote") if kind == "vote" else None,
+            line.question,
+            line.language,
+            tier="answer" if line.answered else "none",
+            cited=tuple(line.cited),
+            signature=line.signature or "",
+            vote=line.vote if kind == "vote" else None,
             answer_id=f"import-{marker[-12:]}-{at_offset}" if kind == "vote" else "",
         )
         row = event_row(event, keep_text=keep_text, at=at)
