@@ -39,7 +39,8 @@ recorded before origins were told apart).
 Privacy: ``BOT_STORE_QUESTION_TEXT=0`` keeps no question text (nor the error signature
 cut from a pasted log); session ids are only ever stored as salted hashes; rows older than
 ``BOT_RETENTION_DAYS`` are deleted by the app (hourly and at start-up, with a log line saying how
-many): :meth:`Store.reader` (``python -m bot report``) never deletes or writes anything.
+many): :meth:`Store.reader` (``python -m bot report``) never deletes, and writes only the rows of the one-time
+import it is asked for (``python -m bot store import-jsonl``).
 """
 
 from __future__ import annotations

@@ -142,7 +142,7 @@ def test_old_jsonl_log_is_imported_once(store_settings, tmp_path):
 def test_answers_go_on_while_the_database_is_away(store_settings, outage, caplog):
     store = Store.open(store_settings, busy_timeout=0.2, retry_seconds=0.2, max_retry_seconds=0.5)
     try:
-        caplog.set_level(logging.WARNING, logger="bot.store.database")
+        caplog.set_level(logging.WARNING, logger="bot.store")
         with outage:
             started = time.perf_counter()
             for n in range(20):
