@@ -11,7 +11,7 @@ is what the rest of the app uses:
 - ``purge``: retention (``BOT_RETENTION_DAYS``); ``reader``: rows for /admin and ``bot report``;
 - ``jsonl_import``: the one-time import of the old JSON-lines feedback log (``python -m bot store import-jsonl``);
 - ``database``: the settings and the :class:`~bot.store.database.Store` that puts these together;
-- ``feedback``: the recorder that stamps an edge's name on its events.
+- ``feedback``: the recorder that stamps an edge's name on its events, and the in-memory one of an app without a store.
 
 Import the module you need: importing this package loads no database driver.
 
