@@ -107,7 +107,8 @@ def build_app(
     the chat UI's reading of Accept-Language).
 
     ``store`` (a :class:`bot.store.database.Store`) records questions and votes and feeds ``/admin``; without
-    one, events go to the JSON-lines log. ``ops`` is the :class:`bot.store.database.StoreSettings` (admin
+    one (tests, benches), events are kept in memory (``app.state.recorder``, a
+    :class:`bot.store.feedback.MemoryRecorder`). ``ops`` is the :class:`bot.store.database.StoreSettings` (admin
     token, index polling). ``contact`` is where "talk to a person" leads.
     """
     from bot.store.database import StoreSettings
@@ -119,9 +120,10 @@ def build_app(
     # ---- store, live index (issue 12): one recorder for every edge; the engine follows index/CURRENT
     from bot.engine.live import watch_index
 
-    recorder = store if store is not None else feedback.JsonlRecorder(settings.feedback_log)
+    recorder = store if store is not None else feedback.MemoryRecorder()
     engine = watch_index(engine, ops.index_poll_seconds, seeds=settings.watch_seeds)
     app = FastAPI(title="GPU troubleshooting assistant", docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
+    app.state.recorder = recorder  # what records this app's events (a test reads a MemoryRecorder's from here)
     # One door for every route, no uploads, JSON checks; /admin* also opens to the operator's Bearer token.
     # One throttle of wrong credentials per client: the door's (API token, ?token=, Bearer) and /admin's sign-in.
     throttle = LoginThrottle()
@@ -309,7 +311,7 @@ def _parser() -> argparse.ArgumentParser:
         ("--trusted-header", "trusted_header"),
     ):
         p.add_argument(flag, type=int if field == "port" else None, help=WebSettings.help(field))
-    for flag, field in (("--index", "index_dir"), ("--seeds", "seeds_dir"), ("--feedback-log", "feedback_log")):
+    for flag, field in (("--index", "index_dir"), ("--seeds", "seeds_dir")):
         p.add_argument(flag, type=Path, help=Settings.help(field))
     return p
 
@@ -321,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         # the value and what is allowed (a bad BOT_CONTACT_URL too: it would inject a link into every reply).
         config = AppConfig.from_env(
             os.environ,
-            engine=dict(index_dir=args.index, seeds_dir=args.seeds, feedback_log=args.feedback_log),
+            engine=dict(index_dir=args.index, seeds_dir=args.seeds),
             web=dict(
                 host=args.host,
                 port=args.port,
@@ -332,10 +334,10 @@ def main(argv: list[str] | None = None) -> int:
                 trusted_header=args.trusted_header,
             ),
         )
-        settings, web = config.engine, config.web
+        web = config.web
         from bot.store.database import open_store
 
-        store = open_store(config.store, legacy_log=settings.feedback_log)  # before serving: a bad database fails fast
+        store = open_store(config.store)  # before serving: a bad database fails fast
         print(f"Store: {store.describe()}", file=sys.stderr, flush=True)
     except Exception as exc:  # one line with the fix, not a traceback
         from bot.store.database import StoreError

@@ -1,4 +1,5 @@
-"""Command line: ``python -m bot build | ask | eval | calibrate | acts | meta check | report | settings | check-env | eval-env``.
+"""Command line: ``python -m bot build | ask | eval | calibrate | acts | meta check | report | store import-jsonl |
+settings | check-env | eval-env``.
 
 The library raises; this module turns those errors into one stderr line with
 the fix and a non-zero exit code.
@@ -109,9 +110,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.add_argument("--database", help=StoreSettings.help("database_url"))
     report.add_argument("--days", type=int, default=30, help="window in days (default 30)")
-    report.add_argument("--log", type=Path, help="summarise an old JSON-lines feedback log instead of the store")
-    report.add_argument("--top", type=int, default=10, help="with --log: how many questions per list")
     report.add_argument("--json", action="store_true")
+
+    store = add("store", "the store's one-time tasks: import-jsonl FILE brings an old JSON-lines feedback log in, once")
+    store.add_argument("action", choices=["import-jsonl"])
+    store.add_argument("file", type=Path, help="the old log, e.g. logs/feedback.jsonl")
+    store.add_argument("--database", help=StoreSettings.help("database_url"))
 
     env = add(
         "check-env", "read a pasted GPU environment (nvidia-smi, nvcc, run_check, pip list …) and name mismatches"
@@ -144,7 +148,6 @@ def _config(args: argparse.Namespace) -> AppConfig:
             index_dir=getattr(args, "index", None),
             embedder=getattr(args, "embedder", None),
             use_meta=False if getattr(args, "no_meta", False) else None,
-            feedback_log=getattr(args, "log", None),
         ),
         store=dict(database_url=getattr(args, "database", None)),
     )
@@ -367,12 +370,6 @@ def orphan_meta(seeds_dir: Path) -> list:
 
 
 def cmd_report(settings: Settings, args: argparse.Namespace, store_settings: Any = None) -> int:
-    if args.log is not None:  # the pre-store JSON-lines log, e.g. from an old deployment
-        from bot.store.feedback import summarize
-
-        summary = summarize(args.log, top=args.top)
-        print(json.dumps(summary.to_json(), ensure_ascii=False, indent=1) if args.json else summary.to_text())
-        return 0
     from datetime import UTC, datetime, timedelta
 
     from bot.store.database import Store
@@ -400,6 +397,35 @@ def cmd_report(settings: Settings, args: argparse.Namespace, store_settings: Any
         json.dumps(report.to_json(), ensure_ascii=False, indent=1)
         if args.json
         else report_text(report, store.describe())
+    )
+    return 0
+
+
+def cmd_store(settings: Settings, args: argparse.Namespace, store_settings: Any = None) -> int:
+    """``store import-jsonl FILE``: the old JSON-lines feedback log into the store, once (a second run brings only
+    lines appended since). The store must exist at today's schema: the app creates and upgrades it."""
+    from bot.store.database import Store
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise ValueError(
+            f"{path} is {'a folder' if path.is_dir() else 'not there'}, not a feedback log; "
+            "give the old log file, e.g. python -m bot store import-jsonl logs/feedback.jsonl"
+        )
+    store = Store.reader(store_settings or StoreSettings())
+    try:
+        imported = store.import_jsonl(path)
+        where = store.describe()
+    except OSError as exc:
+        raise ValueError(
+            f"cannot read the feedback log {path} ({exc.strerror or exc}); check its permissions"
+        ) from None
+    finally:
+        store.close()
+    print(
+        f"imported {imported} event(s) from {path} into {where}"
+        if imported
+        else f"nothing to import from {path} into {where}: imported before, or no readable event in it"
     )
     return 0
 
@@ -444,6 +470,7 @@ COMMANDS = {
     "acts": cmd_acts,
     "meta": cmd_meta,
     "report": cmd_report,
+    "store": cmd_store,
     "settings": cmd_settings,
     "check-env": cmd_check_env,
     "eval-env": cmd_eval_env,
@@ -457,8 +484,8 @@ def main(argv: list[str] | None = None) -> int:
         from bot.engine.subjects import use_seeds_vocabulary
 
         use_seeds_vocabulary(config.engine.seeds_dir)  # the company's word lists, before any build or load
-        if args.command == "report":
-            return cmd_report(config.engine, args, config.store)
+        if args.command in ("report", "store"):
+            return COMMANDS[args.command](config.engine, args, config.store)
         return COMMANDS[args.command](config.engine, args)
     except IndexProblem as exc:
         print(f"error: {str(exc).replace(BUILD_FIX, 'Run: ' + _build_command(args))}", file=sys.stderr)

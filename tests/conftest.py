@@ -250,7 +250,7 @@ def seeds_engine(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("seeds_engine")
     seeds = root / "seeds"
     shutil.copytree(SEEDS, seeds)
-    settings = Settings(seeds_dir=seeds, index_dir=root / "index", feedback_log=root / "feedback.jsonl")
+    settings = Settings(seeds_dir=seeds, index_dir=root / "index")
     copy_calibration(settings.index_dir)
     embedder = make_embedder(settings.embedder)
     build(settings, embedder)

@@ -16,7 +16,7 @@ import pytest
 
 from bot.records import Event
 from bot.store import NotSpooled
-from bot.store import database as db
+from bot.store import spool as spool_module
 from bot.store.database import SPOOL_DIR, Spool, Store, StoreSettings, _now
 from fixtures.store import Outage, until
 
@@ -86,7 +86,7 @@ def test_events_that_waited_in_the_spool_survive_a_crash(store_settings, outage)
 
 def test_events_recorded_while_the_spool_is_read_back_are_each_written_once(store_settings, outage, monkeypatch):
     """Rows keep coming while the writer reads the spool back across several files: none lost, none twice."""
-    monkeypatch.setattr(db, "SPOOL_SEGMENT_BYTES", 2_000)  # a fresh file every ~5 rows
+    monkeypatch.setattr(spool_module, "SPOOL_SEGMENT_BYTES", 2_000)  # a fresh file every ~5 rows
     store = Store.open(store_settings, busy_timeout=0.2, retry_seconds=0.1, max_retry_seconds=0.2, queue_size=QUEUE)
     try:
         with outage:
@@ -108,7 +108,7 @@ def test_events_recorded_while_the_spool_is_read_back_are_each_written_once(stor
 
 def test_the_spool_hands_rows_over_once_and_in_order(tmp_path, monkeypatch):
     """Once a row waits in the spool, later rows wait behind it (even when the queue has room) until read back."""
-    monkeypatch.setattr(db, "SPOOL_SEGMENT_BYTES", 150)  # a fresh file every 2 rows
+    monkeypatch.setattr(spool_module, "SPOOL_SEGMENT_BYTES", 150)  # a fresh file every 2 rows
     spool = Spool(tmp_path / SPOOL_DIR)
     hand_over: queue.Queue = queue.Queue(maxsize=3)
 

@@ -235,15 +235,17 @@ def test_a_fresh_database_has_the_version_3_indexes(store_settings):
 
 def test_an_upgrade_that_fails_half_way_leaves_version_2_whole(store_settings, monkeypatch):
     """The steps run in one transaction (SQLite too, where Python's sqlite3 would commit DDL as it goes)."""
-    import bot.store.database as database
+    from bot.store import migrations
 
     _make_v2(store_settings)
 
     def crash_after_the_rebuild(conn):
-        database._v3(conn)
+        migrations.v3_answer_id_on_questions(conn)
         raise RuntimeError("power cut")
 
-    monkeypatch.setattr(database, "MIGRATIONS", [database._v1, database._v2, crash_after_the_rebuild])
+    monkeypatch.setattr(
+        migrations, "MIGRATIONS", [migrations.v1_tables, migrations.v2_event_id, crash_after_the_rebuild]
+    )
     try:
         Store.open(store_settings)
     except RuntimeError:

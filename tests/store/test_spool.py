@@ -112,7 +112,7 @@ def test_a_spooled_row_already_written_is_not_written_again(store_settings, capl
     store.close()
     spool = Path(store_settings.data_dir) / SPOOL_DIR
     (spool / "crashed.jsonl").write_text("\n".join(lines) + '\n{"kind": "question", "torn', encoding="utf-8")
-    caplog.set_level(logging.WARNING, logger="bot.store.database")
+    caplog.set_level(logging.WARNING, logger="bot.store")
     again = Store.open(store_settings)
     try:
         assert len(again.rows()) == 5 and not (spool / "crashed.jsonl").exists()
@@ -180,7 +180,7 @@ def test_retention_runs_in_the_app_and_says_what_it_removed(store_settings, capl
             reader.purge()
     finally:
         reader.close()
-    caplog.set_level(logging.WARNING, logger="bot.store.database")
+    caplog.set_level(logging.WARNING, logger="bot.store")
     app_store = Store.open(store_settings)
     try:
         assert [r["question"] for r in app_store.rows()] == ["new"]

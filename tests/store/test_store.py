@@ -14,8 +14,8 @@ import pytest
 import sqlalchemy as sa
 
 from bot.records import Event
-from bot.store import feedback
-from bot.store.database import SCHEMA_VERSION, Store, StoreError, StoreSettings, meta_table, open_store
+from bot.store.database import SCHEMA_VERSION, Store, StoreError, StoreSettings, meta_table
+from fixtures.old_log import old_line, write_log
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -107,14 +107,17 @@ def test_schema_is_versioned_and_a_newer_one_is_refused(store_settings, store):
 
 
 def test_old_jsonl_log_is_imported_once(store_settings, tmp_path):
-    log = tmp_path / "logs" / "feedback.jsonl"
-    feedback.log_event(log, "unanswered", "how to bake bread", language="en", answered=False, cited=["a#1"])
-    feedback.log_event(log, "vote", "显存不足", language="zh", answered=True, cited=["b#1"], vote="down")
-    feedback.log_event(log, "not_helpful", "nccl", language="en", answered=True, cited=["c#1"], vote="down")
-    with open(log, "a", encoding="utf-8") as handle:
-        handle.write("{broken\n")
-    store = open_store(store_settings, legacy_log=log)
+    log = write_log(
+        tmp_path / "logs" / "feedback.jsonl",
+        old_line("unanswered", "how to bake bread", cited=["a#1"]),
+        old_line("vote", "显存不足", language="zh", answered=True, cited=["b#1"], vote="down"),
+        old_line("not_helpful", "nccl", answered=True, cited=["c#1"], vote="down"),
+        "{broken\n",
+    )
+    store = Store.open(store_settings)
     try:
+        assert store.rows() == []  # the app no longer reads the old log: `python -m bot store import-jsonl` does
+        assert store.import_jsonl(log) == 3
         rows = store.rows()
         assert [(r["kind"], r["question"], r["origin"]) for r in rows] == [
             ("question", "how to bake bread", "import"),
@@ -125,11 +128,11 @@ def test_old_jsonl_log_is_imported_once(store_settings, tmp_path):
         assert store.import_jsonl(log) == 0  # the same file again (a restart, another replica): nothing
         assert len(store.rows()) == 3
         # an old replica still appending during a rolling upgrade: only the new line comes in
-        feedback.log_event(log, "unanswered", "horovod hangs", language="en", answered=False)
+        write_log(log, old_line("unanswered", "horovod hangs"))
         assert store.import_jsonl(log) == 1 and store.import_jsonl(log) == 0
         # another replica's own log (same path on its machine, other content) is a log of its own
         other = tmp_path / "other" / "feedback.jsonl"
-        feedback.log_event(other, "unanswered", "NPU 报错", language="zh", answered=False)
+        write_log(other, old_line("unanswered", "NPU 报错", language="zh"))
         assert store.import_jsonl(other) == 1
         assert [r["question"] for r in store.rows()][-2:] == ["horovod hangs", "NPU 报错"]
     finally:
@@ -139,7 +142,7 @@ def test_old_jsonl_log_is_imported_once(store_settings, tmp_path):
 def test_answers_go_on_while_the_database_is_away(store_settings, outage, caplog):
     store = Store.open(store_settings, busy_timeout=0.2, retry_seconds=0.2, max_retry_seconds=0.5)
     try:
-        caplog.set_level(logging.WARNING, logger="bot.store.database")
+        caplog.set_level(logging.WARNING, logger="bot.store")
         with outage:
             started = time.perf_counter()
             for n in range(20):

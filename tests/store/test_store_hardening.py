@@ -17,7 +17,7 @@ import pytest
 
 from bot.records import Event
 from bot.store import NotSpooled
-from bot.store import database as db
+from bot.store import spool as spool_module
 from bot.store.database import REFUSED_DIR, SPOOL_DIR, Spool, Store, StoreSettings, _now, _to_json
 
 
@@ -53,7 +53,7 @@ def test_short_writes_are_completed_so_no_line_is_torn(tmp_path, monkeypatch):
         return real_write(fd, bytes(data[:7]))
 
     spool = Spool(tmp_path / SPOOL_DIR)
-    monkeypatch.setattr(db, "os", _Disk(short_write))
+    monkeypatch.setattr(spool_module, "os", _Disk(short_write))
     for n in range(7):
         spool.add({"at": _now(), "kind": "vote", "event_id": f"e{n}", "answer_id": f"answer-{n}"})
     monkeypatch.undo()
@@ -64,7 +64,7 @@ def test_short_writes_are_completed_so_no_line_is_torn(tmp_path, monkeypatch):
 
 def test_a_write_that_takes_nothing_is_a_full_disk(tmp_path, monkeypatch):
     spool = Spool(tmp_path / SPOOL_DIR)
-    monkeypatch.setattr(db, "os", _Disk(lambda fd, data: 0))
+    monkeypatch.setattr(spool_module, "os", _Disk(lambda fd, data: 0))
     row = {"at": _now(), "kind": "vote", "event_id": "e1"}
     with pytest.raises(NotSpooled, match="free space in BOT_DATA_DIR"):
         spool.add(row)
@@ -87,7 +87,7 @@ def test_a_full_disk_refuses_the_event_and_acknowledged_ones_survive_a_crash(sto
     store = Store.open(store_settings, busy_timeout=0.2, retry_seconds=0.2, max_retry_seconds=0.5)
     acknowledged, refused = [], 0
     with outage:  # the database is away: everything waits in the spool
-        monkeypatch.setattr(db, "os", _Disk(full_sometimes))
+        monkeypatch.setattr(spool_module, "os", _Disk(full_sometimes))
         for n in range(30):
             try:
                 store.record(_vote(n))
@@ -124,7 +124,7 @@ def test_the_feedback_edge_answers_503_when_the_vote_cannot_be_kept(tmp_path, ha
 
     try:
         with ThreadServer(app) as server:
-            monkeypatch.setattr(db, "os", _Disk(no_space))
+            monkeypatch.setattr(spool_module, "os", _Disk(no_space))
             vote = httpx.post(server.url + "/api/feedback", timeout=30, json={"question": "显存不足", "vote": "up"})
             monkeypatch.undo()
             assert vote.status_code == 503 and vote.json()["ok"] is False, vote.text
@@ -134,14 +134,6 @@ def test_the_feedback_edge_answers_503_when_the_vote_cannot_be_kept(tmp_path, ha
         assert store.flush(10) and [r["vote"] for r in store.rows()] == ["up"]
     finally:
         store.close()
-
-
-def test_the_jsonl_recorder_refuses_too(tmp_path):
-    from bot.store.feedback import JsonlRecorder
-
-    (tmp_path / "log").mkdir()  # a folder where the log file should be: the write fails as on a full disk
-    with pytest.raises(NotSpooled, match="refused the write"):
-        JsonlRecorder(tmp_path / "log").record(_vote(1))
 
 
 # ---------------------------------------------------------------- 9: a poisoned row

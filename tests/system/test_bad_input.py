@@ -72,9 +72,7 @@ BAD_INPUTS: dict[str, str] = {
 def hash_engine(tmp_path_factory: pytest.TempPathFactory) -> Engine:
     root = tmp_path_factory.mktemp("bad_input")
     shutil.copytree(REPO / "seeds", root / "seeds")
-    settings = Settings(
-        seeds_dir=root / "seeds", index_dir=root / "index", embedder="hash", feedback_log=root / "feedback.jsonl"
-    )
+    settings = Settings(seeds_dir=root / "seeds", index_dir=root / "index", embedder="hash")
     return open_hash_engine(settings)
 
 

@@ -61,7 +61,7 @@ def _kb(root: Path) -> Settings:
     seeds = root / "seeds"
     seeds.mkdir(parents=True)
     (seeds / "gpu.md").write_text("# GPU\n\n## 显存不足怎么办\n\n+ 解决方法：减小 `batch_size`。\n", encoding="utf-8")
-    return Settings(seeds_dir=seeds, index_dir=root / "index", embedder="hash", feedback_log=root / "feedback.jsonl")
+    return Settings(seeds_dir=seeds, index_dir=root / "index", embedder="hash")
 
 
 def api_bodies(tally: Tally, root: Path) -> None:
@@ -71,7 +71,8 @@ def api_bodies(tally: Tally, root: Path) -> None:
 
     settings = _kb(root / "api")
     engine = hash_engine(settings)
-    client = TestClient(build_app(settings, engine, WebSettings(), progress=False), raise_server_exceptions=False)
+    app = build_app(settings, engine, WebSettings(), progress=False)  # no store: events kept in app.state.recorder
+    client = TestClient(app, raise_server_exceptions=False)
     json_type = {"Content-Type": "application/json"}
     bodies = [
         (b"", json_type),
@@ -105,7 +106,7 @@ def api_bodies(tally: Tally, root: Path) -> None:
             handled=response.status_code == 200 and bool(response.json().get("reply")),
             crash=f"{response.status_code} for {body[:40]!r}" if response.status_code >= 500 else "",
         )
-    # Feedback: bad votes interleaved with good ones; every good one must reach the log, no bad one.
+    # Feedback: bad votes interleaved with good ones; every good one must be recorded, no bad one.
     bad = [
         {"question": "q", "vote": "meh"},
         {"question": "q", "vote": "up", "cited": ["k"] * 11},
@@ -118,15 +119,14 @@ def api_bodies(tally: Tally, root: Path) -> None:
     for n, body in enumerate(bad):
         response = client.post("/api/feedback", json=body)
         good = client.post("/api/feedback", json={"question": f"good {n}", "vote": "down", "cited": ["gpu.md#x"]})
-        lines = [json.loads(x) for x in settings.feedback_log.read_text(encoding="utf-8").splitlines()]
-        lines = [x for x in lines if x["event"] == "vote"]  # the /api/ask cases above log their questions too
+        votes = [e for e, _ in app.state.recorder.events if e.kind == "vote"]  # /api/ask above records questions
         tally.add(
             "api /api/feedback",
             clear=response.status_code == 422 and bool(response.json().get("detail")),
             crash=f"{response.status_code} for {body}"
             if response.status_code >= 500 or good.status_code >= 500
             else "",
-            lost=good.status_code != 200 or [x["question"] for x in lines] != [f"good {i}" for i in range(n + 1)],
+            lost=good.status_code != 200 or [e.question for e in votes] != [f"good {i}" for i in range(n + 1)],
         )
 
 
@@ -242,37 +242,40 @@ def seeds(tally: Tally, root: Path) -> None:
 
 
 def feedback_log(tally: Tally, root: Path) -> None:
-    from bot.store import feedback
+    """The old JSON-lines log's one-time import (``python -m bot store import-jsonl``): a bad line is skipped."""
+    from bot.store.database import Store, StoreSettings
+    from fixtures.old_log import old_line
 
-    log = root / "fb.jsonl"
-    good = feedback.record("unanswered", "good question", language="en", answered=False)
     bad = [
         "{not json",
         "[1, 2]",
         '"text"',
-        json.dumps({"event": "unanswered", "question": 5}),
+        json.dumps({"event": "unanswered", "question": 5, "time": "2026-11-01T12:00:00+00:00"}),
         json.dumps({"event": "vote", "question": "q", "cited": "abc", "vote": "down"}),
-        json.dumps({"event": "vote", "question": "q", "vote": "sideways"}),
+        json.dumps({"event": "vote", "question": "q", "vote": "sideways", "time": "2026-11-01T12:00:00+00:00"}),
         "[" * 10_000,
         "\xff\xfe".encode("latin-1").decode("latin-1"),
         json.dumps({"event": "unanswered", "question": "q", "time": []}),
     ]
-    for n, line in enumerate(bad):
-        log.write_text(json.dumps(good) + "\n" + line + "\n" + json.dumps(good) + "\n", encoding="utf-8")
-        try:
-            summary = feedback.summarize(log)
-            tally.add(
-                "feedback log (report)",
-                clear=summary.bad_lines == 1,
-                lost=summary.events != 2 or summary.unanswered[0].count != 2,
-            )
-        except Exception as exc:  # noqa: BLE001
-            tally.add("feedback log (report)", crash=f"line {n}: {type(exc).__name__}: {exc}")
+    store = Store.open(StoreSettings(data_dir=root / "import-store"))
     try:
-        feedback.summarize(root)
-        tally.add("feedback log (report)", crash="a folder was read as a log")
-    except ValueError as exc:
-        tally.add("feedback log (report)", clear="is a folder" in str(exc))
+        for n, line in enumerate(bad):
+            log = root / f"fb-{n}.jsonl"  # a log of its own each time: its first line says which log it is
+            log.write_text(
+                old_line("unanswered", f"good {n}") + line + "\n" + old_line("unanswered", "again"), encoding="utf-8"
+            )
+            try:
+                before = len(store.rows())
+                imported = store.import_jsonl(log)
+                tally.add(
+                    "feedback log (import)",
+                    clear=imported == 2,
+                    lost=len(store.rows()) - before != 2,
+                )
+            except Exception as exc:  # noqa: BLE001
+                tally.add("feedback log (import)", crash=f"line {n}: {type(exc).__name__}: {exc}")
+    finally:
+        store.close()
 
 
 def index_manifest(tally: Tally, root: Path) -> None:

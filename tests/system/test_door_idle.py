@@ -77,7 +77,6 @@ def test_a_fresh_client_is_served_while_1100_idle_connections_are_open(tmp_path,
         "BOT_EMBEDDER": "hash",
         "BOT_SEEDS_DIR": str(tmp_path / "seeds"),
         "BOT_INDEX_DIR": str(tmp_path / "index"),
-        "BOT_FEEDBACK_LOG": str(tmp_path / "feedback.jsonl"),
         "BOT_DATA_DIR": str(tmp_path / "data"),
     }
     log = open(tmp_path / "server.log", "w")  # noqa: SIM115  # a file, so a full pipe never blocks the server

@@ -60,7 +60,6 @@ def _settings(tmp_path: Path) -> Settings:
         seeds_dir=tmp_path / "seeds",
         index_dir=tmp_path / "index",
         embedder="hash",
-        feedback_log=tmp_path / "feedback.jsonl",
     )
 
 
@@ -233,9 +232,7 @@ FILES = [
 
 @pytest.fixture
 def built(tiny_seeds: Path, tmp_path: Path) -> Settings:
-    settings = Settings(
-        seeds_dir=tiny_seeds, index_dir=tmp_path / "index", embedder="hash", feedback_log=tmp_path / "feedback.jsonl"
-    )
+    settings = Settings(seeds_dir=tiny_seeds, index_dir=tmp_path / "index", embedder="hash")
     build_index(settings, make_embedder("hash"))
     return settings
 

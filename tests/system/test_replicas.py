@@ -64,7 +64,6 @@ def test_two_app_processes_share_one_postgresql_and_follow_the_index(postgres, h
         "BOT_DATABASE_URL": url,
         "BOT_ADMIN_TOKEN": ADMIN,
         "BOT_INDEX_POLL_SECONDS": "0.5",
-        "BOT_FEEDBACK_LOG": str(tmp_path / "none.jsonl"),
     }
     processes = [start_app(port, env) for port in ports]
     try:

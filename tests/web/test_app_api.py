@@ -7,9 +7,7 @@ session-wide ``seeds_engine``), served by uvicorn in a thread; one test starts
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import httpx
 import pytest
@@ -27,15 +25,25 @@ pytestmark = pytest.mark.model
 
 
 @pytest.fixture(scope="module")
-def settings(seeds_engine, tmp_path_factory):
-    return seeds_engine.settings.model_copy(update={"feedback_log": tmp_path_factory.mktemp("api") / "feedback.jsonl"})
+def settings(seeds_engine):
+    return seeds_engine.settings
 
 
 @pytest.fixture(scope="module")
-def open_server(seeds_engine, settings):
+def open_app(seeds_engine, settings):
     web = WebSettings(frame_ancestors=("'self'", PORTAL), cors_origins=(PORTAL,))
-    with ThreadServer(build_app(settings, engine=seeds_engine, web=web, progress=False)) as server:
+    return build_app(settings, engine=seeds_engine, web=web, progress=False)
+
+
+@pytest.fixture(scope="module")
+def open_server(open_app):
+    with ThreadServer(open_app) as server:
         yield server
+
+
+def recorded(app) -> list:
+    """The events an app built without a store kept (:class:`bot.store.feedback.MemoryRecorder`), oldest first."""
+    return [event for event, _ in app.state.recorder.events]
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +108,7 @@ def test_pasted_trace_shows_the_signature_first(open_server):
     assert data["hits"][0]["source"] == "000_786bff9181b08d52.txt"
 
 
-def test_no_confident_match_offers_three_suggestions(open_server, settings):
+def test_no_confident_match_offers_three_suggestions(open_server, open_app):
     data = ok(open_server, "how do I bake sourdough bread at home")
     assert data["answered"] is False and data["kind"] == "no_match"
     assert len(data["hits"]) == 3 and {h["role"] for h in data["hits"]} == {"suggestion"}
@@ -109,9 +117,9 @@ def test_no_confident_match_offers_three_suggestions(open_server, settings):
     else:
         assert [o["value"] for o in data["options"]] == [h["key"] for h in data["hits"]]
     assert "nvidia-smi" in data["reply"] and "cuDNN" in data["reply"]
-    lines = [json.loads(x) for x in Path(settings.feedback_log).read_text(encoding="utf-8").splitlines()]
-    logged = [x for x in lines if x["question"] == "how do I bake sourdough bread at home"]
-    assert logged and logged[-1]["event"] == "unanswered" and logged[-1]["cited"] == [h["key"] for h in data["hits"]]
+    logged = [e for e in recorded(open_app) if e.question == "how do I bake sourdough bread at home"]
+    assert logged and logged[-1].kind == "question" and logged[-1].tier != "answer"
+    assert list(logged[-1].cited) == [h["key"] for h in data["hits"]]
 
 
 def test_follow_up_uses_the_history(open_server):
@@ -302,7 +310,7 @@ def test_token_is_required_when_set(locked_server):
     assert httpx.get(locked_server.url + "/healthz").headers["content-security-policy"] == "frame-ancestors 'self'"
 
 
-def test_feedback_endpoint_appends_a_vote(open_server, settings):
+def test_feedback_endpoint_records_a_vote(open_server, open_app):
     response = httpx.post(
         open_server.url + "/api/feedback",
         json={
@@ -314,12 +322,13 @@ def test_feedback_endpoint_appends_a_vote(open_server, settings):
         timeout=30,
     )
     assert response.status_code == 200
-    last = json.loads(Path(settings.feedback_log).read_text(encoding="utf-8").splitlines()[-1])
-    assert (last["event"], last["vote"], last["question"], last["language"]) == (
+    last = recorded(open_app)[-1]
+    assert (last.kind, last.vote, last.question, last.language, last.origin) == (
         "vote",
         "down",
         "Loss becomes NaN",
         "en",
+        "api",
     )
     bad = httpx.post(open_server.url + "/api/feedback", json={"question": "q", "vote": "meh"}, timeout=30)
     assert bad.status_code == 422
@@ -364,7 +373,6 @@ def test_python_app_py_builds_a_missing_index_and_serves_ui_and_api(tiny_seeds, 
             "BOT_EMBEDDER": "hash",
             "BOT_SEEDS_DIR": str(tiny_seeds),
             "BOT_INDEX_DIR": str(index),
-            "BOT_FEEDBACK_LOG": str(tmp_path / "fb.jsonl"),
             "BOT_FRAME_ANCESTORS": "'self' https://intranet.example",
         },
     )

@@ -88,7 +88,6 @@ def site(hash_index, tmp_path_factory):
     """The app (subprocess) plus two portal origins: one allowed to frame it, one not."""
     root = tmp_path_factory.mktemp("browser")
     portal_port, other_port, app_port = free_port(), free_port(), free_port()
-    log = root / "feedback.jsonl"
     data = root / "data"  # the store: SQLite in here
     process = start_app(
         app_port,
@@ -96,7 +95,6 @@ def site(hash_index, tmp_path_factory):
             "BOT_INDEX_DIR": str(hash_index.index_dir),
             "BOT_SEEDS_DIR": str(hash_index.seeds_dir),
             "BOT_EMBEDDER": "hash",
-            "BOT_FEEDBACK_LOG": str(log),
             "BOT_DATA_DIR": str(data),
             "BOT_FRAME_ANCESTORS": f"'self' http://127.0.0.1:{portal_port}",
             "BOT_CORS_ORIGINS": f"http://127.0.0.1:{portal_port}",
@@ -113,7 +111,6 @@ def site(hash_index, tmp_path_factory):
             "app": app_url,
             "portal": f"http://127.0.0.1:{portal_port}/",
             "other_portal": f"http://127.0.0.1:{other_port}/",
-            "log": log,
             "db": data / "bot.sqlite3",
         }
     finally:

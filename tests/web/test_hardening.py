@@ -169,7 +169,7 @@ def test_cli_and_app_stop_with_the_message_not_a_traceback(tmp_path, monkeypatch
     from bot.cli import main as cli_main
 
     monkeypatch.setenv("BOT_MAX_INPUT_CHARS", "-1")
-    assert cli_main(["report", "--log", str(tmp_path / "f.jsonl")]) == 2
+    assert cli_main(["report"]) == 2
     assert "error: BOT_MAX_INPUT_CHARS='-1' is not allowed" in capsys.readouterr().err
     monkeypatch.delenv("BOT_MAX_INPUT_CHARS")
     monkeypatch.setenv("BOT_PORT", "0")
@@ -261,36 +261,45 @@ def test_only_the_config_reads_the_environment():
     assert readers == ["app.py", "bot/store/database.py", "bot/web/config.py"], readers
 
 
-# ---------------------------------------------------------------- bot report
+# ---------------------------------------------------------------- the old log's one-time import
 
 
-def test_report_skips_wrong_typed_lines_with_a_count(tmp_path, capsys):
+def test_the_import_skips_wrong_typed_lines(tmp_path, monkeypatch, capsys):
+    """Each line is checked like ``bot report --log`` checked it; before, a hand-edited line was imported with
+    ``str()`` of whatever it held, and 5,000 nested brackets stopped the import with a RecursionError."""
     from bot.cli import main as cli_main
-    from bot.store import feedback
+    from bot.store.database import Store, StoreSettings
+    from fixtures.old_log import old_line
 
+    settings = StoreSettings(data_dir=tmp_path / "data")
+    monkeypatch.setenv("BOT_DATA_DIR", str(settings.data_dir))
+    monkeypatch.delenv("BOT_DATABASE_URL", raising=False)
+    Store.open(settings).close()
     log = tmp_path / "feedback.jsonl"
-    good = feedback.record("unanswered", "how to bake bread", language="en", answered=False)
+    good = old_line("unanswered", "how to bake bread")
     wrong = [
-        {"event": "unanswered", "question": 5},
-        {"event": "vote", "question": "q", "vote": "down", "cited": "abc"},
+        {"event": "unanswered", "question": 5, "time": "2026-11-01T12:00:00+00:00"},
+        {"event": "vote", "question": "q", "vote": "down", "cited": "abc", "time": "2026-11-01T12:00:00+00:00"},
         {"event": "unanswered", "question": "q", "time": 7},
         {"event": "vote", "question": ["x"]},
         {"event": "nonsense", "question": "q"},
         "just a string",
-        {"event": "unanswered", "question": "q", "language": None},
+        {"event": "unanswered", "question": "q", "language": None, "time": "2026-11-01T12:00:00+00:00"},
     ]
-    log.write_text("\n".join(json.dumps(x) for x in [good, *wrong, good]) + "\n" + "[" * 5000 + "\n", encoding="utf-8")
-    summary = feedback.summarize(log)  # before: AttributeError on the int question
-    assert summary.events == 2 and summary.bad_lines == len(wrong) + 1
-    assert summary.unanswered[0].count == 2
-    assert cli_main(["report", "--log", str(log)]) == 0
-    assert f"{len(wrong) + 1} unreadable line(s) skipped" in capsys.readouterr().out
+    log.write_text(good + "".join(json.dumps(x) + "\n" for x in wrong) + "[" * 5000 + "\n" + good, encoding="utf-8")
+    assert cli_main(["store", "import-jsonl", str(log)]) == 0
+    assert "imported 2 event(s)" in capsys.readouterr().out
+    store = Store.reader(settings)
+    try:
+        assert [r["question"] for r in store.rows()] == ["how to bake bread"] * 2
+    finally:
+        store.close()
 
 
-def test_report_on_a_folder_says_so(tmp_path, capsys):
+def test_the_import_of_a_folder_says_so(tmp_path, capsys):
     from bot.cli import main as cli_main
 
-    assert cli_main(["report", "--log", str(tmp_path)]) == 2  # before: IsADirectoryError traceback
+    assert cli_main(["store", "import-jsonl", str(tmp_path)]) == 2  # not a traceback
     err = capsys.readouterr().err
     assert "is a folder, not a feedback log" in err and "feedback.jsonl" in err
 

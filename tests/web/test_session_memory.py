@@ -48,7 +48,6 @@ def app(tmp_path_factory):
             "BOT_INDEX_DIR": str(settings.index_dir),
             "BOT_SEEDS_DIR": str(settings.seeds_dir),
             "BOT_EMBEDDER": "hash",
-            "BOT_FEEDBACK_LOG": str(root / "feedback.jsonl"),
         },
     )
     try:

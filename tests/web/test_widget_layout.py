@@ -57,7 +57,7 @@ NESTED = """() => {
 @pytest.fixture(scope="module")
 def widget_site(tmp_path_factory):
     root = tmp_path_factory.mktemp("widget")
-    with seeds_app(root, BOT_FEEDBACK_LOG=str(root / "feedback.jsonl"), BOT_CONTACT_LABEL="GPU 支持") as url:
+    with seeds_app(root, BOT_CONTACT_LABEL="GPU 支持") as url:
         yield url
 
 
