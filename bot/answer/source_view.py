@@ -198,16 +198,11 @@ def highlight(line: str, pattern: re.Pattern[str] | None) -> list[tuple[str, boo
 
 # ---------------------------------------------------------------- old releases
 
+# The page's warning that a section targets an old release (bot.kb.eras.old_release names the era).
 ERA_NOTE = {
     "zh": "注意：这一节是为 {era} 时代的版本写的；如果你用的是 PaddlePaddle 2.x 或 TensorFlow 2.x，命令和 API 可能已经不同。",
     "en": "Note: this section was written for {era}; on PaddlePaddle 2.x or TensorFlow 2.x the commands and API may differ.",
 }
-
-
-def era_note(section: Section, language: str) -> str:
-    """One line warning that a section targets an old release ("" when it does not)."""
-    era = old_release(section)
-    return ERA_NOTE["zh" if language == "zh" else "en"].format(era=era) if era else ""
 
 
 # ---------------------------------------------------------------- the page

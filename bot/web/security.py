@@ -586,15 +586,6 @@ def load_json(body: bytes) -> Any:
     return data
 
 
-def check_json(body: bytes) -> tuple[int, str] | None:
-    """(status, message) when ``body`` is not acceptable JSON, else None."""
-    try:
-        load_json(body)
-    except JSONProblem as problem:
-        return problem.status, str(problem)
-    return None
-
-
 def _headers(scope: Scope) -> dict[bytes, bytes]:
     return {name.lower(): value for name, value in scope.get("headers") or []}
 
