@@ -99,11 +99,9 @@ class LiveEngine:
         *,
         k: int = 10,
         case: Case | None = None,
-        mode: str = "hybrid",
-        use_meta: bool = True,
         exclude: Iterable[str] = (),
     ) -> Answer:
-        return self._engine.ask(text, k=k, case=case, mode=mode, use_meta=use_meta, exclude=exclude)
+        return self._engine.ask(text, k=k, case=case, exclude=exclude)
 
     def terms_in(self, search: str, key: str) -> tuple[str, ...]:
         return self._engine.terms_in(search, key)
