@@ -28,7 +28,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
@@ -47,6 +47,9 @@ from bot.web.config import AppConfig
 from bot.web.frame_refused import FrameRefused
 from bot.web.http import SecurityHeaders, WebSettings, request_base, server_config
 from bot.web.security import Door, LinkSigner, LoginThrottle, SecurityMiddleware, json_object, state_seal
+
+if TYPE_CHECKING:
+    from bot.engine.answerer import ServingEngine
 
 __all__ = ["WebSettings", "build_app", "deferred_app", "main", "open_engine"]
 
@@ -92,7 +95,7 @@ def open_engine(settings: Settings, *, progress: bool = True):
 
 def build_app(
     settings: Settings,
-    engine: Any = None,
+    engine: ServingEngine | None = None,
     web: WebSettings | None = None,
     *,
     progress: bool = True,

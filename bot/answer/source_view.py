@@ -19,13 +19,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from bot.kb.eras import old_release
 from bot.records import Section
+
+if TYPE_CHECKING:
+    from bot.engine.answerer import Answerer
+    from bot.settings import Settings
 
 MAX_TERMS = 20
 TEMPLATES = Path(__file__).with_name("templates")
@@ -412,7 +416,9 @@ WHOLE_CONTEXT = 400  # lines shown before and after the section in the "whole fi
 MAX_SECTION_LINES = 2_000  # lines of one section shown at most
 
 
-def render_source(engine: Any, settings: Any, key: str, terms: str, language: str, whole: bool) -> tuple[int, str]:
+def render_source(
+    engine: Answerer, settings: Settings, key: str, terms: str, language: str, whole: bool
+) -> tuple[int, str]:
     """(status, HTML page) showing a cited section's lines with its own matched terms marked."""
     lang = "zh" if language == "zh" else "en"
     page = template("source.html")

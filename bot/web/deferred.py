@@ -23,7 +23,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from bot.engine.answerer import ServingEngine
 
 # Served before the UI is up. /healthz is not: it means "everything is up", as it did before.
 # /v1/ is the OpenAI-compatible API: an API like /api/, so it answers as soon as /api/ask does.
@@ -71,7 +74,7 @@ class EngineWhenReady:
         self.settings = settings  # read on the event loop by /v1 (max_input_chars): never wait for it
         self._loaded = threading.Event()
         self._loading = False
-        self._engine: Any = None
+        self._engine: ServingEngine | None = None
         self._error: BaseException | None = None
 
     @property
@@ -82,7 +85,7 @@ class EngineWhenReady:
     def failed(self) -> BaseException | None:
         return self._error
 
-    def load(self, open_engine: Callable[[], Any]) -> None:
+    def load(self, open_engine: Callable[[], ServingEngine]) -> None:
         """Run ``open_engine`` (in the caller's thread) and hand its engine to everyone waiting."""
         self._loading = True
         try:
@@ -118,7 +121,7 @@ class DeferredApp:
         light: Any,
         build_full: Callable[[], Any],
         engine: EngineWhenReady | None = None,
-        open_engine: Callable[[], Any] | None = None,
+        open_engine: Callable[[], ServingEngine] | None = None,
         on_fatal: Callable[[BaseException], None] | None = None,
         first: StartFirst = "api",
     ) -> None:

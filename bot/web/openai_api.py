@@ -37,7 +37,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -49,6 +49,9 @@ from bot.web.api_models import cap_history
 from bot.web.api_turn import answer as api_answer
 from bot.web.http import history_messages, request_base
 from bot.web.security import LinkSigner, api_authorizer, json_body, state_seal
+
+if TYPE_CHECKING:
+    from bot.engine.answerer import ServingEngine
 
 MODEL_ID = "gpu-troubleshooter"
 CREATED = 1_764_000_000  # fixed: the "model" is the knowledge base, versioned by its index, not by a date
@@ -224,7 +227,7 @@ def parse_messages(messages: Any) -> tuple[str, list[str]]:
 
 
 def openai_router(
-    engine: Any,
+    engine: ServingEngine,
     recorder: Any,
     web: Any,
     authorize: Callable[[Request], None] | None = None,

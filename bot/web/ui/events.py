@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import gradio as gr
 
@@ -31,6 +31,9 @@ from bot.web.http import WebSettings
 from bot.web.ui.state import AnswerInfo, ChatState, cap_input, trim
 from bot.web.ui.strings import ui_text
 
+if TYPE_CHECKING:
+    from bot.engine.answerer import ServingEngine
+
 
 class Recorder(Protocol):
     def record(self, event: Event, *, session: str = "", latency_ms: float | None = None) -> None: ...
@@ -40,7 +43,7 @@ class Recorder(Protocol):
 class Deps:
     """What the handlers need besides the session state."""
 
-    engine: Any
+    engine: ServingEngine
     settings: Settings
     web: WebSettings
     recorder: Recorder | None = None
