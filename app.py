@@ -44,9 +44,12 @@ from bot.store import NotSpooled, feedback
 from bot.web.api_models import AskRequest, FeedbackRequest
 from bot.web.api_turn import answer as api_answer
 from bot.web.config import AppConfig
+from bot.web.credentials import LoginThrottle
+from bot.web.door import Door, json_object
 from bot.web.frame_refused import FrameRefused
 from bot.web.http import SecurityHeaders, WebSettings, request_base, server_config
-from bot.web.security import Door, LinkSigner, LoginThrottle, SecurityMiddleware, json_object, state_seal
+from bot.web.security import SecurityMiddleware
+from bot.web.signing import LinkSigner, state_seal
 
 if TYPE_CHECKING:
     from bot.engine.answerer import ServingEngine

@@ -180,9 +180,9 @@ def _unb64(text: str) -> bytes:
 
 @dataclass(frozen=True)
 class StateSeal:
-    """Seals and opens state tokens with one key (the app's signing secret, :func:`bot.web.security.signing_secret`);
+    """Seals and opens state tokens with one key (the app's signing secret, :func:`bot.web.signing.signing_secret`);
     ``matches(given, expected)`` compares signatures in constant time (the app's one comparison of credentials,
-    :func:`bot.web.security.token_matches`)."""
+    :func:`bot.web.credentials.token_matches`)."""
 
     key: bytes
     matches: Callable[[str, str], bool]

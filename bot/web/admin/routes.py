@@ -27,7 +27,8 @@ from bot.web.admin.charts import PHONE_WIDTH, TEMPLATES, chart, trimmed
 from bot.web.admin.clusters import Embeddings
 from bot.web.admin.report import EMBED_PER_VIEW, Report, SharedReports, build_report, report_csv
 from bot.web.admin.texts import group_label, page_language, words
-from bot.web.security import COOKIE_MAX_AGE, Door, LoginThrottle, Refused, cookie_value, token_matches
+from bot.web.credentials import COOKIE_MAX_AGE, LoginThrottle, cookie_value, token_matches
+from bot.web.door import Door, Refused
 
 if TYPE_CHECKING:
     from bot.engine.answerer import ServingEngine
@@ -113,7 +114,7 @@ def charts_of(report: Report, t: dict[str, str], labels: list[str] | None = None
 def mount_admin(app: Any, store: Any, engine: ServingEngine, ops: Any, throttle: LoginThrottle | None = None) -> None:
     """Add ``/admin`` (page, sign-in, JSON, CSV) to a FastAPI app; ValueError for a weak ``BOT_ADMIN_TOKEN``.
 
-    The report routes pass the app's one credential check, :class:`bot.web.security.Door` (realm "operator");
+    The report routes pass the app's one credential check, :class:`bot.web.door.Door` (realm "operator");
     a refusal is rendered here: the sign-in page, or JSON for ``/admin/data.json``."""
     import jinja2
 
@@ -154,7 +155,7 @@ def mount_admin(app: Any, store: Any, engine: ServingEngine, ops: Any, throttle:
         )
 
     async def refusal(request: Request, refused: Refused) -> Response:
-        """What a refused ``/admin`` request sees (from :meth:`bot.web.security.Door.allows`)."""
+        """What a refused ``/admin`` request sees (from :meth:`bot.web.door.Door.allows`)."""
         if refused.status == 429:
             return locked_page(refused.retry_after)
         if request.url.path.endswith("/admin/data.json"):
