@@ -25,7 +25,9 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 
 from bot.web.admin.charts import PHONE_WIDTH, TEMPLATES, chart, trimmed
 from bot.web.admin.clusters import Embeddings
-from bot.web.admin.report import EMBED_PER_VIEW, Report, SharedReports, build_report, report_csv
+from bot.web.admin.report import EMBED_PER_VIEW, Report, build_report
+from bot.web.admin.report_csv import report_csv
+from bot.web.admin.shared_reports import SharedReports
 from bot.web.admin.texts import group_label, page_language, words
 from bot.web.credentials import COOKIE_MAX_AGE, LoginThrottle, cookie_value, token_matches
 from bot.web.door import Door, Refused
