@@ -15,9 +15,8 @@ from typing import Any
 
 from bot.kb.embed import EmbedderUnavailable, make_embedder
 from bot.kb.index import BUILD_FIX, IndexProblem
-from bot.settings import Settings
+from bot.settings import AppConfig, Settings, reference_markdown
 from bot.store.database import StoreSettings
-from bot.web.config import AppConfig, reference_markdown
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -57,8 +57,7 @@ def test_a_pasted_nvidia_smi_table_reads_as_its_cells():
 
 
 def test_new_chat_starts_a_new_session(monkeypatch):
-    from bot.settings import Settings
-    from bot.web.http import WebSettings
+    from bot.settings import Settings, WebSettings
     from bot.web.ui.layout import make_ui
 
     blocks = make_ui(type("Engine", (), {"sections": [], "meta": lambda self, key: None})(), Settings(), WebSettings())

@@ -21,8 +21,8 @@ import bot.web.json_limits as json_limits
 import bot.web.openai_api as openai_api
 import bot.web.security as security
 from app import build_app
+from bot.settings import WebSettings
 from bot.store.database import StoreSettings, open_store
-from bot.web.http import WebSettings
 from fixtures.server import ThreadServer
 from fixtures.sockets import closed_within, read_until_closed
 

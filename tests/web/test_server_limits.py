@@ -17,7 +17,8 @@ import pytest
 import bot.web.json_limits as json_limits
 import bot.web.security as security
 from app import build_app
-from bot.web.http import WebSettings, server_config
+from bot.settings import WebSettings
+from bot.web.http import server_config
 from bot.web.json_limits import MAX_JSON_ITEMS
 from fixtures.server import ThreadServer
 from fixtures.sockets import closed_within, still_open

@@ -25,9 +25,8 @@ from bot.kb.signature import looks_like_log
 from bot.kb.tokenize import detect_language
 from bot.limits import QUESTION_CHARS, VOTE_COMMENT_CHARS
 from bot.records import VOTE_REASONS, Event
-from bot.settings import Settings
+from bot.settings import Settings, WebSettings
 from bot.web.handoff import Exchange, carrying, hand_over, reply_gist
-from bot.web.http import WebSettings
 from bot.web.ui.state import AnswerInfo, ChatState, cap_input, trim
 from bot.web.ui.strings import ui_text
 

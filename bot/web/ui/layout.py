@@ -18,9 +18,9 @@ import gradio as gr
 from bot.answer.reply import Contact
 from bot.limits import VOTE_COMMENT_CHARS
 from bot.records import VOTE_REASONS
-from bot.settings import Settings
+from bot.settings import Settings, WebSettings
 from bot.store.feedback import with_origin
-from bot.web.http import WebSettings, public_base, request_base
+from bot.web.http import public_base, request_base
 from bot.web.ui.events import (
     Deps,
     Recorder,
