@@ -38,14 +38,7 @@ class Answerer(Protocol):
 
     def read(self, message: object) -> Message: ...
 
-    def ask(
-        self,
-        text: object,
-        *,
-        k: int = 10,
-        case: Case | None = None,
-        exclude: Iterable[str] = (),
-    ) -> Answer: ...
+    def ask(self, text: object, *, k: int = 10, case: Case | None = None, exclude: Iterable[str] = ()) -> Answer: ...
 
     def terms_in(self, search: str, key: str) -> tuple[str, ...]: ...
 

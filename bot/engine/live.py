@@ -94,14 +94,7 @@ class LiveEngine:
     def read(self, message: object) -> Message:
         return self._engine.read(message)
 
-    def ask(
-        self,
-        text: object,
-        *,
-        k: int = 10,
-        case: Case | None = None,
-        exclude: Iterable[str] = (),
-    ) -> Answer:
+    def ask(self, text: object, *, k: int = 10, case: Case | None = None, exclude: Iterable[str] = ()) -> Answer:
         return self._engine.ask(text, k=k, case=case, exclude=exclude)
 
     def terms_in(self, search: str, key: str) -> tuple[str, ...]:

@@ -25,8 +25,12 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
+from bot.web.raw_response import send_response
+
 if TYPE_CHECKING:
     from bot.engine.answerer import ServingEngine
+
+NO_STORE = (b"cache-control", b"no-store")  # a start-up answer is never cached: it is gone in seconds
 
 # Served before the UI is up. /healthz is not: it means "everything is up", as it did before.
 # /v1/ is the OpenAI-compatible API: an API like /api/, so it answers as soon as /api/ask does.
@@ -177,19 +181,7 @@ class DeferredApp:
         body = json.dumps(
             {"detail": message, "error": {"message": message, "type": "server_error", "code": 503}}
         ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 503,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"retry-after", b"1"),
-                    (b"cache-control", b"no-store"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await send_response(send, 503, body, [(b"content-type", b"application/json"), (b"retry-after", b"1"), NO_STORE])
 
     async def _starting(self, send: Callable) -> None:
         status = 500 if self.failed else 503
@@ -198,19 +190,9 @@ class DeferredApp:
             if not self.failed
             else f"The web UI failed to start: {html.escape(str(self.failed))}. See the server log.".encode()
         )
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (b"content-type", b"text/html; charset=utf-8"),
-                    (b"retry-after", b"1"),
-                    (b"cache-control", b"no-store"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
+        await send_response(
+            send, status, body, [(b"content-type", b"text/html; charset=utf-8"), (b"retry-after", b"1"), NO_STORE]
         )
-        await send({"type": "http.response.body", "body": body})
 
     async def _lifespan(self, receive: Callable, send: Callable) -> None:
         message = await receive()

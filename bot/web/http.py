@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bot.limits import HISTORY_ITEMS_READ
 from bot.settings import WebSettings
+from bot.web.raw_response import send_response
 
 MAX_BODY_BYTES = 8 * 1024 * 1024  # a JSON body above this is refused with 413 (the text limit is max_input_chars)
 log = logging.getLogger("bot.web.http")
@@ -64,17 +65,7 @@ class SecurityHeaders:
         except Exception:
             if not started:  # answer the error here so that it, too, carries the headers
                 body = b'{"error": "internal server error"}'
-                await send_with_headers(
-                    {
-                        "type": "http.response.start",
-                        "status": 500,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
+                await send_response(send_with_headers, 500, body, [(b"content-type", b"application/json")])
             raise
 
 

@@ -95,6 +95,7 @@ from bot.web.credentials import (
     token_matches,
 )
 from bot.web.json_limits import JSON_KEY, JSONProblem, load_json
+from bot.web.raw_response import send_response
 from bot.web.signing import SOURCE_PATH, LinkSigner, LinkVerdict
 
 log = logging.getLogger("bot.web.security")
@@ -282,19 +283,7 @@ class SecurityMiddleware:
             data, kind = json.dumps(body).encode(), b"application/json"
         else:
             data, kind = body.encode(), b"text/html; charset=utf-8"
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (b"content-type", kind),
-                    (b"content-length", str(len(data)).encode()),
-                    (b"cache-control", b"no-store"),
-                    *headers,
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": data})
+        await send_response(send, status, data, [(b"content-type", kind), (b"cache-control", b"no-store"), *headers])
 
     async def _refuse(self, scope: Scope, send: Send, headers: dict[bytes, bytes]) -> None:
         how = []
