@@ -13,8 +13,8 @@ Routes (all under ``--root-path`` when served behind a reverse proxy):
 - ``/v1/chat/completions``, ``/v1/models``  OpenAI-compatible chat API (same auth as ``/api/*``)
 - ``/admin``       coverage gaps for operators (``BOT_ADMIN_TOKEN``), from the store
 
-Only this file reads the environment, once: :class:`bot.web.config.AppConfig` holds every setting
-(``engine``: :class:`bot.settings.Settings`, ``web``: :class:`bot.web.http.WebSettings`, ``store``:
+This file has the environment read, once: :class:`bot.settings.AppConfig` holds every setting
+(``engine``: :class:`bot.settings.Settings`, ``web``: :class:`bot.settings.WebSettings`, ``store``:
 :class:`bot.store.database.StoreSettings`, ``contact``), from the ``BOT_*`` variables, command-line flags
 overriding them, and its sections are passed down. :func:`build_app` builds everything without
 starting a server, for tests and for other ASGI servers. :func:`main` listens at once and loads the index
@@ -24,11 +24,10 @@ and builds the UI behind it (:mod:`bot.web.deferred`).
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
@@ -39,14 +38,19 @@ from bot.answer.reply import Contact
 from bot.answer.source_view import render_source
 from bot.answer.state import StateRefused
 from bot.records import Event
-from bot.settings import Settings
+from bot.settings import AppConfig, Settings, WebSettings
 from bot.store import NotSpooled, feedback
 from bot.web.api_models import AskRequest, FeedbackRequest
 from bot.web.api_turn import answer as api_answer
-from bot.web.config import AppConfig
+from bot.web.credentials import LoginThrottle
+from bot.web.door import Door, json_object
 from bot.web.frame_refused import FrameRefused
-from bot.web.http import SecurityHeaders, WebSettings, request_base, server_config
-from bot.web.security import Door, LinkSigner, LoginThrottle, SecurityMiddleware, json_object, state_seal
+from bot.web.http import SecurityHeaders, request_base, server_config
+from bot.web.security import SecurityMiddleware
+from bot.web.signing import LinkSigner, state_seal
+
+if TYPE_CHECKING:
+    from bot.engine.answerer import ServingEngine
 
 __all__ = ["WebSettings", "build_app", "deferred_app", "main", "open_engine"]
 
@@ -92,7 +96,7 @@ def open_engine(settings: Settings, *, progress: bool = True):
 
 def build_app(
     settings: Settings,
-    engine: Any = None,
+    engine: ServingEngine | None = None,
     web: WebSettings | None = None,
     *,
     progress: bool = True,
@@ -321,8 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # Every setting, once, from the environment and the flags; a bad value stops here with the variable,
         # the value and what is allowed (a bad BOT_CONTACT_URL too: it would inject a link into every reply).
-        config = AppConfig.from_env(
-            os.environ,
+        config = AppConfig.from_env(  # the process environment, read in bot.settings
             engine=dict(index_dir=args.index, seeds_dir=args.seeds),
             web=dict(
                 host=args.host,

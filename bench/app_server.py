@@ -64,7 +64,6 @@ def start_app(repo: Path, work: Path, extra_env: dict[str, str]) -> tuple[subpro
         "BOT_EMBEDDER": "hash",
         "BOT_SEEDS_DIR": str(repo / "seeds"),
         "BOT_INDEX_DIR": str(work / "index"),
-        "BOT_FEEDBACK_LOG": str(work / "feedback.jsonl"),
         "BOT_DATA_DIR": str(work / "data"),
         **extra_env,
     }

@@ -180,7 +180,6 @@ def app_env(work: Path, index: Path, seeds: Path, embedder: str | None) -> dict:
         "BOT_INDEX_DIR": str(index),
         "BOT_SEEDS_DIR": str(seeds),
         "BOT_DATA_DIR": str(work / "data"),
-        "BOT_FEEDBACK_LOG": str(work / "feedback.jsonl"),
         "BOT_INDEX_POLL_SECONDS": "0",
     }
     if embedder:

@@ -228,10 +228,9 @@ def in_process(embedder: str, rounds: int) -> dict:
                 seeds_dir=Path(work) / "seeds",
                 index_dir=Path(work) / "index",
                 embedder="hash",
-                feedback_log=Path(work) / "feedback.jsonl",
             )
         else:
-            settings = Settings(feedback_log=Path(work) / "feedback.jsonl")
+            settings = Settings()
         engine = open_engine(settings, progress=False)
         app = build_app(settings, engine=engine, progress=False, ui=False, admin=False)
         with TestClient(app) as client:

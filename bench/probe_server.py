@@ -350,7 +350,6 @@ def main(argv: list[str] | None = None) -> int:
         "BOT_EMBEDDER": "hash",
         "BOT_SEEDS_DIR": str(REPO / "seeds"),
         "BOT_INDEX_DIR": str(work / "index"),
-        "BOT_FEEDBACK_LOG": str(work / "feedback.jsonl"),
         "BOT_DATA_DIR": str(work / "data"),
         "BOT_REQUEST_TIMEOUT": str(args.request_timeout),
     }

@@ -226,7 +226,6 @@ def _app_env(built: dict, specs: dict, work: Path) -> dict:
             "BOT_SEEDS_DIR": settings["seeds_dir"],
             "BOT_INDEX_DIR": settings["index_dir"],
             "BOT_EMBEDDER": specs["ours"],
-            "BOT_FEEDBACK_LOG": str(work / "app-feedback.jsonl"),
         }
     )
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 RESULT_PREFIX = "BENCH-RESULT "
-PATH_FIELDS = ("seeds_dir", "index_dir", "feedback_log")
+PATH_FIELDS = ("seeds_dir", "index_dir")
 EDIT_TEXT = "\n补充说明：如果以上方法仍然无效，请升级到最新版本后重试。\n"
 
 
@@ -79,9 +79,7 @@ def task_build_ours(args: dict) -> dict:
 
     work = Path(args["work"])
     seeds = copy_seeds(Path(args["seeds"]), work / "seeds", args.get("files"))
-    settings = Settings(
-        seeds_dir=seeds, index_dir=work / "index", embedder=args["embedder"], feedback_log=work / "feedback.jsonl"
-    )
+    settings = Settings(seeds_dir=seeds, index_dir=work / "index", embedder=args["embedder"])
     started = time.perf_counter()
     embedder = make_embedder(settings.embedder)
     load_s = time.perf_counter() - started
@@ -176,7 +174,6 @@ def task_synth_ours(args: dict) -> dict:
         chunk_overlap=CHUNK_OVERLAP,
         use_meta=False,
         hnsw_threshold=int(args["hnsw_threshold"]),
-        feedback_log=work / "feedback.jsonl",
     )
     centres = np.load(current_generation(Path(args["centres_index"])) / "vectors.npy")
     report = build_index(settings, SyntheticEmbedder(make_embedder(settings.embedder), centres))

@@ -16,9 +16,16 @@ from typing import Any
 
 from bot.kb.embed import EmbedderUnavailable, make_embedder
 from bot.kb.index import BUILD_FIX, IndexProblem
-from bot.settings import Settings
+from bot.settings import AppConfig, Settings, reference_markdown
 from bot.store.database import StoreSettings
-from bot.web.config import AppConfig, reference_markdown
+
+LABELLED_DEFAULT = "eval/*.jsonl and seeds/labels/*.jsonl"  # what calibrate and tune read when given no files
+# The calibration's policy (``calibrate`` flags; ``tune`` calibrates with these defaults): flag, default, what.
+POLICY = (
+    ("--max-near-confident", 0.08, "share of out-of-scope questions allowed a confident answer"),
+    ("--max-inscope-none", 0.02, "share of in-scope questions allowed to be shown as 'none'"),
+    ("--max-follow-wrong", 0.05, "share of follow-up turns allowed a confident wrong answer"),
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -58,40 +65,17 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--no-baselines", action="store_true", help="only the product's figures (faster)")
 
     cal = add("calibrate", "fit ranking weights, confidence model and tier thresholds from labelled sets")
-    cal.add_argument(
-        "files",
-        type=Path,
-        nargs="*",
-        help="labelled JSON-lines sets with url per case (default: eval/*.jsonl and seeds/labels/*.jsonl)",
-    )
-    cal.add_argument(
-        "--max-near-confident",
-        type=float,
-        default=0.08,
-        help="policy: share of out-of-scope questions allowed a confident answer (default 0.08)",
-    )
-    cal.add_argument(
-        "--max-inscope-none",
-        type=float,
-        default=0.02,
-        help="policy: share of in-scope questions allowed to be shown as 'none' (default 0.02)",
-    )
-    cal.add_argument(
-        "--max-follow-wrong",
-        type=float,
-        default=0.05,
-        help="policy: share of follow-up turns allowed a confident wrong answer (default 0.05)",
-    )
-    cal.add_argument("--json", action="store_true")
     tune = add("tune", "learn which section answers which labelled question (an adapter on e5), then calibrate")
-    tune.add_argument(
-        "files",
-        type=Path,
-        nargs="*",
-        help="labelled sets as for calibrate (default: eval/*.jsonl and seeds/labels/*.jsonl)",
-    )
+    for command, sets in (
+        (cal, "labelled JSON-lines sets with url per case"),
+        (tune, "labelled sets as for calibrate"),
+    ):
+        command.add_argument("files", type=Path, nargs="*", help=f"{sets} (default: {LABELLED_DEFAULT})")
+    for flag, default, what in POLICY:
+        cal.add_argument(flag, type=float, default=default, help=f"policy: {what} (default {default})")
+    cal.add_argument("--json", action="store_true")
     tune.add_argument("--json", action="store_true")
-    tune.set_defaults(tune=True, max_near_confident=0.08, max_inscope_none=0.02, max_follow_wrong=0.05)
+    tune.set_defaults(tune=True, **{flag[2:].replace("-", "_"): default for flag, default, _ in POLICY})
 
     acts = add(
         "acts",

@@ -1,30 +1,44 @@
-"""Settings: one pydantic-settings model per concern, read from the environment at the edges only.
+"""Settings: one pydantic-settings model per concern, and the one module that reads them from the environment.
 
 Each concern has its model, all built on :class:`BotSettings` (``env_prefix="BOT_"``): the engine's
-:class:`Settings` here, :class:`bot.web.http.WebSettings`, :class:`bot.web.http.ContactSettings` and
-:class:`bot.store.database.StoreSettings`. A field's ``description`` is its help text (``--help`` of the
-CLI and the app, ``python -m bot settings``, ``docs/settings.md``); its ``allowed`` note is what an error
-says is allowed. Constructing a model reads no environment (tests and library callers get what they
-pass, checked); :meth:`BotSettings.from_env` is called by ``bot.web.config`` at the edges (CLI, app)
-only, with the environment as a mapping and the flags given. A bad value stops start-up naming the
-variable (or flag), the value, what is allowed, the default and the fix::
+:class:`Settings`, :class:`WebSettings`, :class:`ContactSettings` here, and :class:`bot.store.database.StoreSettings`
+(its folder default, :func:`default_data_dir`, is here). A field's ``description`` is its help text (``--help`` of
+the CLI and the app, ``python -m bot settings``, ``docs/settings.md``); its ``allowed`` note is what an error says
+is allowed. Constructing a model reads no environment (tests and library callers get what they pass, checked);
+:meth:`AppConfig.from_env` reads the process environment at the edges (``app.py``, ``python -m bot``) only, and
+the flags given. A bad value stops start-up naming the variable (or flag), the value, what is allowed, the default
+and the fix::
 
     >>> Settings.from_env({"BOT_MAX_INPUT_CHARS": "-1"})
     Traceback (most recent call last):
     ValueError: BOT_MAX_INPUT_CHARS='-1' is not allowed: it must be an integer from 1 to 8,000,000 (default: 100,000). Fix or unset the variable.
+
+One module on purpose, though near 600 lines: every variable the app reads is declared and read here, so one file
+answers "what can be set, and where is it read" (``bot/kb/embed.py`` only *writes* ``OMP_WAIT_POLICY`` for the
+OpenMP runtime it starts, a setting of the process, not of the app).
 
 A derived copy (``settings.model_copy(update=...)``) is not checked again.
 """
 
 from __future__ import annotations
 
+import ipaddress
+import os
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
+
+from bot.limits import URL_CHARS
+
+if TYPE_CHECKING:
+    from bot.answer.contact import Contact
+    from bot.store.database import StoreSettings
 
 ENV_PREFIX = "BOT_"
 
@@ -224,11 +238,6 @@ class Settings(BotSettings):
         ge=1,
         le=8_000_000,
     )
-    feedback_log: Path = setting(
-        Path("logs/feedback.jsonl"),
-        "the old JSON-lines feedback log, imported into the store once",
-        allowed="a file path",
-    )
     max_seed_bytes: int = setting(
         5_000_000,
         "bigger seed documents are skipped, with a warning",
@@ -262,3 +271,304 @@ class Settings(BotSettings):
                 f"chunk_overlap ({self.chunk_overlap}) must be smaller than chunk_size ({self.chunk_size})"
             )
         return self
+
+
+# ---------------------------------------------------------------- web (bot.web.http takes it)
+
+
+def _words(value: object) -> object:
+    return tuple(v for v in re.split(r"[\s,]+", value) if v) if isinstance(value, str) else value
+
+
+Origin = Annotated[str, Field(pattern=r"^(?:'self'|'none'|https?://[^\s/]+)$")]
+CorsOrigin = Annotated[str, Field(pattern=r"^https?://[^/\s*]+$")]
+
+
+class WebSettings(BotSettings):
+    """How the app is served: ``BOT_*`` variables (:meth:`from_env`, at the edges), overridden by flags."""
+
+    fallback_env: ClassVar[Mapping[str, str]] = {"trusted_proxies": "FORWARDED_ALLOW_IPS"}  # uvicorn's variable
+
+    host: str = setting(
+        "127.0.0.1",
+        "interface to listen on",
+        allowed="a host name or IP address",
+        min_length=1,
+        max_length=255,
+        pattern=r"^[\w.:\-\[\]]+$",
+    )
+    port: int = setting(7860, "port to listen on", allowed="an integer from 1 to 65535", ge=1, le=65535)
+    frame_ancestors: tuple[Origin, ...] = setting(
+        ("'self'",),
+        "origins allowed to put the app in a frame (CSP frame-ancestors); 'self' alone forbids other sites",
+        allowed="'self', 'none' or origins like https://portal.example.com, space-separated",
+    )
+    cors_origins: tuple[CorsOrigin, ...] = setting(
+        (),
+        "origins granted CORS (the JSON API and the <gradio-app> web component); others get no grant",
+        allowed="origins like https://portal.example.com (no '*', no path), space-separated",
+    )
+    api_token: str = setting(
+        "",
+        "when set, /api/* and /v1/* need 'Authorization: Bearer <token>' (or the trusted header)",
+        allowed="8 to 512 printable characters without spaces",
+        secret=True,
+        max_length=512,
+        pattern=r"^(|[\x21-\x7e]{8,})$",
+    )
+    trusted_header: str = setting(
+        "",
+        "a header set by a trusted reverse proxy (e.g. X-Portal-User) whose non-empty value authorises /api/*",
+        allowed="a header name such as X-Portal-User",
+        max_length=100,
+        pattern=r"^[A-Za-z0-9-]*$",
+    )
+    link_secret: str = setting(
+        "",
+        "key of the signed /source links in API replies; unset: the API token",
+        allowed="16 to 512 printable characters without spaces",
+        secret=True,
+        max_length=512,
+        pattern=r"^(|[\x21-\x7e]{16,})$",
+    )
+    # "api" by default: measured side by side on 2 shared cores, "ui" did not bring the page sooner and made the
+    # first API answer 3-4 times later.
+    start_first: Literal["ui", "api"] = setting(
+        "api",
+        "what a cold start serves first: api (the index first, then the UI) or ui (the chat page, the index "
+        "loading behind it)",
+        allowed="api or ui",
+    )
+    # Long enough to read an answer, short enough that a copied link does not open the knowledge base for good.
+    link_ttl: int = setting(
+        86_400,
+        "seconds a signed /source link stays valid",
+        allowed="whole seconds from 60 to 2,592,000 (30 days)",
+        ge=60,
+        le=30 * 86_400,
+    )
+    root_path: str = setting(
+        "", "public path prefix behind a reverse proxy, e.g. /assistant", allowed="a URL path such as /assistant"
+    )
+    public_url: str = setting(
+        "",
+        "public base URL used in answer links (e.g. https://portal.example.com/assistant); unset: from the request",
+        allowed="an http(s):// URL",
+        pattern=r"^(|https?://[^\s]+)$",
+    )
+    trusted_proxies: tuple[str, ...] = setting(
+        ("127.0.0.1",),
+        "peers whose X-Forwarded-* headers are believed; everyone else's are dropped (unset: "
+        "uvicorn's FORWARDED_ALLOW_IPS, else 127.0.0.1)",
+        allowed="IP addresses or networks (10.0.0.0/8), or *",
+    )
+    request_timeout: float = setting(
+        15.0,
+        "seconds a client has to send a request's line and headers, and then its whole body; then the "
+        "connection is closed",
+        allowed="seconds above 0, at most 3600",
+        gt=0,
+        le=3600,
+    )
+    max_half_open: int = setting(
+        512,
+        "connections still sending a request; past this the oldest is closed",
+        allowed="an integer from 1 to 1,000,000",
+        ge=1,
+        le=1_000_000,
+    )
+    # Above the idle time of client pools and proxies (nginx upstream and AWS ALB: 60 s), so that the client, not
+    # the server, closes an idle connection: when the server closes first, a request the client sends at that moment
+    # is reset (6 of 1,600 at 5 s).
+    keep_alive_timeout: int = setting(
+        75, "seconds an idle keep-alive connection stays open", allowed="whole seconds from 1 to 3600", ge=1, le=3600
+    )
+    # Idle connections cost a file descriptor each (1,010 idle ones used up a 1,024 limit and locked new clients
+    # out); past this many the oldest idle one is closed, so a fresh client always finds a descriptor.
+    max_idle: int = setting(
+        256,
+        "idle keep-alive connections kept open; past this the oldest idle one is closed",
+        allowed="an integer from 1 to 1,000,000",
+        ge=1,
+        le=1_000_000,
+    )
+
+    @field_validator("frame_ancestors", "cors_origins", "trusted_proxies", mode="before")
+    @classmethod
+    def _split(cls, value: object) -> object:  # space- or comma-separated words in a variable or flag
+        return _words(value)
+
+    @field_validator("root_path")
+    @classmethod
+    def _root(cls, value: str) -> str:
+        root = value.strip().strip("/")
+        if root and not re.fullmatch(r"[\w.\-/~]+", root):
+            raise ValueError("a URL path such as /assistant")
+        return "/" + root if root else ""
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for item in value:
+            if item != "*":
+                ipaddress.ip_network(item, strict=False)  # ValueError names the bad address
+        return value
+
+
+# ---------------------------------------------------------------- where "talk to a person" leads
+
+# http(s) or mailto only, and none of the characters that end a Markdown link or an HTML attribute:
+# a ')' in BOT_CONTACT_URL used to close the link early and let the rest inject a javascript: link.
+CONTACT_URL = r"^(?:https?://[^\s/()<>\"'`\\]+|mailto:)[^\s()<>\"'`\\]*$"
+
+
+class ContactSettings(BotSettings):
+    """Where "talk to a person" leads; :meth:`contact` is the :class:`bot.answer.reply.Contact` replies use."""
+
+    contact_url: str = setting(
+        "",
+        "where a user can ask a person: a link, a mailto: address or a URL template with {transcript} / {question}",
+        allowed="an http(s):// or mailto: address without spaces, "
+        "quotes, backticks, backslashes, ( ) < or > (percent-encode them, e.g. %28 %29)",
+        max_length=URL_CHARS,
+        pattern=f"(?:{CONTACT_URL})|^$",
+    )
+    contact_label: str = setting(
+        "", "the contact link's text", allowed="a label of at most 200 characters", max_length=200
+    )
+    handoff_webhook: str = setting(
+        "",
+        "receives the transcript as a JSON POST when a user asks for a person",
+        allowed="an http(s):// URL that accepts a JSON POST",
+        max_length=URL_CHARS,
+        pattern=r"^(|https?://[^\s/<>\"'`\\]+[^\s<>\"'`\\]*)$",
+    )
+
+    def contact(self) -> Contact:
+        from bot.answer.contact import Contact
+
+        return Contact(url=self.contact_url, label=self.contact_label, webhook=self.handoff_webhook)
+
+
+def contact_from_env(environ: Mapping[str, str]) -> Contact:
+    """The :class:`bot.answer.contact.Contact` of ``BOT_CONTACT_URL`` / ``BOT_CONTACT_LABEL`` /
+    ``BOT_HANDOFF_WEBHOOK``, checked at start-up.
+
+    A bad URL raises ValueError naming the variable, the value and what is allowed, like the other settings.
+
+    >>> contact_from_env({"BOT_CONTACT_URL": "https://help.example.com/gpu"}).url
+    'https://help.example.com/gpu'
+    """
+    return ContactSettings.from_env(environ).contact()
+
+
+# ---------------------------------------------------------------- the store's (bot.store.database.StoreSettings)
+
+
+def default_data_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_STATE_HOME/gpu-troubleshooter`` (or ``~/.local/state/…``): never the working directory. Without a
+    mapping, the process environment: the store's default data folder when its settings are built in code.
+
+    >>> default_data_dir({"XDG_STATE_HOME": "/var/lib/x"})
+    PosixPath('/var/lib/x/gpu-troubleshooter')
+    """
+    environ = os.environ if environ is None else environ
+    base = environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "gpu-troubleshooter"
+
+
+# ---------------------------------------------------------------- every concern, read once at the edge
+
+
+def _store_settings() -> type[StoreSettings]:
+    from bot.store.database import StoreSettings  # SQLAlchemy: imported when the store's settings are read
+
+    return StoreSettings
+
+
+def _contact() -> Contact:
+    from bot.answer.contact import Contact
+
+    return Contact()
+
+
+def concerns() -> tuple[tuple[str, type[BotSettings]], ...]:
+    """Every concern's model, in the order of the reference (``python -m bot settings``)."""
+    return (("engine", Settings), ("web", WebSettings), ("store", _store_settings()), ("contact", ContactSettings))
+
+
+@dataclass(frozen=True)
+class AppConfig:
+    """Every setting of the app in one object, read once from the environment at the edge (``app.py`` and
+    ``python -m bot``; flags override the environment), which passes the sections down; nothing below them reads
+    the environment. One model per concern, each the object the library receives:
+
+    - ``engine``: :class:`Settings` (index, seeds, embedder, input limit …);
+    - ``web``: :class:`WebSettings` (host, port, API token, CORS, proxies, server limits …);
+    - ``store``: :class:`bot.store.database.StoreSettings` (database, data dir, retention, admin token …);
+    - ``contact``: the :class:`bot.answer.contact.Contact` of :class:`ContactSettings` (where "talk to a person"
+      leads).
+
+    The variables are flat, ``BOT_<FIELD>`` (and uvicorn's ``FORWARDED_ALLOW_IPS`` as the fallback of
+    ``BOT_TRUSTED_PROXIES``); a bad value stops start-up naming the variable, the value and what is allowed.
+
+    >>> config = AppConfig.from_env({"BOT_INDEX_DIR": "/srv/index", "BOT_PORT": "8080"}, web={"host": "0.0.0.0"})
+    >>> str(config.engine.index_dir), config.web.port, config.web.host
+    ('/srv/index', 8080, '0.0.0.0')
+    >>> AppConfig.from_env({"BOT_PORT": "0"})
+    Traceback (most recent call last):
+    ValueError: BOT_PORT='0' is not allowed: it must be an integer from 1 to 65535 (default: 7860). Fix or unset the variable.
+    """
+
+    engine: Settings = field(default_factory=Settings)
+    web: WebSettings = field(default_factory=WebSettings)
+    store: StoreSettings = field(default_factory=lambda: _store_settings()())
+    contact: Contact = field(default_factory=_contact)
+
+    @classmethod
+    def from_env(
+        cls,
+        environ: Mapping[str, str] | None = None,
+        *,
+        engine: Mapping[str, object] | None = None,
+        web: Mapping[str, object] | None = None,
+        store: Mapping[str, object] | None = None,
+    ) -> AppConfig:
+        """From ``environ`` (default: the process environment, the one place it is read), with command-line flags
+        per section overriding it (``None`` values mean "flag not given")."""
+        environ = os.environ if environ is None else environ
+        return cls(
+            engine=Settings.from_env(environ, **(engine or {})),
+            web=WebSettings.from_env(environ, **(web or {})),
+            store=_store_settings().from_env(environ, **(store or {})),
+            contact=ContactSettings.from_env(environ).contact(),
+        )
+
+
+def reference_markdown() -> str:
+    """Every variable of every concern as Markdown tables: what ``docs/settings.md`` holds."""
+    out = [
+        "# Settings",
+        "",
+        "Every setting is an environment variable (`BOT_<NAME>`), read once at start-up by `app.py` and",
+        "`python -m bot` (flags override it); a bad value stops start-up naming the variable, the value and",
+        "what is allowed. Generated from the settings models (`python -m bot settings > docs/settings.md`).",
+        "",
+    ]
+    for name, model in concerns():
+        out += [
+            f"## {name} (`{model.__module__}.{model.__name__}`)",
+            "",
+            "| variable | default | allowed | what it does |",
+            "|---|---|---|---|",
+        ]
+        out += [
+            f"| `{var}` | {_cell(default)} | {_cell(allowed)} | {_cell(text)} |"
+            for var, default, allowed, text in model.reference()
+        ]
+        out.append("")
+    return "\n".join(out)
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;") or " "

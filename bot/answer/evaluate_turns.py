@@ -18,27 +18,24 @@ from bot.answer.conversation import Conversation
 from bot.engine.answerer import Answerer
 from bot.engine.case import says_failed
 from bot.engine.evaluate import hit_matches
+from bot.engine.jsonl import read_jsonl
 
 KINDS = ("followup", "retry", "switch", "drift")
 
 
 def read_conversations(path: Path) -> list[dict]:
     """Conversations from a JSON-lines file; a row without ``turns`` is refused with its line number."""
-    out = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            turns = [{"query": str(t["query"]), "expect": list(t.get("expect") or [])} for t in row["turns"]]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(
-                f'{path}:{n}: not a conversation ({exc}); expected {{"turns": [{{"query", "expect"}}]}}'
-            ) from None
-        out.append(
-            {"turns": turns, "kind": row.get("kind", "?"), "lang": row.get("lang", ""), "url": row.get("url", "")}
-        )
-    return out
+    return read_jsonl(
+        path,
+        _conversation,
+        lambda exc: f'not a conversation ({exc}); expected {{"turns": [{{"query", "expect"}}]}}',
+        (ValueError, KeyError, TypeError),
+    )
+
+
+def _conversation(row: dict) -> dict:
+    turns = [{"query": str(t["query"]), "expect": list(t.get("expect") or [])} for t in row["turns"]]
+    return {"turns": turns, "kind": row.get("kind", "?"), "lang": row.get("lang", ""), "url": row.get("url", "")}
 
 
 def is_conversation_file(path: Path) -> bool:

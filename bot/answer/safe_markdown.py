@@ -370,8 +370,3 @@ def doc_markdown(value: str, limit: int | None = None, language: str = "zh") -> 
         if cut:
             break
     return "\n\n".join(out), cut
-
-
-def code_blocks(markdown: str) -> list[str]:
-    """The fenced code blocks of a markdown text, each re-fenced safely (commands to show up front)."""
-    return [_code(block) for kind, block in _blocks(markdown) if kind == "code"]

@@ -19,13 +19,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from bot.kb.eras import old_release
 from bot.records import Section
+
+if TYPE_CHECKING:
+    from bot.engine.answerer import Answerer
+    from bot.settings import Settings
 
 MAX_TERMS = 20
 TEMPLATES = Path(__file__).with_name("templates")
@@ -198,16 +202,11 @@ def highlight(line: str, pattern: re.Pattern[str] | None) -> list[tuple[str, boo
 
 # ---------------------------------------------------------------- old releases
 
+# The page's warning that a section targets an old release (bot.kb.eras.old_release names the era).
 ERA_NOTE = {
     "zh": "注意：这一节是为 {era} 时代的版本写的；如果你用的是 PaddlePaddle 2.x 或 TensorFlow 2.x，命令和 API 可能已经不同。",
     "en": "Note: this section was written for {era}; on PaddlePaddle 2.x or TensorFlow 2.x the commands and API may differ.",
 }
-
-
-def era_note(section: Section, language: str) -> str:
-    """One line warning that a section targets an old release ("" when it does not)."""
-    era = old_release(section)
-    return ERA_NOTE["zh" if language == "zh" else "en"].format(era=era) if era else ""
 
 
 # ---------------------------------------------------------------- the page
@@ -417,7 +416,9 @@ WHOLE_CONTEXT = 400  # lines shown before and after the section in the "whole fi
 MAX_SECTION_LINES = 2_000  # lines of one section shown at most
 
 
-def render_source(engine: Any, settings: Any, key: str, terms: str, language: str, whole: bool) -> tuple[int, str]:
+def render_source(
+    engine: Answerer, settings: Settings, key: str, terms: str, language: str, whole: bool
+) -> tuple[int, str]:
     """(status, HTML page) showing a cited section's lines with its own matched terms marked."""
     lang = "zh" if language == "zh" else "en"
     page = template("source.html")

@@ -37,10 +37,13 @@ import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from bot.answer.conversation import Turn
 from bot.limits import HISTORY_TURNS_REPLAYED, STATE_CHARS, STATE_LIST_ITEMS, STATE_SEARCH_CHARS, STATE_TEXT_CHARS
+
+if TYPE_CHECKING:
+    from bot.engine.answerer import Answerer
 
 VERSION = "s1"
 DOMAIN = b"bot-conversation-state-v1\n"  # the MAC's own prefix: a /source link's signature is never a state's
@@ -61,7 +64,7 @@ class StateRefused(ValueError):
         self.reason = reason
 
 
-def generation_of(engine: Any) -> str:
+def generation_of(engine: Answerer) -> str:
     """What a state is computed on: the loaded index generation's folder name (``gen-…``, new at every build),
     else a digest of the section keys (an engine without an index folder, such as a test stub)."""
     path = getattr(getattr(engine, "index", None), "path", None)
@@ -177,9 +180,9 @@ def _unb64(text: str) -> bytes:
 
 @dataclass(frozen=True)
 class StateSeal:
-    """Seals and opens state tokens with one key (the app's signing secret, :func:`bot.web.security.signing_secret`);
+    """Seals and opens state tokens with one key (the app's signing secret, :func:`bot.web.signing.signing_secret`);
     ``matches(given, expected)`` compares signatures in constant time (the app's one comparison of credentials,
-    :func:`bot.web.security.token_matches`)."""
+    :func:`bot.web.credentials.token_matches`)."""
 
     key: bytes
     matches: Callable[[str, str], bool]

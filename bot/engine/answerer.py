@@ -1,8 +1,12 @@
-"""What the answer layer needs of an engine, typed: :class:`Answerer`.
+"""What the answer layer and the web edges need of an engine, typed: :class:`Answerer` and :class:`ServingEngine`.
 
 :class:`bot.engine.retrieve.Engine` is one; :class:`bot.engine.live.LiveEngine` (the engine of the current index
-generation) is another; a test may pass a small fake. The conversation and the turn are written against this
-protocol, never against ``Any``.
+generation) is another; :class:`bot.web.deferred.EngineWhenReady` stands in for either while the index loads; a
+test may pass a small fake. The conversation, the turn and every edge (``app.py``, ``bot.web``) are written
+against these protocols, never against ``Any``; the heavy engine module is not imported to name them.
+
+Serving asks with the product's ranking only: the evaluation's baselines (one kind of evidence, no curated
+phrasings) are not part of :meth:`Answerer.ask`; ``bot.engine.evaluate`` reaches them on the concrete engine.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from bot.engine.message import Message
+from bot.kb.embed import Embedder
 from bot.kb.meta import SectionMeta
 from bot.records import Answer, Case, Section
 from bot.settings import Settings
@@ -33,17 +38,15 @@ class Answerer(Protocol):
 
     def read(self, message: object) -> Message: ...
 
-    def ask(
-        self,
-        text: object,
-        *,
-        k: int = 10,
-        case: Case | None = None,
-        mode: str = "hybrid",
-        use_meta: bool = True,
-        exclude: Iterable[str] = (),
-    ) -> Answer: ...
+    def ask(self, text: object, *, k: int = 10, case: Case | None = None, exclude: Iterable[str] = ()) -> Answer: ...
 
     def terms_in(self, search: str, key: str) -> tuple[str, ...]: ...
 
     def section_vectors(self) -> tuple[dict[str, int], np.ndarray] | None: ...
+
+
+class ServingEngine(Answerer, Protocol):
+    """What the web edges use besides answering: the embedder (/admin groups stored questions by their vectors)."""
+
+    @property
+    def embedder(self) -> Embedder: ...

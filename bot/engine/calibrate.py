@@ -1074,7 +1074,7 @@ def add_unseen(
 
 def vectors_path(engine: Engine) -> Path:
     """Where the labelled messages' query vectors are kept between fits: the user's cache, not the repository
-    (``~/.cache/gpu-troubleshooter/<embedder>.queries.npz``; only ``bot/web/config.py`` reads the environment)."""
+    (``~/.cache/gpu-troubleshooter/<embedder>.queries.npz``; only ``bot/settings.py`` reads the environment)."""
     from bot.engine.calibration import slug
 
     root = Path.home() / ".cache" / "gpu-troubleshooter"

@@ -1,17 +1,25 @@
 """Retrieval evaluation on a JSON-lines set (format and rule: shared/eval/README.md).
 
+The product's figures come from the serving path (:meth:`Engine.ask`); the baselines beside them (dense only,
+BM25 only, no curated phrasings) from :func:`baseline_ask`, which only the evaluation calls: serving code, typed
+against :class:`bot.engine.answerer.Answerer`, has no way to ask for them.
+
 >>> normalize("`Nccl` **error**  [x]")
 'ncclerrorx'
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
-from bot.engine.retrieve import Engine
+from bot.engine.jsonl import read_jsonl
+from bot.records import Answer
+
+if TYPE_CHECKING:
+    from bot.engine.retrieve import Engine
 
 _DROP = re.compile(r"[\s`*#\[\]]+")
 EVAL_DEPTH = 10
@@ -26,23 +34,37 @@ def hit_matches(hit: dict, expect: dict) -> bool:
 
 
 @dataclass(frozen=True)
-class Case:
+class EvalCase:
+    """One labelled question of an evaluation set (not :class:`bot.records.Case`, a conversation's state)."""
+
     query: str
     kind: str
     expect: tuple[dict, ...]
 
 
-def read_cases(path: Path) -> list[Case]:
-    cases = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            cases.append(Case(row["query"], row.get("kind", "?"), tuple(row.get("expect", []))))
-        except (ValueError, KeyError) as exc:
-            raise ValueError(f'{path}:{n}: not an eval case ({exc}); expected {{"query", "kind", "expect"}}') from None
-    return cases
+# The old name, still imported by bot.engine.calibrate (``Case as Labelled``); new code says EvalCase.
+Case = EvalCase
+
+Mode = Literal["hybrid", "dense", "bm25"]
+
+
+def read_cases(path: Path) -> list[EvalCase]:
+    return read_jsonl(
+        path,
+        lambda row: EvalCase(row["query"], row.get("kind", "?"), tuple(row.get("expect", []))),
+        lambda exc: f'not an eval case ({exc}); expected {{"query", "kind", "expect"}}',
+        (ValueError, KeyError),
+    )
+
+
+def baseline_ask(engine: Engine, text: str, *, k: int, mode: Mode = "hybrid", use_meta: bool = True) -> Answer:
+    """Evaluation only: :meth:`Engine.ask` ranked by one kind of evidence (``mode`` "dense" or "bm25") or without
+    the curated phrasings (``use_meta=False``), on the same plan, evidence and judgement as the product."""
+    from bot.engine.retrieve import judge, rank
+
+    evidence = engine.evidence(text, use_meta=use_meta)
+    ranking = rank(evidence, engine.calibration.weights, mode=mode, k=k)
+    return engine.answer(evidence, ranking, judge(engine, evidence, ranking, engine.calibration))
 
 
 def _rank(hits: list[dict], expect: tuple[dict, ...]) -> int | None:
@@ -70,7 +92,7 @@ def _metrics(rows: list[dict]) -> dict:
 
 
 def evaluate(
-    engine: Engine, cases: list[Case], depth: int = EVAL_DEPTH, *, mode: str = "hybrid", use_meta: bool = True
+    engine: Engine, cases: list[EvalCase], depth: int = EVAL_DEPTH, *, mode: Mode = "hybrid", use_meta: bool = True
 ) -> dict:
     """Ask every case; per case the tier, whether it was answered, the reason and the ranked sections.
 
@@ -79,7 +101,13 @@ def evaluate(
     rows = []
     out_cases = []
     for case in cases:
-        answer = engine.ask(case.query, k=max(depth, 10), mode=mode, use_meta=use_meta)
+        k = max(depth, 10)
+        product = mode == "hybrid" and use_meta
+        answer = (
+            engine.ask(case.query, k=k)
+            if product
+            else baseline_ask(engine, case.query, k=k, mode=mode, use_meta=use_meta)
+        )
         hits = [
             {"source": h.section.source, "section": h.section.heading, "score": round(h.score, 4)} for h in answer.hits
         ]
@@ -109,7 +137,7 @@ def evaluate(
     return {"metrics": metrics, "cases": out_cases}
 
 
-def evaluate_with_baselines(engine: Engine, cases: list[Case], depth: int = EVAL_DEPTH) -> dict:
+def evaluate_with_baselines(engine: Engine, cases: list[EvalCase], depth: int = EVAL_DEPTH) -> dict:
     """The product's report plus, on the same cases: without curated phrasings, dense only, BM25 only."""
     report = evaluate(engine, cases, depth)
     report["baselines"] = {

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from bot.engine.compat import CompatTable, Diagnosis, check
 from bot.engine.environment import read_environment
+from bot.engine.jsonl import read_jsonl
 
 
 @dataclass(frozen=True)
@@ -57,17 +58,12 @@ class Figures:
 
 def read_batch(path: Path) -> list[dict]:
     """The labelled cases of one JSON-lines file; a line that is not JSON names the file and line."""
-    cases = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            cases.append(json.loads(line))
-        except json.JSONDecodeError as error:
-            raise ValueError(
-                f"{path}:{n}: not JSON ({error.msg}). Each line is one case: see docs/labelling-environments.md"
-            ) from None
-    return cases
+    return read_jsonl(
+        path,
+        lambda row: row,
+        lambda exc: f"not JSON ({getattr(exc, 'msg', exc)}). Each line is one case: see docs/labelling-environments.md",
+        (json.JSONDecodeError,),
+    )
 
 
 # The labelled values that are the conflict itself (the others — a resolution, a path — are context).

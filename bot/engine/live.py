@@ -38,6 +38,7 @@ from bot.records import Answer, Case, Section
 from bot.settings import Settings
 
 if TYPE_CHECKING:
+    from bot.engine.answerer import ServingEngine
     from bot.engine.retrieve import Engine
 
 log = logging.getLogger("bot.engine.live")
@@ -93,17 +94,8 @@ class LiveEngine:
     def read(self, message: object) -> Message:
         return self._engine.read(message)
 
-    def ask(
-        self,
-        text: object,
-        *,
-        k: int = 10,
-        case: Case | None = None,
-        mode: str = "hybrid",
-        use_meta: bool = True,
-        exclude: Iterable[str] = (),
-    ) -> Answer:
-        return self._engine.ask(text, k=k, case=case, mode=mode, use_meta=use_meta, exclude=exclude)
+    def ask(self, text: object, *, k: int = 10, case: Case | None = None, exclude: Iterable[str] = ()) -> Answer:
+        return self._engine.ask(text, k=k, case=case, exclude=exclude)
 
     def terms_in(self, search: str, key: str) -> tuple[str, ...]:
         return self._engine.terms_in(search, key)
@@ -155,7 +147,7 @@ class LiveEngine:
                 log.exception("index: reload failed")
 
 
-def generation_of(engine: Any) -> str:
+def generation_of(engine: ServingEngine) -> str:
     """The index generation an engine (live, loaded, or still loading behind the door) answers from; "" if none.
 
     >>> generation_of(object())
@@ -289,7 +281,7 @@ class SeedsWatcher:
                 log.exception("seeds: rebuild failed, still answering from %s", self.live.generation)
 
 
-def watch_index(engine: Any, poll_seconds: float, *, seeds: bool = False) -> Any:  # Any: an edge may pass a stub
+def watch_index(engine: ServingEngine, poll_seconds: float, *, seeds: bool = False) -> ServingEngine:
     """Wrap a loaded :class:`bot.engine.retrieve.Engine` so it follows ``index/CURRENT`` (every ``poll_seconds``;
     0: not polled) and, with ``seeds``, ``seeds/`` itself (:class:`SeedsWatcher`); anything else is returned as is.
 

@@ -1,6 +1,6 @@
 """The store: questions, votes and "didn't help" events in a database, written off the answer path.
 
-    store = Store.open(StoreSettings.from_env(os.environ))   # SQLite in BOT_DATA_DIR, or BOT_DATABASE_URL
+    store = Store.open(StoreSettings.from_env(environ))   # SQLite in BOT_DATA_DIR, or BOT_DATABASE_URL
     store.record(event, session="…", latency_ms=12.5)        # returns at once; a thread writes
     rows = store.rows(since)                                 # for /admin and `python -m bot report`
 
@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import time
 from collections.abc import Iterable, Mapping
 from datetime import datetime
@@ -59,7 +58,7 @@ from sqlalchemy import exc as sa_exc
 
 from bot.limits import SPOOL_BYTES
 from bot.records import VOTE_REASONS, Event
-from bot.settings import BotSettings, setting
+from bot.settings import BotSettings, default_data_dir, setting
 from bot.store import StoreError, jsonl_import, purge, reader
 from bot.store.connection import SQLITE_FILE, make_engine, open_engine, resolve_url, shown_url, unusable
 from bot.store.migrations import MIGRATIONS, SCHEMA_VERSION, stored_version, upgrade
@@ -115,13 +114,6 @@ ADMIN_TOKEN_PATTERN = r"^[\x21-\x7e]+$"  # the API token's rule (bot.web.http): 
 
 
 # ---------------------------------------------------------------- settings
-
-
-def default_data_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """``$XDG_STATE_HOME/gpu-troubleshooter`` (or ``~/.local/state/…``): never the working directory."""
-    environ = os.environ if environ is None else environ
-    base = environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "gpu-troubleshooter"
 
 
 class StoreSettings(BotSettings):

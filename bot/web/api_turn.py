@@ -13,12 +13,15 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.answer.reply import Contact
 from bot.answer.state import StateRefused, StateSeal, generation_of
 from bot.answer.turn import Turned, take_turn
 from bot.web.handoff import api_turn
+
+if TYPE_CHECKING:
+    from bot.engine.answerer import ServingEngine
 
 log = logging.getLogger("bot.web.api_turn")
 WARNING_HEADER = "X-Bot-Warning"
@@ -36,7 +39,7 @@ class ApiTurn:
 
 
 def answer(
-    engine: Any,
+    engine: ServingEngine,
     question: str,
     prior: Sequence[str],
     state: str | None,

@@ -23,7 +23,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+from bot.web.raw_response import send_response
+
+if TYPE_CHECKING:
+    from bot.engine.answerer import ServingEngine
+
+NO_STORE = (b"cache-control", b"no-store")  # a start-up answer is never cached: it is gone in seconds
 
 # Served before the UI is up. /healthz is not: it means "everything is up", as it did before.
 # /v1/ is the OpenAI-compatible API: an API like /api/, so it answers as soon as /api/ask does.
@@ -71,7 +78,7 @@ class EngineWhenReady:
         self.settings = settings  # read on the event loop by /v1 (max_input_chars): never wait for it
         self._loaded = threading.Event()
         self._loading = False
-        self._engine: Any = None
+        self._engine: ServingEngine | None = None
         self._error: BaseException | None = None
 
     @property
@@ -82,7 +89,7 @@ class EngineWhenReady:
     def failed(self) -> BaseException | None:
         return self._error
 
-    def load(self, open_engine: Callable[[], Any]) -> None:
+    def load(self, open_engine: Callable[[], ServingEngine]) -> None:
         """Run ``open_engine`` (in the caller's thread) and hand its engine to everyone waiting."""
         self._loading = True
         try:
@@ -118,7 +125,7 @@ class DeferredApp:
         light: Any,
         build_full: Callable[[], Any],
         engine: EngineWhenReady | None = None,
-        open_engine: Callable[[], Any] | None = None,
+        open_engine: Callable[[], ServingEngine] | None = None,
         on_fatal: Callable[[BaseException], None] | None = None,
         first: StartFirst = "api",
     ) -> None:
@@ -174,19 +181,7 @@ class DeferredApp:
         body = json.dumps(
             {"detail": message, "error": {"message": message, "type": "server_error", "code": 503}}
         ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 503,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"retry-after", b"1"),
-                    (b"cache-control", b"no-store"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await send_response(send, 503, body, [(b"content-type", b"application/json"), (b"retry-after", b"1"), NO_STORE])
 
     async def _starting(self, send: Callable) -> None:
         status = 500 if self.failed else 503
@@ -195,19 +190,9 @@ class DeferredApp:
             if not self.failed
             else f"The web UI failed to start: {html.escape(str(self.failed))}. See the server log.".encode()
         )
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (b"content-type", b"text/html; charset=utf-8"),
-                    (b"retry-after", b"1"),
-                    (b"cache-control", b"no-store"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
+        await send_response(
+            send, status, body, [(b"content-type", b"text/html; charset=utf-8"), (b"retry-after", b"1"), NO_STORE]
         )
-        await send({"type": "http.response.body", "body": body})
 
     async def _lifespan(self, receive: Callable, send: Callable) -> None:
         message = await receive()

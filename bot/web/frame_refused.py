@@ -24,6 +24,8 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from bot.web.raw_response import send_response
+
 TEXT = {
     "zh": (
         "此页面不允许嵌入这个助手",
@@ -88,16 +90,13 @@ class FrameRefused:
             return
         language = "zh" if headers.get("accept-language", "").lower().startswith("zh") else "en"
         body = refused_page(origin, scope.get("path", "/"), language)
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [
-                    (b"content-type", b"text/html; charset=utf-8"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; frame-ancestors *"),
-                    (b"cache-control", b"no-store"),
-                ],
-            }
+        await send_response(
+            send,
+            200,
+            body,
+            [
+                (b"content-type", b"text/html; charset=utf-8"),
+                (b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; frame-ancestors *"),
+                (b"cache-control", b"no-store"),
+            ],
         )
-        await send({"type": "http.response.body", "body": body})

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot import limits
 from bot.answer.reasons import shorten
@@ -24,6 +24,9 @@ from bot.answer.texts import TEXTS
 from bot.engine.case import is_not_helpful
 from bot.engine.intents import classify
 from bot.web.handoff_transport import DEADLINE, courier_for
+
+if TYPE_CHECKING:
+    from bot.engine.answerer import ServingEngine
 
 WEBHOOK_TIMEOUT = DEADLINE  # seconds in total; the user is waiting for the reply that says the hand-off worked
 MAX_EXCHANGES = limits.CONVERSATION_TURNS_KEPT  # the newest exchanges sent along (the UI keeps no more turns)
@@ -42,12 +45,14 @@ class Exchange:
     reason: str = ""  # the 👎's reason (bot.records.VoteReason), when one was picked
 
 
-def _label(engine: Any, key: str) -> str:
+def _label(engine: ServingEngine | None, key: str) -> str:
     section = engine.section(key) if engine is not None else None
     return citation_label(section, None, "en") if section is not None else key
 
 
-def payload(exchanges: Sequence[Exchange], engine: Any, *, language: str = "en", origin: str = "") -> dict:
+def payload(
+    exchanges: Sequence[Exchange], engine: ServingEngine | None, *, language: str = "en", origin: str = ""
+) -> dict:
     """The JSON the webhook receives: each question, the reply's tier and the sections it cited.
 
     >>> payload([Exchange("OOM?", "answer", ("a.md#x",), "Out of GPU memory", "down", "didnt_help")], None)["turns"]
@@ -67,7 +72,7 @@ def payload(exchanges: Sequence[Exchange], engine: Any, *, language: str = "en",
     return {"type": "handoff", "language": language, "origin": origin, "turns": turns}
 
 
-def transcript_text(exchanges: Sequence[Exchange], engine: Any) -> str:
+def transcript_text(exchanges: Sequence[Exchange], engine: ServingEngine | None) -> str:
     """The conversation as plain text for a mail body or a ticket (the reply module caps it).
 
     >>> print(transcript_text([Exchange("OOM?", "answer", ("a.md#x",), "Lower batch_size", "down", "didnt_help"),
@@ -135,7 +140,7 @@ def reply_gist(markdown: str) -> str:
     return shorten(" — ".join(p for p in plain if p), REPLY_GIST_CHARS)
 
 
-def carrying(contact: Contact, exchanges: Sequence[Exchange], engine: Any) -> Contact:
+def carrying(contact: Contact, exchanges: Sequence[Exchange], engine: ServingEngine | None) -> Contact:
     """The contact whose link carries this conversation (subject: the question left unresolved)."""
     if not contact.configured or not exchanges:
         return contact
@@ -151,7 +156,11 @@ def send(webhook: str, data: dict) -> bool:
 
 
 def hand_over(
-    contact: Contact, engine: Any, exchanges: Callable[[Sequence[Any]], Sequence[Exchange]], *, origin: str = ""
+    contact: Contact,
+    engine: ServingEngine | None,
+    exchanges: Callable[[Sequence[Any]], Sequence[Exchange]],
+    *,
+    origin: str = "",
 ) -> Callable[[Sequence[Any], str], bool] | None:
     """What :func:`bot.answer.turn.take_turn` calls when the user asks for a person: POST the transcript to
     ``BOT_HANDOFF_WEBHOOK`` (``exchanges`` of the conversation's turns), True when it was received; None
@@ -174,7 +183,7 @@ def from_turns(turns: Sequence[Any]) -> list[Exchange]:
 
 
 def api_turn(
-    engine: Any,
+    engine: ServingEngine | None,
     question: str,
     prior: Sequence[str],
     *,

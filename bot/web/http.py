@@ -2,218 +2,28 @@
 half-open connections, keep-alive), security headers, public links and API history parsing
 (the source view is bot/answer/source_view.py).
 
-:class:`WebSettings` is built by ``app.py`` (the only place that reads the
-environment); everything here takes it as an argument.
+:class:`bot.settings.WebSettings` is read from the environment by :class:`bot.settings.AppConfig` at the edges
+(``app.py``, ``python -m bot``); everything here takes it as an argument.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import logging
 import re
 import time
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Any
 
-from pydantic import Field, field_validator
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bot.limits import HISTORY_ITEMS_READ, URL_CHARS
-from bot.settings import BotSettings, setting
+from bot.limits import HISTORY_ITEMS_READ
+from bot.settings import WebSettings
+from bot.web.raw_response import send_response
 
 MAX_BODY_BYTES = 8 * 1024 * 1024  # a JSON body above this is refused with 413 (the text limit is max_input_chars)
 log = logging.getLogger("bot.web.http")
-
-# ---------------------------------------------------------------- settings
-
-
-def _words(value: object) -> object:
-    return tuple(v for v in re.split(r"[\s,]+", value) if v) if isinstance(value, str) else value
-
-
-Origin = Annotated[str, Field(pattern=r"^(?:'self'|'none'|https?://[^\s/]+)$")]
-CorsOrigin = Annotated[str, Field(pattern=r"^https?://[^/\s*]+$")]
-
-
-class WebSettings(BotSettings):
-    """How the app is served: ``BOT_*`` variables (:meth:`from_env`, at the edges), overridden by flags."""
-
-    fallback_env: ClassVar[Mapping[str, str]] = {"trusted_proxies": "FORWARDED_ALLOW_IPS"}  # uvicorn's variable
-
-    host: str = setting(
-        "127.0.0.1",
-        "interface to listen on",
-        allowed="a host name or IP address",
-        min_length=1,
-        max_length=255,
-        pattern=r"^[\w.:\-\[\]]+$",
-    )
-    port: int = setting(7860, "port to listen on", allowed="an integer from 1 to 65535", ge=1, le=65535)
-    frame_ancestors: tuple[Origin, ...] = setting(
-        ("'self'",),
-        "origins allowed to put the app in a frame (CSP frame-ancestors); 'self' alone forbids other sites",
-        allowed="'self', 'none' or origins like https://portal.example.com, space-separated",
-    )
-    cors_origins: tuple[CorsOrigin, ...] = setting(
-        (),
-        "origins granted CORS (the JSON API and the <gradio-app> web component); others get no grant",
-        allowed="origins like https://portal.example.com (no '*', no path), space-separated",
-    )
-    api_token: str = setting(
-        "",
-        "when set, /api/* and /v1/* need 'Authorization: Bearer <token>' (or the trusted header)",
-        allowed="8 to 512 printable characters without spaces",
-        secret=True,
-        max_length=512,
-        pattern=r"^(|[\x21-\x7e]{8,})$",
-    )
-    trusted_header: str = setting(
-        "",
-        "a header set by a trusted reverse proxy (e.g. X-Portal-User) whose non-empty value authorises /api/*",
-        allowed="a header name such as X-Portal-User",
-        max_length=100,
-        pattern=r"^[A-Za-z0-9-]*$",
-    )
-    link_secret: str = setting(
-        "",
-        "key of the signed /source links in API replies; unset: the API token",
-        allowed="16 to 512 printable characters without spaces",
-        secret=True,
-        max_length=512,
-        pattern=r"^(|[\x21-\x7e]{16,})$",
-    )
-    # "api" by default: measured side by side on 2 shared cores, "ui" did not bring the page sooner and made the
-    # first API answer 3-4 times later.
-    start_first: Literal["ui", "api"] = setting(
-        "api",
-        "what a cold start serves first: api (the index first, then the UI) or ui (the chat page, the index "
-        "loading behind it)",
-        allowed="api or ui",
-    )
-    # Long enough to read an answer, short enough that a copied link does not open the knowledge base for good.
-    link_ttl: int = setting(
-        86_400,
-        "seconds a signed /source link stays valid",
-        allowed="whole seconds from 60 to 2,592,000 (30 days)",
-        ge=60,
-        le=30 * 86_400,
-    )
-    root_path: str = setting(
-        "", "public path prefix behind a reverse proxy, e.g. /assistant", allowed="a URL path such as /assistant"
-    )
-    public_url: str = setting(
-        "",
-        "public base URL used in answer links (e.g. https://portal.example.com/assistant); unset: from the request",
-        allowed="an http(s):// URL",
-        pattern=r"^(|https?://[^\s]+)$",
-    )
-    trusted_proxies: tuple[str, ...] = setting(
-        ("127.0.0.1",),
-        "peers whose X-Forwarded-* headers are believed; everyone else's are dropped (unset: "
-        "uvicorn's FORWARDED_ALLOW_IPS, else 127.0.0.1)",
-        allowed="IP addresses or networks (10.0.0.0/8), or *",
-    )
-    request_timeout: float = setting(
-        15.0,
-        "seconds a client has to send a request's line and headers, and then its whole body; then the "
-        "connection is closed",
-        allowed="seconds above 0, at most 3600",
-        gt=0,
-        le=3600,
-    )
-    max_half_open: int = setting(
-        512,
-        "connections still sending a request; past this the oldest is closed",
-        allowed="an integer from 1 to 1,000,000",
-        ge=1,
-        le=1_000_000,
-    )
-    # Above the idle time of client pools and proxies (nginx upstream and AWS ALB: 60 s), so that the client, not
-    # the server, closes an idle connection: when the server closes first, a request the client sends at that moment
-    # is reset (6 of 1,600 at 5 s).
-    keep_alive_timeout: int = setting(
-        75, "seconds an idle keep-alive connection stays open", allowed="whole seconds from 1 to 3600", ge=1, le=3600
-    )
-    # Idle connections cost a file descriptor each (1,010 idle ones used up a 1,024 limit and locked new clients
-    # out); past this many the oldest idle one is closed, so a fresh client always finds a descriptor.
-    max_idle: int = setting(
-        256,
-        "idle keep-alive connections kept open; past this the oldest idle one is closed",
-        allowed="an integer from 1 to 1,000,000",
-        ge=1,
-        le=1_000_000,
-    )
-
-    @field_validator("frame_ancestors", "cors_origins", "trusted_proxies", mode="before")
-    @classmethod
-    def _split(cls, value: object) -> object:  # space- or comma-separated words in a variable or flag
-        return _words(value)
-
-    @field_validator("root_path")
-    @classmethod
-    def _root(cls, value: str) -> str:
-        root = value.strip().strip("/")
-        if root and not re.fullmatch(r"[\w.\-/~]+", root):
-            raise ValueError("a URL path such as /assistant")
-        return "/" + root if root else ""
-
-    @field_validator("trusted_proxies")
-    @classmethod
-    def _proxies(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for item in value:
-            if item != "*":
-                ipaddress.ip_network(item, strict=False)  # ValueError names the bad address
-        return value
-
-
-# ---------------------------------------------------------------- where "talk to a person" leads
-
-# http(s) or mailto only, and none of the characters that end a Markdown link or an HTML attribute:
-# a ')' in BOT_CONTACT_URL used to close the link early and let the rest inject a javascript: link.
-CONTACT_URL = r"^(?:https?://[^\s/()<>\"'`\\]+|mailto:)[^\s()<>\"'`\\]*$"
-
-
-class ContactSettings(BotSettings):
-    """Where "talk to a person" leads; :meth:`contact` is the :class:`bot.answer.reply.Contact` replies use."""
-
-    contact_url: str = setting(
-        "",
-        "where a user can ask a person: a link, a mailto: address or a URL template with {transcript} / {question}",
-        allowed="an http(s):// or mailto: address without spaces, "
-        "quotes, backticks, backslashes, ( ) < or > (percent-encode them, e.g. %28 %29)",
-        max_length=URL_CHARS,
-        pattern=f"(?:{CONTACT_URL})|^$",
-    )
-    contact_label: str = setting(
-        "", "the contact link's text", allowed="a label of at most 200 characters", max_length=200
-    )
-    handoff_webhook: str = setting(
-        "",
-        "receives the transcript as a JSON POST when a user asks for a person",
-        allowed="an http(s):// URL that accepts a JSON POST",
-        max_length=URL_CHARS,
-        pattern=r"^(|https?://[^\s/<>\"'`\\]+[^\s<>\"'`\\]*)$",
-    )
-
-    def contact(self) -> Any:
-        from bot.answer.reply import Contact
-
-        return Contact(url=self.contact_url, label=self.contact_label, webhook=self.handoff_webhook)
-
-
-def contact_from_env(environ: Mapping[str, str]) -> Any:
-    """The :class:`bot.answer.reply.Contact` of ``BOT_CONTACT_URL`` / ``BOT_CONTACT_LABEL`` /
-    ``BOT_HANDOFF_WEBHOOK``, checked at start-up.
-
-    A bad URL raises ValueError naming the variable, the value and what is allowed, like the other settings.
-
-    >>> contact_from_env({"BOT_CONTACT_URL": "https://help.example.com/gpu"}).url
-    'https://help.example.com/gpu'
-    """
-    return ContactSettings.from_env(environ).contact()
-
 
 # ---------------------------------------------------------------- middleware
 
@@ -255,17 +65,7 @@ class SecurityHeaders:
         except Exception:
             if not started:  # answer the error here so that it, too, carries the headers
                 body = b'{"error": "internal server error"}'
-                await send_with_headers(
-                    {
-                        "type": "http.response.start",
-                        "status": 500,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
+                await send_response(send_with_headers, 500, body, [(b"content-type", b"application/json")])
             raise
 
 

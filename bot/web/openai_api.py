@@ -25,7 +25,7 @@ their own (Open WebUI's "### Task: Generate a concise, 3-5 word title…", Libre
 generate a concise, 5-word-or-less title for the conversation…"). :func:`front_end_task`
 recognises them; they get a short title (or empty tags/suggestions) in the shape the front-end
 parses and are not recorded, so they never show up as questions or gaps in ``/admin``.
-Auth is the app's one check for ``/api/*`` and ``/v1/*`` (:class:`bot.web.security.Door`); the reply's ``/source``
+Auth is the app's one check for ``/api/*`` and ``/v1/*`` (:class:`bot.web.door.Door`); the reply's ``/source``
 links are signed so that the browser showing them can open them without a credential.
 """
 
@@ -37,7 +37,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -47,8 +47,12 @@ from bot.answer.reply import Contact
 from bot.answer.state import StateRefused, StateSeal
 from bot.web.api_models import cap_history
 from bot.web.api_turn import answer as api_answer
+from bot.web.door import api_authorizer, json_body
 from bot.web.http import history_messages, request_base
-from bot.web.security import LinkSigner, api_authorizer, json_body, state_seal
+from bot.web.signing import LinkSigner, state_seal
+
+if TYPE_CHECKING:
+    from bot.engine.answerer import ServingEngine
 
 MODEL_ID = "gpu-troubleshooter"
 CREATED = 1_764_000_000  # fixed: the "model" is the knowledge base, versioned by its index, not by a date
@@ -224,7 +228,7 @@ def parse_messages(messages: Any) -> tuple[str, list[str]]:
 
 
 def openai_router(
-    engine: Any,
+    engine: ServingEngine,
     recorder: Any,
     web: Any,
     authorize: Callable[[Request], None] | None = None,
@@ -232,10 +236,10 @@ def openai_router(
     seal: StateSeal | None = None,
 ) -> APIRouter:
     """The /v1 routes over ``engine``; events go to ``recorder`` like the chat's. ``authorize``: the API's
-    check (default :func:`bot.web.security.api_authorizer` of ``web``); ``seal``: the app's sealer of conversation
-    states (default :func:`bot.web.security.state_seal` of ``web``)."""
+    check (default :func:`bot.web.door.api_authorizer` of ``web``); ``seal``: the app's sealer of conversation
+    states (default :func:`bot.web.signing.state_seal` of ``web``)."""
     router = APIRouter(prefix="/v1", dependencies=[Depends(authorize or api_authorizer(web))])
-    links = LinkSigner.from_web(web)  # signs the /source links of replies (bot.web.security.LinkSigner)
+    links = LinkSigner.from_web(web)  # signs the /source links of replies (bot.web.signing.LinkSigner)
     seal = seal or state_seal(web)
 
     @router.get("/models")

@@ -10,7 +10,7 @@ import pytest
 
 from bot.answer.reply import TEXTS, format_answer, format_none, kb_scope, with_scope
 from bot.records import Answer, Hit, Section
-from bot.web.http import WebSettings
+from bot.settings import WebSettings
 from bot.web.ui import ChatState, Deps, respond, submit
 from fixtures.engines import hash_settings_for
 

@@ -166,7 +166,7 @@ def gradio_routes(tally: Tally, root: Path) -> None:
 
 
 def settings_env(tally: Tally) -> None:
-    from bot.web.http import WebSettings
+    from bot.settings import WebSettings
 
     cases = [({"BOT_MAX_INPUT_CHARS": v}, "BOT_MAX_INPUT_CHARS") for v in ("-1", "0", "abc", "1e9", "99999999")]
     cases += [({"BOT_HNSW_EF_SEARCH": v}, "BOT_HNSW_EF_SEARCH") for v in ("nan", "inf", "-1", "0", "x")]

@@ -221,7 +221,7 @@ def test_the_admin_cookie_expires_on_the_server(admin_site):
     import time
 
     from bot.web.admin import _admin_key
-    from bot.web.security import COOKIE_MAX_AGE, cookie_value
+    from bot.web.credentials import COOKIE_MAX_AGE, cookie_value
 
     server, _ = admin_site
     with httpx.Client(base_url=server.url, timeout=30) as browser:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from bot.kb.embed import HashEmbedder
-from bot.web.admin.report import _text_of, build_report
+from bot.web.admin.gaps import text_of
+from bot.web.admin.report import build_report
 from bot.web.ui.state import ChatState
 
 SMI = """+-----------------------------------------------------------------------------+
@@ -47,7 +48,7 @@ def test_a_repeated_answer_is_not_counted_as_answered():
 
 
 def test_a_pasted_nvidia_smi_table_reads_as_its_cells():
-    text = _text_of({"question": SMI})
+    text = text_of({"question": SMI})
     assert "---" not in text and "===" not in text and "+" not in text
     assert text.startswith("NVIDIA-SMI 535.104.05 Driver Version: 535.104.05 CUDA Version: 12.2")
     assert "NVIDIA GeForce RTX 3060 Off | 00000000:01:00.0 On" in text and text.endswith(
@@ -56,8 +57,7 @@ def test_a_pasted_nvidia_smi_table_reads_as_its_cells():
 
 
 def test_new_chat_starts_a_new_session(monkeypatch):
-    from bot.settings import Settings
-    from bot.web.http import WebSettings
+    from bot.settings import Settings, WebSettings
     from bot.web.ui.layout import make_ui
 
     blocks = make_ui(type("Engine", (), {"sections": [], "meta": lambda self, key: None})(), Settings(), WebSettings())

@@ -11,7 +11,7 @@ from app import build_app
 from bot.engine.retrieve import Engine
 from bot.records import Event
 from bot.store.database import Store, StoreSettings
-from bot.web.admin.report import SharedReports
+from bot.web.admin.shared_reports import SharedReports
 from fixtures.server import ThreadServer
 
 ADMIN = "operator-secret"

@@ -15,7 +15,7 @@ import pytest
 
 from app import WebSettings, build_app
 from bot.store.database import StoreSettings, open_store
-from bot.web.security import COOKIE, COOKIE_MAX_AGE, cookie_value
+from bot.web.credentials import COOKIE, COOKIE_MAX_AGE, cookie_value
 from fixtures.server import ThreadServer
 
 TOKEN = "s3cret-token"

@@ -17,11 +17,12 @@ import threading
 import httpx
 import pytest
 
+import bot.web.json_limits as json_limits
 import bot.web.openai_api as openai_api
 import bot.web.security as security
 from app import build_app
+from bot.settings import WebSettings
 from bot.store.database import StoreSettings, open_store
-from bot.web.http import WebSettings
 from fixtures.server import ThreadServer
 from fixtures.sockets import closed_within, read_until_closed
 
@@ -88,7 +89,7 @@ def test_a_large_gradio_body_is_checked_off_the_event_loop(served, monkeypatch):
     # Before: nothing checked a Gradio body (the hold below was never reached). Now a large body to queue/join is
     # checked in a worker thread: while its check is held, health checks are still answered.
     entered, release = threading.Event(), threading.Event()
-    real = security.json_depth
+    real = json_limits.json_depth
 
     def held_depth(value):
         if isinstance(value, dict) and value.get("marker") == BIG:
@@ -96,7 +97,7 @@ def test_a_large_gradio_body_is_checked_off_the_event_loop(served, monkeypatch):
             release.wait(60)
         return real(value)
 
-    monkeypatch.setattr(security, "json_depth", held_depth)
+    monkeypatch.setattr(json_limits, "json_depth", held_depth)
     body = json.dumps({"data": [], "fn_index": 0, "session_hash": "abc", "marker": BIG, "pad": "x" * 200_000})
     assert len(body) > security.INLINE_BYTES
 

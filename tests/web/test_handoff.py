@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import pytest
 
 from bot.answer.reply import HANDOFF_CHARS, TEXTS, Contact
-from bot.web.http import WebSettings, contact_from_env
+from bot.settings import WebSettings, contact_from_env
 from bot.web.ui import ChatState, Deps, ask_person, reason_prompt, respond, submit, vote
 from fixtures.server import free_port
 

@@ -139,7 +139,7 @@ def test_bad_settings_name_the_variable_and_the_allowed_range(env, words):
     ],
 )
 def test_bad_web_settings_name_the_variable(env, words):
-    from bot.web.http import WebSettings
+    from bot.settings import WebSettings
 
     with pytest.raises(ValueError) as problem:
         WebSettings.from_env(env)
@@ -148,7 +148,7 @@ def test_bad_web_settings_name_the_variable(env, words):
 
 
 def test_a_bad_token_is_refused_without_echoing_it():
-    from bot.web.http import WebSettings
+    from bot.settings import WebSettings
 
     with pytest.raises(ValueError) as problem:
         WebSettings.from_env({"BOT_API_TOKEN": "tiny"})
@@ -179,7 +179,7 @@ def test_cli_and_app_stop_with_the_message_not_a_traceback(tmp_path, monkeypatch
 
 def test_one_app_config_holds_every_section_under_todays_variable_names():
     # Before: three settings objects in three styles, each read from os.environ by app.py on its own.
-    from bot.web.config import AppConfig
+    from bot.settings import AppConfig
 
     config = AppConfig.from_env(
         {
@@ -214,7 +214,7 @@ def test_one_app_config_holds_every_section_under_todays_variable_names():
     ],
 )
 def test_app_config_errors_still_name_the_variable_and_the_value(env, start):
-    from bot.web.config import AppConfig
+    from bot.settings import AppConfig
 
     with pytest.raises(ValueError) as problem:
         AppConfig.from_env(env)
@@ -222,9 +222,7 @@ def test_app_config_errors_still_name_the_variable_and_the_value(env, start):
 
 
 def test_app_config_reads_the_process_environment_by_default_and_models_never_do(monkeypatch):
-    from bot.settings import Settings
-    from bot.web.config import AppConfig
-    from bot.web.http import WebSettings
+    from bot.settings import AppConfig, Settings, WebSettings
 
     monkeypatch.setenv("BOT_PORT", "8123")
     monkeypatch.setenv("BOT_RETENTION_DAYS", "7")
@@ -236,10 +234,10 @@ def test_app_config_reads_the_process_environment_by_default_and_models_never_do
 
 
 def test_every_setting_has_its_help_and_the_reference_is_current():
-    from bot.web.config import CONCERNS, reference_markdown
+    from bot.settings import concerns, reference_markdown
     from fixtures import REPO
 
-    for _, model in CONCERNS:
+    for _, model in concerns():
         for name, field in model.model_fields.items():
             assert field.description and f"env BOT_{name.upper()}" in model.help(name), (model.__name__, name)
     assert (REPO / "docs" / "settings.md").read_text(encoding="utf-8") == reference_markdown() + "\n", (
@@ -248,9 +246,10 @@ def test_every_setting_has_its_help_and_the_reference_is_current():
 
 
 def test_only_the_config_reads_the_environment():
-    # Before: cli.py read os.environ itself. The library and the edges take their settings from AppConfig; only
-    # bot/web/config.py and app.py (which hands os.environ to it) name os.environ, and bot/store/database.py for the
-    # XDG default of the data folder. bot/kb/embed.py sets a thread variable for ONNX Runtime: a write, not a read.
+    # Before: cli.py read os.environ itself, then bot/web/config.py and app.py (which handed os.environ to it).
+    # The library and the edges take their settings from AppConfig; only bot/settings.py names os.environ (the
+    # store takes bot.settings.default_data_dir for the XDG default of its data folder).
+    # bot/kb/embed.py sets a thread variable for ONNX Runtime: a write, not a read.
     from fixtures import REPO
 
     readers = sorted(
@@ -258,7 +257,7 @@ def test_only_the_config_reads_the_environment():
         for p in [*REPO.joinpath("bot").rglob("*.py"), REPO / "app.py"]
         if re.search(r"os\.environ(?!\.setdefault)|os\.getenv", p.read_text(encoding="utf-8"))
     )
-    assert readers == ["app.py", "bot/store/database.py", "bot/web/config.py"], readers
+    assert readers == ["bot/settings.py"], readers
 
 
 # ---------------------------------------------------------------- the old log's one-time import
@@ -390,7 +389,7 @@ def test_a_bad_contact_url_stops_start_up_with_one_line(tmp_path, monkeypatch, c
 
 
 def test_good_contact_urls_are_kept_as_given():
-    from bot.web.http import contact_from_env
+    from bot.settings import contact_from_env
 
     for url in (
         "https://chat.example.com/channel/gpu-help?x=1#top",

@@ -18,7 +18,7 @@ import httpx
 
 from bot.answer.reply import Contact
 from bot.engine.retrieve import Engine
-from bot.web.http import WebSettings
+from bot.settings import WebSettings
 from bot.web.ui import ChatState, Deps, respond, submit
 
 BASE = "http://assistant.test"

@@ -367,7 +367,7 @@ def test_source_links_of_a_v1_reply_open_in_a_browser_without_credentials(api_on
 
 
 def test_a_changed_or_expired_source_link_is_refused_with_a_clear_message(api_only):
-    from bot.web.security import LinkSigner
+    from bot.web.signing import LinkSigner
 
     hits = httpx.post(
         api_only.url + "/api/ask", json={"question": EN}, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60
@@ -393,7 +393,7 @@ def test_a_changed_or_expired_source_link_is_refused_with_a_clear_message(api_on
 @pytest.mark.browser
 def test_a_browser_without_credentials_opens_a_signed_link_and_reads_why_an_old_one_fails(api_only, browser, shots):
     # What a person sees: the link from an Open WebUI answer, clicked in a browser that never signed in.
-    from bot.web.security import LinkSigner
+    from bot.web.signing import LinkSigner
 
     completion = client(api_only).chat.completions.create(model=MODEL_ID, messages=[{"role": "user", "content": EN}])
     url = completion.model_extra["citations"][0]["url"]

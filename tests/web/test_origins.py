@@ -10,8 +10,8 @@ import pytest
 
 from app import build_app
 from bot.engine.retrieve import Engine
+from bot.settings import WebSettings
 from bot.store.database import Store, StoreSettings
-from bot.web.http import WebSettings
 from fixtures.server import ThreadServer
 
 ADMIN = "operator-secret"

@@ -266,7 +266,7 @@ def test_browser_opens_the_locked_widget_with_the_token_once_and_chats(locked, b
 
 def test_every_credential_comparison_goes_through_one_function():
     # Before: the door, app.py's /api/* check and the ?token= sign-in each compared tokens with their own
-    # hmac.compare_digest. Now they call bot.web.security.token_matches (via bearer_matches / api_authorizer).
+    # hmac.compare_digest. Now they call bot.web.credentials.token_matches (via bearer_matches / api_authorizer).
     # /admin's Bearer and sign-in form call them too.
     import ast
 
@@ -285,12 +285,13 @@ def test_every_credential_comparison_goes_through_one_function():
     found = {str(p.relative_to(REPO)): compares(p) for p in [*REPO.joinpath("bot").rglob("*.py"), REPO / "app.py"]}
     found = {path: sorted(set(owners)) for path, owners in found.items() if owners}
     assert found == {
-        "bot/web/security.py": ["cookie_ok", "token_matches"],  # cookie_ok compares a MAC it computed, not a token
+        "bot/web/credentials.py": ["cookie_ok", "token_matches"],  # cookie_ok compares a MAC it computed, not a token
     }
 
 
 def test_bearer_check_is_one_function_for_the_door_and_the_api():
-    from bot.web.security import api_authorizer, bearer_matches
+    from bot.web.credentials import bearer_matches
+    from bot.web.door import api_authorizer
 
     assert bearer_matches("Bearer api-token-1", "api-token-1") and bearer_matches("bearer  api-token-1 ", "api-token-1")
     assert not bearer_matches("Bearer api-token-2", "api-token-1") and not bearer_matches("Bearer ", "")

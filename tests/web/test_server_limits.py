@@ -14,10 +14,12 @@ import threading
 import httpx
 import pytest
 
+import bot.web.json_limits as json_limits
 import bot.web.security as security
 from app import build_app
-from bot.web.http import WebSettings, server_config
-from bot.web.security import MAX_JSON_ITEMS
+from bot.settings import WebSettings
+from bot.web.http import server_config
+from bot.web.json_limits import MAX_JSON_ITEMS
 from fixtures.server import ThreadServer
 from fixtures.sockets import closed_within, still_open
 
@@ -46,7 +48,7 @@ def test_healthz_and_small_requests_answer_while_a_large_body_is_being_checked(s
     # other request, /healthz included, for 1.3-4.7 s. Here the check of one large body is held open (the depth walk
     # waits on an event) and 20 health checks and 5 small questions must all be answered meanwhile.
     entered, release = threading.Event(), threading.Event()
-    real = security.json_depth
+    real = json_limits.json_depth
 
     def held_depth(value):
         if isinstance(value, dict) and value.get("session") == BIG:
@@ -54,7 +56,7 @@ def test_healthz_and_small_requests_answer_while_a_large_body_is_being_checked(s
             release.wait(60)
         return real(value)
 
-    monkeypatch.setattr(security, "json_depth", held_depth)
+    monkeypatch.setattr(json_limits, "json_depth", held_depth)
     body = json.dumps({"question": "显存不足 " * 200_000, "session": BIG}, ensure_ascii=False).encode()
     assert len(body) > security.INLINE_BYTES
     big: dict = {}
@@ -84,8 +86,10 @@ def test_a_body_of_millions_of_tiny_values_is_refused_before_parsing(served, mon
     # Before: 8 MB of "[]," was accepted: 5 s of CPU on the event loop (parse, walk, parse again). Now the values
     # are counted at C speed first and json.loads never runs on such a body.
     parsed: list[int] = []
-    real = security.json.loads
-    monkeypatch.setattr(security.json, "loads", lambda text, *a, **k: parsed.append(len(text)) or real(text, *a, **k))
+    real = json_limits.json.loads
+    monkeypatch.setattr(
+        json_limits.json, "loads", lambda text, *a, **k: parsed.append(len(text)) or real(text, *a, **k)
+    )
     body = b'{"question": "q", "pad": [' + b",".join([b"[]"] * 2_000_000) + b"]}"
     response = httpx.post(
         served.url + "/api/ask", content=body, headers={"Content-Type": "application/json"}, timeout=120
@@ -104,10 +108,10 @@ def test_a_body_of_millions_of_tiny_values_is_refused_before_parsing(served, mon
 
 def test_value_count_skips_strings_and_stops_past_the_budget():
     text = json.dumps({"question": "a, b, [c], {d}" * 5_000, "history": ["x"] * 10}).encode()
-    assert security.json_items(text) < 30  # commas and brackets inside strings are text, not values
-    assert security.json_items(b"[" + b'"s",' * 50_000 + b'"s"]', budget=100) <= 102  # stopped at the budget
-    assert security.json_items(b'["' + b"," * 1_000 + b'"]', budget=10) == 2  # '[' and one string
-    assert security.json_items(b'["\\"' + b"," * 1_000, budget=10) == 2  # an unterminated string runs to the end
+    assert json_limits.json_items(text) < 30  # commas and brackets inside strings are text, not values
+    assert json_limits.json_items(b"[" + b'"s",' * 50_000 + b'"s"]', budget=100) <= 102  # stopped at the budget
+    assert json_limits.json_items(b'["' + b"," * 1_000 + b'"]', budget=10) == 2  # '[' and one string
+    assert json_limits.json_items(b'["\\"' + b"," * 1_000, budget=10) == 2  # an unterminated string runs to the end
 
 
 # ---------------------------------------------------------------- half-sent requests

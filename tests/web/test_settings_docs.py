@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import re
 
-from bot.settings import Settings
+from bot.settings import ContactSettings, Settings, WebSettings
 from bot.store.database import StoreSettings
-from bot.web.http import ContactSettings, WebSettings
 from fixtures import REPO
 
 DEPLOYER = {

@@ -22,8 +22,9 @@ from bot.answer import turn as turn_module
 from bot.answer.state import FIX, StateSeal, _b64, generation_of
 from bot.answer.turn import HISTORIES, HistoryStates, take_turn
 from bot.limits import HISTORY_TURN_CHARS_REPLAYED, STATE_CHARS, STATE_SEARCH_CHARS, STATE_TEXT_CHARS
-from bot.web.http import WebSettings
-from bot.web.security import state_seal, token_matches
+from bot.settings import WebSettings
+from bot.web.credentials import token_matches
+from bot.web.signing import state_seal
 from fixtures.engines import hash_engine, repo_seeds_hash_settings
 
 TOKEN = "api-token-for-states"

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from bot.answer.reply import Contact
+from bot.settings import WebSettings
 from bot.store import NotSpooled
-from bot.web.http import WebSettings
 from bot.web.ui import (
     MAX_MESSAGES,
     ChatState,

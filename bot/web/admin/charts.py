@@ -134,6 +134,8 @@ class Bar:
 
 @dataclass(frozen=True)
 class Line:
+    """One series as an SVG polyline, with its dots."""
+
     points: str
     color: str
     title: str
@@ -142,6 +144,8 @@ class Line:
 
 @dataclass(frozen=True)
 class Tick:
+    """An axis label at (x, y)."""
+
     x: float
     y: float
     text: str
@@ -150,12 +154,16 @@ class Tick:
 
 @dataclass(frozen=True)
 class Legend:
+    """One series' colour and name under a chart."""
+
     color: str
     text: str
 
 
 @dataclass(frozen=True)
 class ChartView:
+    """Everything the chart template draws, in pixels."""
+
     title: str
     width: int
     height: int

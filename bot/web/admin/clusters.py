@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from bot.engine.subjects import Lexicon
+
+if TYPE_CHECKING:
+    from bot.engine.answerer import ServingEngine
 
 MAX_GROUPS = 24
 # Within one subject, a split must be clear (mean cosine silhouette at least this): "Jetson" questions
@@ -150,7 +153,7 @@ class Embeddings:
     """Question vectors from the engine's embedder, cached by text: a page view embeds only new questions, one per
     call (:data:`EMBED_AT_ONCE`)."""
 
-    def __init__(self, engine: Any, limit: int = 20_000) -> None:
+    def __init__(self, engine: ServingEngine, limit: int = 20_000) -> None:
         self.engine = engine
         self.cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self.limit = limit

@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from fastapi import Depends, Request
@@ -25,15 +25,21 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 
 from bot.web.admin.charts import PHONE_WIDTH, TEMPLATES, chart, trimmed
 from bot.web.admin.clusters import Embeddings
-from bot.web.admin.report import EMBED_PER_VIEW, Report, SharedReports, build_report, report_csv
+from bot.web.admin.report import EMBED_PER_VIEW, Report, build_report
+from bot.web.admin.report_csv import report_csv
+from bot.web.admin.shared_reports import SharedReports
 from bot.web.admin.texts import group_label, page_language, words
-from bot.web.security import COOKIE_MAX_AGE, Door, LoginThrottle, Refused, cookie_value, token_matches
+from bot.web.credentials import COOKIE_MAX_AGE, LoginThrottle, cookie_value, token_matches
+from bot.web.door import Door, Refused
+
+if TYPE_CHECKING:
+    from bot.engine.answerer import ServingEngine
 
 COOKIE = "bot_admin"
 CSV_TABLES = ("groups", "gaps", "sections", "days", "events")
 
 
-def section_titles(engine: Any) -> Callable[[str], str]:
+def section_titles(engine: ServingEngine | None) -> Callable[[str], str]:
     """A section key's breadcrumb from the engine's index (the key itself when the index does not know it)."""
 
     def title(key: str) -> str:
@@ -107,10 +113,10 @@ def charts_of(report: Report, t: dict[str, str], labels: list[str] | None = None
     }
 
 
-def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThrottle | None = None) -> None:
+def mount_admin(app: Any, store: Any, engine: ServingEngine, ops: Any, throttle: LoginThrottle | None = None) -> None:
     """Add ``/admin`` (page, sign-in, JSON, CSV) to a FastAPI app; ValueError for a weak ``BOT_ADMIN_TOKEN``.
 
-    The report routes pass the app's one credential check, :class:`bot.web.security.Door` (realm "operator");
+    The report routes pass the app's one credential check, :class:`bot.web.door.Door` (realm "operator");
     a refusal is rendered here: the sign-in page, or JSON for ``/admin/data.json``."""
     import jinja2
 
@@ -151,7 +157,7 @@ def mount_admin(app: Any, store: Any, engine: Any, ops: Any, throttle: LoginThro
         )
 
     async def refusal(request: Request, refused: Refused) -> Response:
-        """What a refused ``/admin`` request sees (from :meth:`bot.web.security.Door.allows`)."""
+        """What a refused ``/admin`` request sees (from :meth:`bot.web.door.Door.allows`)."""
         if refused.status == 429:
             return locked_page(refused.retry_after)
         if request.url.path.endswith("/admin/data.json"):

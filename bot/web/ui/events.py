@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import gradio as gr
 
@@ -25,11 +25,13 @@ from bot.kb.signature import looks_like_log
 from bot.kb.tokenize import detect_language
 from bot.limits import QUESTION_CHARS, VOTE_COMMENT_CHARS
 from bot.records import VOTE_REASONS, Event
-from bot.settings import Settings
+from bot.settings import Settings, WebSettings
 from bot.web.handoff import Exchange, carrying, hand_over, reply_gist
-from bot.web.http import WebSettings
 from bot.web.ui.state import AnswerInfo, ChatState, cap_input, trim
 from bot.web.ui.strings import ui_text
+
+if TYPE_CHECKING:
+    from bot.engine.answerer import ServingEngine
 
 
 class Recorder(Protocol):
@@ -40,7 +42,7 @@ class Recorder(Protocol):
 class Deps:
     """What the handlers need besides the session state."""
 
-    engine: Any
+    engine: ServingEngine
     settings: Settings
     web: WebSettings
     recorder: Recorder | None = None

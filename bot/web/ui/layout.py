@@ -11,16 +11,16 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
 from bot.answer.reply import Contact
 from bot.limits import VOTE_COMMENT_CHARS
 from bot.records import VOTE_REASONS
-from bot.settings import Settings
+from bot.settings import Settings, WebSettings
 from bot.store.feedback import with_origin
-from bot.web.http import WebSettings, public_base, request_base
+from bot.web.http import public_base, request_base
 from bot.web.ui.events import (
     Deps,
     Recorder,
@@ -46,6 +46,9 @@ from bot.web.ui.state import (
 )
 from bot.web.ui.strings import UI, a11y_labels, ui_language, ui_text
 from bot.web.ui.welcome import Welcome, as_chips, page_title
+
+if TYPE_CHECKING:
+    from bot.engine.answerer import ServingEngine
 
 STATIC = Path(__file__).with_name("static")
 
@@ -80,7 +83,7 @@ KEEP_PLACE_JS = static_text("keep_place.js")
 # ---------------------------------------------------------------- layout
 
 
-def welcome_examples(engine: Any, settings: Settings) -> Welcome:
+def welcome_examples(engine: ServingEngine, settings: Settings) -> Welcome:
     """The welcome's example questions in each UI language (:class:`~bot.web.ui.welcome.Welcome`) from the loaded
     engine's sections or, while a stand-in engine is still loading the index (the "ui" start order builds the
     page first and must not wait for it), from the documents in the seeds folder, parsed directly (no model).
@@ -101,7 +104,7 @@ def welcome_examples(engine: Any, settings: Settings) -> Welcome:
 
 
 def make_ui(
-    engine: Any,
+    engine: ServingEngine,
     settings: Settings,
     web: WebSettings,
     *,

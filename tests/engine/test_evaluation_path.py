@@ -1,0 +1,43 @@
+"""Issue 34: the evaluation's switches (one kind of evidence, no curated phrasings) are not part of what serving
+calls. Before, ``Answerer.ask`` and ``LiveEngine.ask`` took ``mode`` and ``use_meta``: any edge could ask for a
+baseline ranking. Now only ``bot.engine.evaluate.baseline_ask`` reaches them, with the same results as before."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from bot.engine.answerer import Answerer
+from bot.engine.evaluate import baseline_ask
+from bot.engine.live import LiveEngine
+from fixtures.engines import hash_engine, repo_seeds_hash_settings
+
+QUESTIONS = ("显存不足怎么办", "NCCL timeout on multi-node training", "what about TensorFlow?")
+
+
+@pytest.mark.parametrize("ask", [Answerer.ask, LiveEngine.ask])
+def test_serving_ask_takes_no_evaluation_switch(ask):
+    assert {"mode", "use_meta"}.isdisjoint(inspect.signature(ask).parameters)
+
+
+def test_a_live_engine_refuses_a_baseline_mode(tmp_path):
+    live = LiveEngine(hash_engine(repo_seeds_hash_settings(tmp_path)), poll_seconds=0)
+    assert live.ask(QUESTIONS[0]).hits
+    with pytest.raises(TypeError):
+        live.ask(QUESTIONS[0], mode="bm25")  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(("mode", "use_meta"), [("hybrid", True), ("dense", True), ("bm25", True), ("hybrid", False)])
+def test_the_evaluation_path_ranks_as_the_engine_did(tmp_path, mode, use_meta):
+    engine = hash_engine(repo_seeds_hash_settings(tmp_path))
+    if (mode, use_meta) != ("hybrid", True) and "mode" not in inspect.signature(engine.ask).parameters:
+        pytest.skip("Engine.ask no longer takes the switches: baseline_ask is their only path")
+    for question in QUESTIONS:
+        ours = baseline_ask(engine, question, k=10, mode=mode, use_meta=use_meta)
+        switches = {} if (mode, use_meta) == ("hybrid", True) else {"mode": mode, "use_meta": use_meta}
+        engine_own = engine.ask(question, k=10, **switches)
+        assert [(h.section.key, round(h.score, 6)) for h in ours.hits] == [
+            (h.section.key, round(h.score, 6)) for h in engine_own.hits
+        ]
+        assert (ours.tier, ours.reason) == (engine_own.tier, engine_own.reason)
