@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 
 from bot.engine import learned
-from bot.engine.calibrate_rows import Row, _matches, questions_of, voted
+from bot.engine.calibrate_rows import Row, answers_of, questions_of, voted
 from bot.engine.calibration import Weights
 from bot.engine.learned import Adapter
 from bot.engine.precedents import Precedents
@@ -62,7 +62,8 @@ def _ranking_quality(engine: Engine, rows: list[Row], weights: Weights) -> tuple
     scored = [r for r in rows if r.in_scope]
     for r in scored:
         order = rank(r.evidence, weights, k=3).order
-        ok = [_matches(engine, n, r.expect) for n in order]
+        answers = answers_of(engine, r.expect)
+        ok = [n in answers for n in order]
         hit1 += bool(ok and ok[0])
         hit3 += any(ok)
     n = max(len(scored), 1)
