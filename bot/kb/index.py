@@ -30,6 +30,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -83,7 +84,7 @@ class Key:
     """One vector: which section it retrieves, and what kind of text it embeds."""
 
     section: int
-    kind: str  # "chunk" | "heading" | "meta"
+    kind: str  # "chunk" | "heading" | "meta" | "derived" (English built from a Chinese section's own text)
     text_hash: str
     language: str = "zh"  # "zh" or "en": abstention compares like with like (see bot.engine.retrieve)
 
@@ -176,11 +177,14 @@ def section_documents(section: Section, meta: SectionMeta | None) -> str:
     return "\n".join(parts)
 
 
-def retrieval_keys(section: Section, meta: SectionMeta | None, settings: Settings) -> list[tuple[str, str, str]]:
+def retrieval_keys(
+    section: Section, meta: SectionMeta | None, settings: Settings, subjects: Sequence[str] = ()
+) -> list[tuple[str, str, str]]:
     """(kind, role, text) for every vector of a section.
 
     Headings and user phrasings are embedded as queries (question-to-question
-    similarity); body chunks as passages, prefixed with the heading path.
+    similarity); body chunks as passages, prefixed with the heading path. A Chinese section
+    without curated English phrasings gets English keys of its own (:func:`english_keys`).
     """
     # Imported here: the chunker pulls in langchain (0.3 s), which only a build needs, not a start that opens the index.
     from bot.kb.chunk import chunk_section
@@ -192,7 +196,71 @@ def retrieval_keys(section: Section, meta: SectionMeta | None, settings: Setting
         keys += [("meta", "query", text) for text in meta.keys()]
         if meta.summary_en:
             keys.append(("meta", "passage", f"{meta.title_en}\n{meta.summary_en}"))
+    if (meta is None or not meta.phrasings_en) and detect_language(f"{section.heading}\n{section.text}") == "zh":
+        keys += [("derived", "query", text) for text in english_keys(section, subjects)]
     return keys
+
+
+# Latin runs of a line: words, identifiers, flags, paths and the spaces and punctuation between them.
+_LATIN_RUN = re.compile(r"[A-Za-z_][\w.\-/:'()=<>]*(?:[ \t,]+[\w.\-/:'()=<>]*[A-Za-z][\w.\-/:'()=<>]*)*", re.ASCII)
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?^ {0,3}\1[ \t]*$", re.MULTILINE | re.DOTALL)
+_DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+_\w+\b", re.ASCII)
+# Latin words that say nothing about a topic on their own (markdown and link debris, bare file types).
+_EMPTY_TERMS = frozenset({"http", "https", "www", "html", "md", "png", "jpg", "com", "cn", "org", "docs", "zh", "en"})
+ENGLISH_KEY_CHARS = 300  # one key: a question's length, so it is compared with questions as questions are
+
+
+def english_keys(section: Section, subjects: Sequence[str] = ()) -> list[str]:
+    """English keys of a Chinese section, built from its own text when the index is built: what an English question
+    about it would share with it — the subjects it names (their English names, from the engine's lexicon, through the
+    facts hook), and the English its heading and body already hold (error strings, flags, API and file names).
+
+    One key of the subjects and the heading's English, one of the body's (prose first, then the code's
+    names), each at most :data:`ENGLISH_KEY_CHARS`; none without any English.
+
+    >>> body = "请检查 `LD_LIBRARY_PATH` 中是否有 libcudart.so，然后设置 FLAGS_fraction_of_gpu_memory_to_use。"
+    >>> code = chr(10).join(["", "```python", "import paddle", "paddle.device.set_device('gpu')", "```"])
+    >>> s = Section("faq.md", "问题：报错 no CUDA-capable device is detected 怎么办", ("安装", "问题"), 1, 9, "a",
+    ...             body + code, "安装")
+    >>> english_keys(s, ["CUDA", "PaddlePaddle"])
+    ['CUDA, PaddlePaddle: no CUDA-capable device is detected', 'LD_LIBRARY_PATH; libcudart.so; FLAGS_fraction_of_gpu_memory_to_use; paddle.device.set_device']
+    >>> english_keys(Section("faq.md", "问题：如何升级", ("问题：如何升级",), 1, 2, "a", "使用最新版本。", ""), ())
+    []
+    """
+    heading = _english_terms(section.heading)
+    first = ", ".join(subjects)
+    if heading:
+        first = f"{first}: {'; '.join(heading)}" if first else "; ".join(heading)
+    body = _FENCE.sub(" ", section.text)
+    code = " ".join(m.group(0) for m in _FENCE.finditer(section.text))
+    seen = {t.lower() for t in heading}
+    rest: list[str] = []
+    for term in [*_english_terms(body), *dict.fromkeys(_DOTTED.findall(code))]:
+        if term.lower() not in seen and not any(term.lower() in t.lower() for t in rest):
+            seen.add(term.lower())
+            rest.append(term)
+    keys = [first, "; ".join(rest)]
+    return [_cut(k) for k in keys if k.strip()]
+
+
+def _english_terms(text: str) -> list[str]:
+    """The Latin runs of ``text`` worth a key, in order, once each (no link targets, no lone letters or numbers)."""
+    text = re.sub(r"\]\([^)]*\)|https?://\S+", " ", text)  # link targets: addresses, not words
+    out: list[str] = []
+    for line in text.splitlines():
+        for run in _LATIN_RUN.findall(line):
+            run = run.strip(" \t,.:;()'=<>[]")
+            if len(run) < 3 or run.lower() in _EMPTY_TERMS or run.lower() in (t.lower() for t in out):
+                continue
+            out.append(run)
+    return out
+
+
+def _cut(text: str) -> str:
+    if len(text) <= ENGLISH_KEY_CHARS:
+        return text
+    head = text[:ENGLISH_KEY_CHARS]
+    return head[: head.rfind(";")] if ";" in head else head
 
 
 # ---------------------------------------------------------------- writing
@@ -356,9 +424,14 @@ def build_index(
             meta, meta_problems = load_meta(seeds_dir, sections)
         step("parsed")
 
+        fact_rows = facts(sections) if facts is not None else None
+        if fact_rows is not None and len(fact_rows) != len(sections):
+            raise ValueError(f"the facts hook gave {len(fact_rows)} rows for {len(sections)} sections")
         key_rows: list[tuple[int, str, str, str]] = []  # (section, kind, role, text)
         for n, section in enumerate(sections):
-            for kind, role, text in retrieval_keys(section, meta.get(section.key), settings):
+            # The subjects a section names (English names, from the engine's lexicon) go into its English keys.
+            named = fact_rows[n].get("named", ()) if fact_rows is not None else ()
+            for kind, role, text in retrieval_keys(section, meta.get(section.key), settings, named):
                 key_rows.append((n, kind, role, text))
         keys = [
             Key(n, kind, _text_hash(embedder.id, role, text), detect_language(text)) for n, kind, role, text in key_rows
@@ -404,11 +477,8 @@ def build_index(
             tmp / "meta.json",
             json.dumps({key: dataclasses.asdict(m) for key, m in meta.items()}, ensure_ascii=False).encode(),
         )
-        if facts is not None:
-            rows = facts(sections)
-            if len(rows) != len(sections):
-                raise ValueError(f"the facts hook gave {len(rows)} rows for {len(sections)} sections")
-            _fsync_write(tmp / FACTS_FILE, json.dumps(rows, ensure_ascii=False).encode())
+        if fact_rows is not None:
+            _fsync_write(tmp / FACTS_FILE, json.dumps(fact_rows, ensure_ascii=False).encode())
         step("written")
         manifest = {
             "format": FORMAT_VERSION,

@@ -270,3 +270,46 @@ def test_seed_caps_come_from_settings_and_the_build_names_what_was_left_out(hash
     assert Settings.from_env({"BOT_MAX_SEED_BYTES": "2000000", "BOT_MAX_SEED_SECTIONS": "300"}).max_seed_sections == 300
     with pytest.raises(ValueError, match="BOT_MAX_SEED_BYTES='-1' is not allowed"):
         Settings.from_env({"BOT_MAX_SEED_BYTES": "-1"})
+
+
+def _english_key_seeds(root: Path) -> Settings:
+    """One Chinese document without curated metadata, one with curated English phrasings, one English document."""
+    seeds = root / "seeds"
+    (seeds / "meta").mkdir(parents=True)
+    (seeds / "new.md").write_text(
+        "# 安装\n\n## 报错 no CUDA-capable device is detected\n\n请把 libcudart.so 所在目录加入 `LD_LIBRARY_PATH`。\n",
+        encoding="utf-8",
+    )
+    (seeds / "curated.md").write_text("# 训练\n\n## 显存不足\n\n减小 batch_size。\n", encoding="utf-8")
+    (seeds / "meta" / "curated.toml").write_text(
+        'source = "curated.md"\n[sections."显存不足"]\nheading = "显存不足"\ntitle_en = "GPU out of memory"\n'
+        'summary_en = "Reduce the batch size."\nphrasings_en = ["out of memory while training"]\n',
+        encoding="utf-8",
+    )
+    (seeds / "en.md").write_text("# Install\n\n## GPU not found\n\nCheck the driver.\n", encoding="utf-8")
+    return Settings(seeds_dir=seeds, index_dir=root / "index", embedder="hash")
+
+
+def test_a_chinese_section_without_curated_english_gets_english_keys_from_its_own_text(tmp_path: Path):
+    """Issue 33: English questions on a company's Chinese FAQ. The build gives such a section English keys (its
+    English words, error strings, flags and file names, and the English names of the subjects the facts hook found)
+    as retrieval keys of their own kind — not curated metadata, so the rule every section shares reads them."""
+
+    class Named(KeyFacts):
+        def __call__(self, sections):
+            return [{"key": s.key, "named": ["CUDA"] if "CUDA" in s.heading else []} for s in sections]
+
+    settings = _english_key_seeds(tmp_path)
+    build_index(settings, HashEmbedder(), facts=Named())
+    index = load(settings)
+    derived = {}
+    for key in index.keys:
+        if key.kind == "derived":
+            derived.setdefault(index.sections[key.section].source, []).append(key)
+    assert set(derived) == {"new.md"}  # curated English phrasings, or an English section, need none
+    assert {k.language for k in derived["new.md"]} == {"en"}
+    assert not index.key_is_meta[[n for n, k in enumerate(index.keys) if k.kind == "derived"]].any()
+    from bot.kb.index import english_keys
+
+    new = next(s for s in index.sections if s.source == "new.md")
+    assert english_keys(new, ["CUDA"]) == ["CUDA: no CUDA-capable device is detected", "libcudart.so; LD_LIBRARY_PATH"]

@@ -1,0 +1,150 @@
+"""Documents nobody labelled: the first-turn model fitted leave-one-document-out (stored as ``unseen``).
+
+:func:`fit_unseen` scores each document's questions with that document hidden and fits the model and its thresholds
+on probabilities each from a model fitted without that document; :func:`add_unseen` refits only this part of a
+stored calibration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from bot.engine.calibrate_cache import _precedent_vectors
+from bot.engine.calibrate_models import _ece, _fit, _predict, _share, first_features
+from bot.engine.calibrate_progress import _Progress
+from bot.engine.calibrate_rows import Row, _matches, _may_vote, document_of, read_labelled
+from bot.engine.calibrate_thresholds import _unseen_thresholds
+from bot.engine.calibration import FEATURES, Calibration, Weights, calibration_path
+from bot.engine.precedents import Precedents
+from bot.engine.retrieve import Engine, Evidence
+
+
+def fit_unseen(
+    engine: Engine,
+    rows: list[Row],
+    weights: Weights,
+    precedents: Precedents | None,
+    policy: dict,
+    progress: Callable[[int], None] | None = None,
+    *,
+    lazy: bool = False,
+) -> tuple[dict | None, dict]:
+    """The first-turn model for documents nobody labelled, fitted leave-one-document-out.
+
+    Each document's questions (and a share of the near-domain ones) are scored with that document *hidden*
+    (:attr:`Engine.hidden`: its curated phrasings ignored, its sections ranked by the shared rule,
+    :func:`bot.engine.retrieve.gate`) and with precedents that never answered it (nor share the question's thread or
+    batch), without the adapter (it learned today's sections). The model's target is "the first section answers it"
+    (a wrong section from an unlabelled document is the failure to avoid); thresholds by the near-domain policy and
+    at most :data:`MAX_UNSEEN_WRONG` confident wrong, on probabilities each from a model fitted without that
+    document. Returns the stored model (None: fewer than two documents) and its held-out figures."""
+    documents = sorted({s.source for s in engine.sections})
+    if len(documents) < 2 or not rows:
+        return None, {}
+    doc = np.array([document_of(engine, r, documents) for r in rows])
+    answers_of = [
+        {engine.sections[n].source for n in range(len(engine.sections)) if _matches(engine, n, r.expect)} for r in rows
+    ]
+    groups = np.array([r.group for r in rows])
+    batches = np.array([r.batch for r in rows])
+    held: list[Row | None] = [None] * len(rows)
+    try:
+        for document in documents:
+            engine.hidden = frozenset({document})
+            never_answered = np.array([document not in a for a in answers_of], dtype=bool)
+            for i in np.flatnonzero(doc == document):
+                r = rows[i]
+                computed = r.evidence.own is not None or (lazy and not r.evidence.empty)
+                evidence = engine.evidence(r.evidence.text) if computed else r.evidence
+                if precedents is not None:
+                    evidence = engine.with_precedents(
+                        evidence, precedents, never_answered & _may_vote(groups, batches, r.group, r.batch)
+                    )
+                held[i] = replace(r, evidence=evidence)
+                if progress is not None:
+                    progress(1)
+    finally:
+        engine.hidden = frozenset()
+    feats = [first_features(engine, r, weights) for r in held]
+    x = np.array([f[0] for f in feats])
+    x[:, FEATURES.index("learned_top")] = 0.0  # served without the adapter
+    hard = np.array([f[2] for f in feats])
+    right = np.array([f[3] for f in feats])
+    y = np.array([1 if r.in_scope else 0 for r in rows])
+    target = (right & (y == 1)).astype(int)
+    if len(set(target)) < 2:
+        return None, {}
+    p_cv = np.zeros(len(rows))
+    for document in documents:
+        test, train = doc == document, doc != document
+        if test.any() and len(set(target[train])) == 2:
+            p_cv[test] = _predict(_fit(x[train], target[train]), x[test])
+    # Figures: each document's tiers from thresholds chosen on the other documents' held-out probabilities.
+    confident = np.zeros(len(rows), dtype=bool)
+    for document in documents:
+        test, train = doc == document, doc != document
+        answer, _ = _unseen_thresholds(p_cv[train], y[train], right[train], hard[train], doc[train], **policy)
+        confident[test] = (p_cv[test] >= answer) & ~hard[test]
+    far = (x[:, FEATURES.index("margin")] <= 0) | (x[:, FEATURES.index("coverage")] <= 0)
+    answer, none = _unseen_thresholds(p_cv, y, right, hard, doc, **policy, far=far)
+    mean, scale, model = _fit(x, target)
+    inscope, near = y == 1, y == 0
+    figures = {
+        "documents": len(documents),
+        "n_in_scope": int(inscope.sum()),
+        "n_out_of_scope": int(near.sum()),
+        "in_scope_hit@1": _share(right, inscope),
+        "in_scope_confident_right": _share(confident & right, inscope),
+        "in_scope_confident_wrong": _share(confident & ~right, inscope),
+        "out_of_scope_confident": _share(confident, near),
+        "ece": round(_ece(p_cv, target), 4),
+    }
+    stored = {
+        "mean": [float(v) for v in mean],
+        "scale": [float(v) for v in scale],
+        "coef": [float(v) for v in model.coef_[0]],
+        "intercept": float(model.intercept_[0]),
+        "answer_threshold": answer,
+        "none_threshold": none,
+    }
+    return stored, figures
+
+
+def add_unseen(
+    engine: Engine, paths: list[Path], *, max_near_confident: float = 0.08, max_inscope_none: float = 0.02
+) -> Calibration:
+    """The engine's calibration with only its model for documents nobody labelled refitted (:func:`fit_unseen`),
+    with its ranking weights and precedents as fitted, and stored: what ``tune`` adds, without refitting the rest
+    (a calibration fitted before this model existed, on the same files)."""
+    cases, groups, conversations, fitted_on = read_labelled(paths)
+    serving = engine.calibration
+    if not serving.calibrated or serving.fitted_on != fitted_on:
+        raise ValueError(f"{paths}: the stored calibration was fitted on other files. Run: python -m bot tune")
+    texts = [engine.read(c.query).search_text for c in cases]
+    firsts = [c["turns"][0]["query"] for c in conversations if c["turns"]]
+    texts += [engine.read(q).search_text for q in firsts]
+    cache_size, engine.query_cache_size = engine.query_cache_size, max(engine.query_cache_size, 4 * len(texts))
+    try:
+        engine.remember(_precedent_vectors(serving, fitted_on, texts))
+        queries = [c.query for c in cases] + firsts
+        labels = [(c.expect, g, c.kind, g.rpartition("@")[2]) for c, g in zip(cases, groups)]
+        labels += [(tuple(c["turns"][0].get("expect") or ()), c["group"], c.get("kind", ""), c.get("batch", ""))
+                   for c in conversations if c["turns"]]  # fmt: skip
+        # Evidence without scores: fit_unseen computes each row's with its document hidden (``lazy``).
+        rows = [
+            Row(expect, group, Evidence(text=engine.read(q).text, language=""), kind, batch=batch)
+            for q, (expect, group, kind, batch) in zip(queries, labels)
+        ]
+        policy = {"max_near_confident": max_near_confident, "max_inscope_none": max_inscope_none}
+        with _Progress(len(rows), True) as progress:
+            unseen, figures = fit_unseen(engine, rows, serving.weights, serving.precedents, policy, progress, lazy=True)
+    finally:
+        engine.query_cache_size = cache_size
+    result = replace(serving, unseen=unseen, figures={**serving.figures, "unseen_documents": figures})
+    result.save(calibration_path(engine.settings.index_dir, engine.embedder.id))
+    engine.calibration = result
+    return result
