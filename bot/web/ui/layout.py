@@ -32,6 +32,7 @@ from bot.web.ui.events import (
     submit,
     vote,
     vote_reason,
+    without_votes,
 )
 from bot.web.ui.state import (
     MAX_SESSIONS,
@@ -192,7 +193,7 @@ def make_ui(
     def on_person(state: Any):
         state = as_state(state)
         reply = ask_person(deps, state)
-        state.messages.append({"role": "assistant", "content": reply.markdown})
+        state.messages.append({"role": "assistant", "content": without_votes(reply.markdown)})  # no answer to rate
         trim(state)
         return state.messages, state, snapshot(state)
 
