@@ -82,3 +82,105 @@ def test_no_blank_band_above_the_welcome_or_the_first_message_on_a_phone(site, b
         assert asked["first"] - asked["icons"] <= 12, asked  # was 36 px of white under it
     finally:
         context.close()
+
+
+# ---------------------------------------------------------------- the first paint (bot.web.ui.first_paint)
+
+GRADIO_ENTRY = "**/assets/index-*.js"  # held back: the page as a person sees it before Gradio's scripts have run
+
+
+@pytest.mark.parametrize("path", ["/", "/widget/"])
+def test_the_first_paint_shows_the_welcome_and_a_named_box_before_gradio_runs(site, browser, shots, path):
+    """Issue 35: the widget showed a blank "加载中…" until Gradio's ~50 scripts had run and its load event had
+    answered (6.5 s at load 20). The page's HTML now shows the welcome, its examples and the text box, in the tab's
+    language, with Gradio's scripts not even loaded."""
+    for locale, hello, box in (("zh-CN", "你好", "问题或报错日志"), ("en-US", "Hi!", "Question or error log")):
+        context = browser.new_context(
+            viewport={"width": 390, "height": 844}, locale=locale, extra_http_headers={"Accept-Language": locale}
+        )
+        page = context.new_page()
+        try:
+            page.route(GRADIO_ENTRY, lambda route: route.abort())
+            page.goto(site + path, wait_until="load")
+            first = page.locator("#bot-first")
+            assert first.is_visible() and hello in first.inner_text()
+            assert page.locator("#bot-first .example").count() >= 2
+            assert page.get_attribute("#bot-first textarea", "aria-label").startswith(box[:4])
+            boxes = page.evaluate(
+                "[...document.querySelectorAll('#bot-first button, #bot-first textarea')].map(e => {"
+                " const r = e.getBoundingClientRect(); return [r.width, r.height, e.getAttribute('aria-label') || e.innerText]; })"
+            )
+            assert all(w >= 24 and h >= 24 and name for w, h, name in boxes), boxes  # targets ≥ 24 px, all named
+            page.screenshot(path=str(shots / f"first_paint_{'widget' if 'widget' in path else 'page'}_{locale}.png"))
+        finally:
+            context.close()
+
+
+def test_what_is_done_on_the_first_paint_goes_to_the_chat_once_it_is_ready(site, browser):
+    """An example picked before Gradio has run is asked once the chat is ready; words typed (not sent) are in
+    Gradio's box; a reload of a tab with a conversation shows the conversation, not the first paint's welcome."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, locale="zh-CN")
+    page = context.new_page()
+    try:
+        held = []
+        page.route(GRADIO_ENTRY, lambda route: held.append(route))
+        page.goto(site + "/widget/", wait_until="commit")
+        page.wait_for_selector("#bot-first .example")
+        picked = page.inner_text("#bot-first .example >> nth=1")
+        page.click("#bot-first .example >> nth=1")
+        page.unroute(GRADIO_ENTRY)  # Gradio's scripts load now
+        page.wait_for_function(
+            "(q) => [...document.querySelectorAll('#chat [data-testid=user]')].some(m => m.innerText.includes(q))",
+            arg=picked,
+            timeout=60_000,
+        )
+        assert page.locator("#bot-first").count() == 0
+        page.wait_for_function("() => document.querySelectorAll('#chat [data-testid=bot]').length >= 1", timeout=60_000)
+
+        page.route(GRADIO_ENTRY, lambda route: held.append(route))
+        page.reload(wait_until="commit")
+        page.wait_for_selector("html", state="attached")
+        page.wait_for_function("() => document.readyState !== 'loading'")
+        assert page.locator("#bot-first").count() == 0  # the saved conversation comes back instead
+        page.unroute(GRADIO_ENTRY)
+        open_loaded(page, site + "/widget/")
+        assert page.evaluate("document.querySelectorAll('#chat [data-testid=user]').length") == 1
+    finally:
+        context.close()
+
+    context = browser.new_context(viewport={"width": 390, "height": 844}, locale="en-US")
+    page = context.new_page()
+    try:
+        page.route(GRADIO_ENTRY, lambda route: held.append(route))
+        page.goto(site + "/widget/", wait_until="commit")
+        page.fill("#bot-first textarea", "nvidia-smi shows no process")
+        page.unroute(GRADIO_ENTRY)
+        page.wait_for_selector("html[data-chat-loaded]", state="attached", timeout=60_000)
+        assert page.input_value("#question textarea") == "nvidia-smi shows no process"
+        assert page.locator("#chat [data-testid=user]").count() == 0  # typed, not sent
+    finally:
+        context.close()
+
+
+def test_gradios_hashed_assets_are_served_once_compressed_and_cached_for_a_year(site):
+    import re
+    import urllib.error
+    import urllib.request
+
+    shell = urllib.request.urlopen(site + "/widget/").read().decode()
+    name = re.search(r"assets/(index-[\w-]+\.js)", shell).group(1)
+    for url in (f"{site}/widget/assets/{name}", f"{site}/assets/{name}"):
+        with urllib.request.urlopen(urllib.request.Request(url, headers={"Accept-Encoding": "gzip"})) as response:
+            assert response.headers["Cache-Control"] == "public, max-age=31536000, immutable"
+            assert response.headers["Content-Encoding"] == "gzip" and response.headers["X-Content-Type-Options"]
+            etag = response.headers["ETag"]
+        try:
+            urllib.request.urlopen(urllib.request.Request(url, headers={"If-None-Match": etag}))
+            raise AssertionError("an unchanged asset is sent again")
+        except urllib.error.HTTPError as answer:
+            assert answer.code == 304
+    try:
+        urllib.request.urlopen(f"{site}/widget/assets/missing-ABCDEFGH.js")
+        raise AssertionError("a file Gradio does not have was served")
+    except urllib.error.HTTPError as answer:
+        assert answer.code == 404

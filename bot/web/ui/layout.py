@@ -34,6 +34,7 @@ from bot.web.ui.events import (
     vote_reason,
     without_votes,
 )
+from bot.web.ui.first_paint import FirstPaint
 from bot.web.ui.state import (
     MAX_SESSIONS,
     SESSION_TTL,
@@ -342,4 +343,6 @@ def make_ui(
             queue=False,
         ).then(None, [language, tab_title], None, js=AFTER_LOAD_JS).then(None, js=keep_place_js)
     blocks.state_session_capacity = MAX_SESSIONS
+    # The page's first screen before Gradio has drawn anything (bot.web.ui.shell puts it in the page's HTML).
+    blocks.first_paint = FirstPaint(compact, title, welcome, STORAGE_KEY.replace("PAGE", page))
     return blocks
