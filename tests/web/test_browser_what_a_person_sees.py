@@ -116,6 +116,23 @@ def test_the_first_paint_shows_the_welcome_and_a_named_box_before_gradio_runs(si
             context.close()
 
 
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_nothing_serious_on_the_first_paint(site, browser, scheme):
+    from web.test_browser_a11y import AXE, RUN_AXE
+
+    if not AXE.exists():
+        pytest.fail(f"{AXE} is missing: run scripts/test.sh, or: npm install --prefix tests/.axe axe-core")
+    context = browser.new_context(viewport={"width": 390, "height": 844}, locale="zh-CN", color_scheme=scheme)
+    page = context.new_page()
+    try:
+        page.route(GRADIO_ENTRY, lambda route: route.abort())
+        page.goto(site + "/widget/", wait_until="load")
+        page.add_script_tag(path=str(AXE))
+        assert page.evaluate(RUN_AXE) == []
+    finally:
+        context.close()
+
+
 def test_what_is_done_on_the_first_paint_goes_to_the_chat_once_it_is_ready(site, browser):
     """An example picked before Gradio has run is asked once the chat is ready; words typed (not sent) are in
     Gradio's box; a reload of a tab with a conversation shows the conversation, not the first paint's welcome."""

@@ -78,6 +78,11 @@ class FirstPaint:
     welcome: Welcome = field(default_factory=Welcome)
     storage_key: str = ""  # where the page keeps a conversation in the tab (static/save.js)
 
+    def title(self) -> bytes:
+        """The document's ``<title>`` until Gradio sets its own (Gradio's page has none in its HTML)."""
+        zh, en = self.titles.get("zh", ""), self.titles.get("en", "")
+        return f"<title>{_e(zh if zh == en else f'{zh} · {en}')}</title>".encode()
+
     def html(self, language: UiLanguage) -> bytes:
         text, questions = self.welcome.shown(language)
         heading, _, rest = text.partition("\n\n")

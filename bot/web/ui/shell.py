@@ -39,10 +39,21 @@ def gradio_assets() -> Path:
     return Path(gradio.__file__).parent / "templates" / "frontend" / "assets"
 
 
-def with_first_paint(html: bytes, paint: bytes) -> bytes:
-    """Gradio's page shell with ``paint`` (:class:`~bot.web.ui.first_paint.FirstPaint`'s HTML) before its app."""
+def with_first_paint(html: bytes, paint: bytes, title: bytes = b"") -> bytes:
+    """Gradio's page shell with ``paint`` (:class:`~bot.web.ui.first_paint.FirstPaint`'s HTML) before its app, and
+    ``title`` in its head when it has none (Gradio's script sets one later: a page without is unnamed till then).
+
+    >>> with_first_paint(b'<head></head><body><gradio-app></gradio-app></body>', b"<p>hi</p>", b"<title>T</title>")
+    b'<head><title>T</title></head><body><p>hi</p><gradio-app></gradio-app></body>'
+    """
     at = html.find(b"<gradio-app")
-    return html if at < 0 else html[:at] + paint + html[at:]
+    if at < 0:
+        return html
+    html = html[:at] + paint + html[at:]
+    head = html.find(b"</head>")
+    if title and head >= 0 and b"<title" not in html[:head]:
+        html = html[:head] + title + html[head:]
+    return html
 
 
 class PageShell:
@@ -100,7 +111,7 @@ class PageShell:
             html = b"".join(body)
             plain = start["status"] == 200 and "text/html" in headers.get("content-type", "")
             if plain and not headers.get("content-encoding"):
-                html = with_first_paint(html, paint.html(ui_language(accept)))
+                html = with_first_paint(html, paint.html(ui_language(accept)), paint.title())
                 headers["content-length"] = str(len(html))
             await send(start)
             await send({"type": "http.response.body", "body": html})
