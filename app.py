@@ -132,6 +132,11 @@ def build_app(
     # One throttle of wrong credentials per client: the door's (API token, ?token=, Bearer) and /admin's sign-in.
     throttle = LoginThrottle()
     admin_token = getattr(ops, "admin_token", "") or ""
+    first_paints: dict = {}  # the chat pages' first screens (bot.web.ui.first_paint), once their Blocks are made
+    if ui:  # innermost, behind the door and the headers: the chat's page shells and Gradio's hashed assets, sooner
+        from bot.web.ui.shell import PageShell
+
+        app.add_middleware(PageShell, root_path=web.root_path, paints=first_paints)
     app.add_middleware(SecurityMiddleware, web=web, admin_token=admin_token, throttle=throttle)
     # CORS: only the configured origins. Gradio leaves CORS to the parent app when it has this middleware,
     # so the UI routes get the same policy (and no blanket grant).
@@ -251,6 +256,7 @@ def build_app(
     full = make_ui(engine, settings, web, compact=False, recorder=recorder, contact=contact, welcome=welcome)
     for blocks in (widget, full):
         blocks.queue(default_concurrency_limit=4, max_size=64)
+    first_paints.update({"/widget/": widget.first_paint, "/": full.first_paint})
     app = gr.mount_gradio_app(
         app,
         widget,

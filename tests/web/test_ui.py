@@ -93,6 +93,20 @@ def test_questions_are_recorded_with_the_session_and_intents_are_not(deps):
     assert "https://help.example.com" in state.messages[-3]["content"]
 
 
+def test_a_reply_with_nothing_to_rate_carries_the_no_vote_marker_and_an_answer_does_not(deps):
+    """Issue 35: the hand-off ("转人工") still showed 👍/👎, which count nothing (no answer is recorded for it);
+    chat.css hides them on a reply carrying NO_VOTE (tests/web/test_browser_what_a_person_sees.py looks)."""
+    from bot.web.ui.events import NO_VOTE, ask_person
+
+    state = ask(deps, ChatState(), "显存不足怎么办")
+    assert NO_VOTE not in state.messages[-1]["content"] and str(len(state.messages) - 1) in state.answers
+    for message in ("转人工", "talk to a human", "谢谢"):
+        state = ask(deps, state, message)
+        assert state.messages[-1]["content"].endswith(NO_VOTE), message
+        assert str(len(state.messages) - 1) not in state.answers
+    assert ask_person(deps, state).handoff  # the button's reply: layout.on_person marks it the same way
+
+
 def test_one_vote_per_answer_the_last_counts_and_a_down_vote_asks_why(deps):
     state = ask(deps, ChatState(), "显存不足怎么办")
     deps.recorder.events.clear()

@@ -33,6 +33,22 @@ from bot.web.ui.strings import ui_text
 if TYPE_CHECKING:
     from bot.engine.answerer import ServingEngine
 
+# A reply the chat records no answer for (a hand-off, small talk, an error) carries this empty marker: chat.css hides
+# its 👍/👎, which would count nothing (Gradio 6 draws them on every reply, with no per-message switch). A class,
+# since Gradio's sanitizer keeps classes and drops data attributes.
+NO_VOTE = '<span class="bot-no-vote"></span>'
+
+
+def without_votes(markdown: str) -> str:
+    """``markdown`` marked as a reply without votes (:data:`NO_VOTE`), once.
+
+    >>> without_votes("Ask a person: [support](mailto:help@example.com)")
+    'Ask a person: [support](mailto:help@example.com)<span class="bot-no-vote"></span>'
+    >>> without_votes(without_votes("Hi")) == without_votes("Hi")
+    True
+    """
+    return markdown if markdown.endswith(NO_VOTE) else markdown + NO_VOTE
+
 
 class Recorder(Protocol):
     def record(self, event: Event, *, session: str = "", latency_ms: float | None = None) -> None: ...
@@ -143,18 +159,19 @@ def respond(deps: Deps, state: ChatState, base: str) -> ChatState:
     except Exception:  # never leave the user with a spinner or a bare "Error"
         traceback.print_exc()
         language = detect_language(message[:20_000])
-        state.messages.append({"role": "assistant", "content": reply_text(language, "error")})
+        state.messages.append({"role": "assistant", "content": without_votes(reply_text(language, "error"))})
         return state
     reply, latency = turned.reply, turned.latency_ms  # finished: scope, person, hand-off and truncation note in
     state.turns = talk.turns
     _record(deps, state, reply.events, latency)
-    item: dict = {"role": "assistant", "content": reply.markdown}
+    answered = reply.kind not in ("empty", "intent")  # a hand-off ("转人工") or small talk: nothing to vote on
+    item: dict = {"role": "assistant", "content": reply.markdown if answered else without_votes(reply.markdown)}
     options = list(turned.options)
     if options:
         item["options"] = [{"value": o["value"], "label": o["label"]} for o in options]
     state.options = {o["value"]: o["label"] for o in options}
     state.messages.append(item)
-    if reply.kind not in ("empty", "intent"):
+    if answered:
         turn = state.turns[-1] if state.turns else None
         state.answers[str(len(state.messages) - 1)] = AnswerInfo(
             answer_id=turned.answer_id,

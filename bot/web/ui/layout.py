@@ -32,7 +32,9 @@ from bot.web.ui.events import (
     submit,
     vote,
     vote_reason,
+    without_votes,
 )
+from bot.web.ui.first_paint import FirstPaint
 from bot.web.ui.state import (
     MAX_SESSIONS,
     SESSION_TTL,
@@ -195,7 +197,7 @@ def make_ui(
     def on_person(state: Any):
         state = as_state(state)
         reply = ask_person(deps, state)
-        state.messages.append({"role": "assistant", "content": reply.markdown})
+        state.messages.append({"role": "assistant", "content": without_votes(reply.markdown)})  # no answer to rate
         trim(state)
         return state.messages, state, snapshot(state)
 
@@ -344,4 +346,6 @@ def make_ui(
             queue=False,
         ).then(None, [language, tab_title], None, js=AFTER_LOAD_JS).then(None, js=keep_place_js)
     blocks.state_session_capacity = MAX_SESSIONS
+    # The page's first screen before Gradio has drawn anything (bot.web.ui.shell puts it in the page's HTML).
+    blocks.first_paint = FirstPaint(compact, title, welcome, STORAGE_KEY.replace("PAGE", page))
     return blocks

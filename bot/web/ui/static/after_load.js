@@ -13,6 +13,21 @@
   document.documentElement.lang = language === 'zh' ? 'zh-CN' : 'en';
   if (title) document.title = title;
   document.documentElement.dataset.chatLoaded = language;
+  // The first paint (bot.web.ui.first_paint, drawn from the page's HTML before Gradio) gives way to the chat, handing
+  // over what the person did meanwhile: the words typed, sent when they pressed Enter or picked an example.
+  const first = document.getElementById('bot-first');
+  const kept = window.__botFirst || {};
+  const typedFirst = first && first.contains(document.activeElement);
+  if (first) first.remove();
+  if (first && kept.text) {
+    const box = document.querySelector('#question textarea');
+    if (box) {
+      box.value = kept.text;
+      box.dispatchEvent(new Event('input', {bubbles: true}));
+      if (kept.send) requestAnimationFrame(() => document.querySelector('#question button.submit-button')?.click());
+      else if (typedFirst) box.focus({preventScroll: true});
+    }
+  }
   const box = document.querySelector('#question textarea');
   if (box) box.dispatchEvent(new Event('input', {bubbles: true}));
   if (box && window.innerWidth > 700) box.focus({preventScroll: true});
