@@ -67,7 +67,6 @@ from bot.answer.render import (
     USER_ECHO_CHARS,
     details_markdown,
     own_error_line,
-    render,
     signature_line,
     truncation_notice,
     user_echo,
@@ -283,13 +282,6 @@ def _option_list(
         where = citation_label(s, m, language).rsplit(" · ", 1)[-1]
         items.append(Option(label, Citation(where, url, s.source)))
     return shown, options, tuple(items)
-
-
-def best_fix(item: Shown, meta: MetaLookup, language: str, written_in: LanguageLookup | None = None) -> str:
-    """The closest section as a tentative reply shows it: its summary line, its fix (steps and code, the
-    section's details left out) and its citation line."""
-    blocks, _ = _section_blocks(item, meta, language, written_in)
-    return render(blocks, language)
 
 
 def format_tentative(

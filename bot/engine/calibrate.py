@@ -59,7 +59,7 @@ from bot.engine.calibrate_rows import (
     voted,
 )
 from bot.engine.calibrate_thresholds import MAX_UNSEEN_WRONG, MIN_BATCH_NEAR, _thresholds
-from bot.engine.calibrate_unseen import add_unseen, fit_unseen
+from bot.engine.calibrate_unseen import fit_unseen
 from bot.engine.calibrate_weights import choose_weights, fit_adapter, learned_without_batch
 from bot.engine.calibration import FEATURES, FOLLOW_FEATURES, Calibration, calibration_path, sources_fingerprint
 from bot.engine.learned import adapter_path
@@ -71,7 +71,6 @@ __all__ = [  # what callers and tests import from here, wherever it lives now
     "MIN_BATCH_NEAR",
     "Row",
     "_folds",
-    "add_unseen",
     "batch_of",
     "calibrate",
     "collect",
@@ -84,7 +83,6 @@ __all__ = [  # what callers and tests import from here, wherever it lives now
     "read_labelled",
     "vectors_path",
     "voted",
-    "with_engine_calibration",
 ]
 
 
@@ -368,9 +366,3 @@ def format_figures(cal: Calibration) -> str:
         ):
             lines.append(f"  {key:<28} {f[key]}")
     return "\n".join(lines)
-
-
-def with_engine_calibration(engine: Engine, cal: Calibration) -> Engine:
-    """The same engine using ``cal`` (after a fit, without reloading the index)."""
-    engine.calibration = replace(cal)
-    return engine

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bot.engine.evaluate import Case as Labelled
+from bot.engine.evaluate import EvalCase as Labelled
 from bot.engine.evaluate import hit_matches, read_cases
 from bot.engine.labels import check_labelled
 from bot.engine.learned import Adapter

@@ -9,18 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 
-from bot.engine.calibrate_cache import _precedent_vectors
 from bot.engine.calibrate_models import _ece, _fit, _predict, _share, first_features
-from bot.engine.calibrate_progress import _Progress
-from bot.engine.calibrate_rows import Row, _matches, _may_vote, document_of, read_labelled
+from bot.engine.calibrate_rows import Row, _matches, _may_vote, document_of
 from bot.engine.calibrate_thresholds import _unseen_thresholds
-from bot.engine.calibration import FEATURES, Calibration, Weights, calibration_path
+from bot.engine.calibration import FEATURES, Weights
 from bot.engine.precedents import Precedents
-from bot.engine.retrieve import Engine, Evidence
+from bot.engine.retrieve import Engine
 
 
 def fit_unseen(
@@ -112,39 +109,3 @@ def fit_unseen(
         "none_threshold": none,
     }
     return stored, figures
-
-
-def add_unseen(
-    engine: Engine, paths: list[Path], *, max_near_confident: float = 0.08, max_inscope_none: float = 0.02
-) -> Calibration:
-    """The engine's calibration with only its model for documents nobody labelled refitted (:func:`fit_unseen`),
-    with its ranking weights and precedents as fitted, and stored: what ``tune`` adds, without refitting the rest
-    (a calibration fitted before this model existed, on the same files)."""
-    cases, groups, conversations, fitted_on = read_labelled(paths)
-    serving = engine.calibration
-    if not serving.calibrated or serving.fitted_on != fitted_on:
-        raise ValueError(f"{paths}: the stored calibration was fitted on other files. Run: python -m bot tune")
-    texts = [engine.read(c.query).search_text for c in cases]
-    firsts = [c["turns"][0]["query"] for c in conversations if c["turns"]]
-    texts += [engine.read(q).search_text for q in firsts]
-    cache_size, engine.query_cache_size = engine.query_cache_size, max(engine.query_cache_size, 4 * len(texts))
-    try:
-        engine.remember(_precedent_vectors(serving, fitted_on, texts))
-        queries = [c.query for c in cases] + firsts
-        labels = [(c.expect, g, c.kind, g.rpartition("@")[2]) for c, g in zip(cases, groups)]
-        labels += [(tuple(c["turns"][0].get("expect") or ()), c["group"], c.get("kind", ""), c.get("batch", ""))
-                   for c in conversations if c["turns"]]  # fmt: skip
-        # Evidence without scores: fit_unseen computes each row's with its document hidden (``lazy``).
-        rows = [
-            Row(expect, group, Evidence(text=engine.read(q).text, language=""), kind, batch=batch)
-            for q, (expect, group, kind, batch) in zip(queries, labels)
-        ]
-        policy = {"max_near_confident": max_near_confident, "max_inscope_none": max_inscope_none}
-        with _Progress(len(rows), True) as progress:
-            unseen, figures = fit_unseen(engine, rows, serving.weights, serving.precedents, policy, progress, lazy=True)
-    finally:
-        engine.query_cache_size = cache_size
-    result = replace(serving, unseen=unseen, figures={**serving.figures, "unseen_documents": figures})
-    result.save(calibration_path(engine.settings.index_dir, engine.embedder.id))
-    engine.calibration = result
-    return result

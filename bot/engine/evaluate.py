@@ -42,9 +42,6 @@ class EvalCase:
     expect: tuple[dict, ...]
 
 
-# The old name, still imported by bot.engine.calibrate (``Case as Labelled``); new code says EvalCase.
-Case = EvalCase
-
 Mode = Literal["hybrid", "dense", "bm25"]
 
 

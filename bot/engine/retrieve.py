@@ -571,18 +571,16 @@ class Engine:
         *,
         k: int = 10,
         case: Case | None = None,
-        mode: str = "hybrid",
-        use_meta: bool = True,
         exclude: Iterable[str] = (),
     ) -> Answer:
         """Answer one message in its case: up to ``k`` distinct sections, a tier and its reason.
 
         ``ask`` is :meth:`evidence` (on the turn's plan), :func:`rank` and :func:`judge`, each once and nothing
-        else (calibration uses the same three). ``mode`` "dense" or "bm25" ranks by one kind of evidence only and
-        ``use_meta=False`` ignores curated phrasings (baselines for ``bot eval``).
+        else (calibration uses the same three). The evaluation's baselines take their own path
+        (:func:`bot.engine.evaluate.baseline_ask`): serving has no switch for them.
         """
-        evidence = self.evidence(text, case, use_meta=use_meta, exclude=exclude)
-        ranking = rank(evidence, self.calibration.weights, mode=mode, k=k)  # a baseline mode ranks on the same plan
+        evidence = self.evidence(text, case, exclude=exclude)
+        ranking = rank(evidence, self.calibration.weights, k=k)
         return self.answer(evidence, ranking, judge(self, evidence, ranking, self.calibration))
 
     def answer(self, evidence: Evidence, ranking: Ranking, verdict: Verdict) -> Answer:
