@@ -1,6 +1,6 @@
 """Growth ratios of the text scanners that once went quadratic: the figures that used to be timing tests.
 
-    python -m bench.linearity            # every check at its full size (about a minute on 2 shared cores)
+    python -m bench.linearity            # every check at its full size (minutes on 2 shared cores; --only to pick)
     python -m bench.linearity --scale 0.01 --repeat 1   # a smoke run on tiny inputs (what the tests do)
 
 Each check times the same code on a small and a large input of the same shape, the rounds interleaved and the
@@ -15,7 +15,9 @@ and nothing here asserts on them. A ratio near ``factor²`` means a regression; 
   the library pattern before issue 11 on the same line (quadratic: the measure tells them apart);
 - ``question_marks``: ``Lexicon.find`` on a long run of ``?`` (issue 28, finding 1), beside the splitter before
   issue 28;
-- ``environment``: ``read_environment`` on a pip list with adversarial lines.
+- ``environment``: ``read_environment`` on a pip list with adversarial lines;
+- ``pastes``: ``looks_like_log`` + ``extract_signature`` on pastes shaped to make a regex backtrack (long lines of
+  colons, dashes, spaces, dotted names, unclosed ``at [``; :data:`PASTES`), a quarter megabyte against a whole one.
 """
 
 from __future__ import annotations
@@ -125,7 +127,51 @@ def environment(scale: float = 1.0, repeat: int = 3) -> dict:
     }
 
 
-CHECKS = {"sanitiser": sanitiser, "signature": signature, "question_marks": question_marks, "environment": environment}
+def _lines(line: str, size: int) -> str:
+    return line * max(1, size // len(line))
+
+
+# Pastes shaped to trip a backtracking regex in the log scanner, each about ``size`` characters long (the megabyte
+# pastes tests/system/test_bad_input.py timed once; the test now runs them at a tenth of that, untimed).
+PASTES: dict[str, Callable[[int], str]] = {
+    "one_long_line": lambda size: "a" * size,
+    "dotted_identifier": lambda size: "a." * (size // 2),
+    "dotted_no_break": lambda size: _lines("x." * 999 + "\n", size),
+    "paths": lambda size: _lines("/" + "/".join(["dir"] * 400) + ":1:2:3\n", size),
+    "unclosed_at_bracket": lambda size: _lines("at [" + "/x" * 900 + "\n", size),
+    "colons": lambda size: _lines("Error" + ":" * 1990 + "\n", size),
+    "spaces": lambda size: _lines(" " * 1999 + "\n", size),
+    "camel_error_words": lambda size: _lines("NotAnErrorButLooksLikeOne" * 80 + "\n", size),
+    "flags": lambda size: _lines("--flag-" + "-" * 1990 + "\n", size),
+    "hex": lambda size: _lines("0x" + "f" * 1998 + "\n", size),
+    "glog_prefix": lambda size: _lines("I0221 18:48:34.436648 29562 " + "a" * 1900 + "\n", size),
+    "many_short_lines": lambda size: "E\n" * (size // 2),
+    "cjk": lambda size: "显存不足" * (size // 4),
+}
+
+
+def pastes(scale: float = 1.0, repeat: int = 2) -> dict:
+    """``looks_like_log`` + ``extract_signature`` on each of :data:`PASTES` at 250,000 and 1,000,000 characters."""
+    from bot.kb.signature import extract_signature, looks_like_log
+
+    def scan(text: str) -> None:
+        looks_like_log(text)
+        extract_signature(text)
+
+    n = _size(250_000, scale)
+    return {
+        "factor": 4,
+        "ratios": {name: round(growth(scan, make(n), make(4 * n), repeat), 2) for name, make in PASTES.items()},
+    }
+
+
+CHECKS = {
+    "sanitiser": sanitiser,
+    "signature": signature,
+    "question_marks": question_marks,
+    "environment": environment,
+    "pastes": pastes,
+}
 
 
 def measure(scale: float = 1.0, repeat: int | None = None, checks: tuple[str, ...] = tuple(CHECKS)) -> dict:

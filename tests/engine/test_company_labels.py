@@ -47,7 +47,7 @@ def test_calibrate_reads_the_companys_labels_in_seeds_labels(company, capsys):
 
     mine = company.seeds_dir / "labels" / "ours.jsonl"
     mine.write_text(_good_labels(), encoding="utf-8")
-    assert main(_argv(company)) == 0, capsys.readouterr().err
+    assert main(_argv(company, "calibrate")) == 0, capsys.readouterr().err
     cal = load_for(company.index_dir, HashEmbedder().id)
     # before: only eval/*.jsonl was read, and an empty eval/ meant "nothing to learn from" (exit 2)
     assert any(Path(name).name == "ours.jsonl" for name in cal.fitted_on), cal.fitted_on
@@ -82,7 +82,7 @@ def test_shipped_labels_of_removed_documents_are_dropped_with_one_warning(compan
     gone = [_line(f"多卡 {i}", "000_786bff9181b08d52.txt", "多卡训练报错") for i in range(5)]
     shipped.write_text("".join(gone) + _line("显存不足 shipped", "gpu.md", "显存不足"), encoding="utf-8")
     (company.seeds_dir / "labels" / "ours.jsonl").write_text(_good_labels(), encoding="utf-8")
-    assert main(_argv(company)) == 0
+    assert main(_argv(company, "calibrate")) == 0
     err = capsys.readouterr().err
     warnings = [line for line in err.splitlines() if line.startswith("warning: dropped")]
     assert warnings == [

