@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol, get_args
 
 from bot.engine.message import Cues, Message
-from bot.kb.eras import outdated_eras
 from bot.records import Act, Case, Move, Tier
 
 ACTS: tuple[Act, ...] = get_args(Act)
@@ -180,8 +179,7 @@ class Plan:
     ``search``: the message's own search text; ``joined``: the message's words before the case's ("" when the
     message is searched alone); ``title``: a long new post's first line ("" otherwise); ``own_weight``: the own
     words against the joined ones; ``exclude``: sections never shown; ``answer_bearing``: only sections that answer
-    on their own; ``not_lead``: sections that may follow but not lead; ``not_lead_eras``: nor may sections written for
-    these eras (older than the releases the pasted environment shows); ``frameworks``: only sections of these frameworks (empty: any); ``prefer``: sections of these
+    on their own; ``not_lead``: sections that may follow but not lead; ``frameworks``: only sections of these frameworks (empty: any); ``prefer``: sections of these
     frameworks first; ``cover``: sections covering this new setting, when any does; ``focus``: the shown section a
     detail is about ("" otherwise); ``floor``/``cap``: the tier's bounds for the judge.
     """
@@ -194,7 +192,6 @@ class Plan:
     own_weight: float = 1.0
     exclude: tuple[str, ...] = ()
     not_lead: tuple[str, ...] = ()
-    not_lead_eras: tuple[str, ...] = ()
     answer_bearing: bool = False
     frameworks: frozenset[str] = frozenset()
     prefer: frozenset[str] = frozenset()
@@ -319,8 +316,6 @@ def plan(
         own_weight=own_weight,
         exclude=left,
         not_lead=not_lead,
-        # A Fluid 1.x answer is not the first thing shown to someone whose pip list says 2.x (it may still follow).
-        not_lead_eras=outdated_eras(case.environment, message.environment),
         answer_bearing=move == "retry",
         frameworks=frameworks,
         prefer=prefer,

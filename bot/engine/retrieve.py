@@ -520,11 +520,9 @@ class Engine:
             if covering.any():
                 allowed = covering
         not_lead = None
-        if plan.not_lead or plan.not_lead_eras:
+        if plan.not_lead:
             not_lead = np.zeros(n, dtype=bool)
             not_lead[[self._by_key[key] for key in plan.not_lead if key in self._by_key]] = True
-            outdated = set(plan.not_lead_eras)
-            not_lead |= np.array([bool(outdated & set(f.eras)) for f in self.facts], dtype=bool)
         found = Evidence(
             text=text,
             language=language,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from bot.records import Environment, Section
+from bot.records import Section
 
 _A = r"(?<![A-Za-z0-9_])"  # ASCII word edges: CJK text around a term is not part of it
 _Z = r"(?![A-Za-z0-9_])"
@@ -170,35 +170,3 @@ def newer_release(text: str, era: str) -> str:
         match = _TF_NEW.search(text)
         return ("TensorFlow " + (match.group(1) or "2.x")) if match else ""
     return ""
-
-
-_PADDLE_PACKAGES = ("paddle", "paddlepaddle", "paddlepaddle-gpu")
-
-
-def outdated_eras(*environments: Environment) -> tuple[str, ...]:
-    """The eras older than the releases the pasted environments show: Paddle 2.x or newer outdates Fluid 1.x and the
-    v1/v2 API, TensorFlow 2.x outdates TensorFlow 1.x, a CUDA 9 or newer toolkit, runtime or build outdates CUDA 8.
-
-    >>> from bot.records import Package
-    >>> outdated_eras(Environment(packages=(Package("paddlepaddle-gpu", "2.2.2.post112", "post112"),)))
-    ('Fluid 1.x', 'PaddlePaddle v1/v2')
-    >>> outdated_eras(Environment(packages=(Package("paddlepaddle-gpu", "1.8.5", ""),)), Environment(cuda_toolkit=("8.0",)))
-    ()
-    """
-    found: list[str] = []
-    for env in environments:
-        for package in env.packages:
-            major = _major(package.version)
-            if package.name in _PADDLE_PACKAGES and major >= 2:
-                found += ["Fluid 1.x", "PaddlePaddle v1/v2"]
-            elif package.name.startswith("tensorflow") and major >= 2:
-                found.append("TensorFlow 1.x")
-        cudas = (*env.cuda_toolkit, env.cuda_runtime or "", env.build_cuda or "", env.image_cuda or "")
-        if any(_major(c) >= 9 for c in cudas):
-            found.append("CUDA 7.5 / 8.0")
-    return tuple(label for label, _ in _ERAS if label in found)
-
-
-def _major(version: str) -> int:
-    head = version.split(".")[0]
-    return int(head) if head.isdigit() else 0
