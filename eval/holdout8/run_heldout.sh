@@ -2,7 +2,7 @@
 # usage: eval/holdout8/run_heldout.sh CHECKOUT OUTDIR eval/holdout8 -- the held-out figures of docs/evaluation.md
 # ("Held-out batches of the company session") for one checkout; session-start main and final main each run once.
 # DATADIR holds h8/ (single.jsonl, conversations.jsonl) and kb3/ (docs/*.md, questions.jsonl).
-# Then: python eval/holdout8/summarize.py OUT_A OUT_B
+# Then: python eval/holdout8/summarize.py eval/holdout8 OUT_A OUT_B
 set -u
 CO=$(realpath "$1"); OUT=$(realpath -m "$2"); D=$(realpath "$3")
 mkdir -p "$OUT"
