@@ -13,7 +13,7 @@ Routes (all under ``--root-path`` when served behind a reverse proxy):
 - ``/v1/chat/completions``, ``/v1/models``  OpenAI-compatible chat API (same auth as ``/api/*``)
 - ``/admin``       coverage gaps for operators (``BOT_ADMIN_TOKEN``), from the store
 
-This file has the environment read, once: :class:`bot.settings.AppConfig` holds every setting
+This file has the environment read, once: :class:`bot.web.config.AppConfig` holds every setting
 (``engine``: :class:`bot.settings.Settings`, ``web``: :class:`bot.settings.WebSettings`, ``store``:
 :class:`bot.store.database.StoreSettings`, ``contact``), from the ``BOT_*`` variables, command-line flags
 overriding them, and its sections are passed down. :func:`build_app` builds everything without
@@ -38,10 +38,11 @@ from bot.answer.reply import Contact
 from bot.answer.source_view import render_source
 from bot.answer.state import StateRefused
 from bot.records import Event
-from bot.settings import AppConfig, Settings, WebSettings
+from bot.settings import Settings, WebSettings
 from bot.store import NotSpooled, feedback
 from bot.web.api_models import AskRequest, FeedbackRequest
 from bot.web.api_turn import answer as api_answer
+from bot.web.config import AppConfig
 from bot.web.credentials import LoginThrottle
 from bot.web.door import Door, json_object
 from bot.web.frame_refused import FrameRefused

@@ -16,8 +16,9 @@ from typing import Any
 
 from bot.kb.embed import EmbedderUnavailable, make_embedder
 from bot.kb.index import BUILD_FIX, IndexProblem
-from bot.settings import AppConfig, Settings, reference_markdown
+from bot.settings import Settings
 from bot.store.database import StoreSettings
+from bot.web.config import AppConfig, reference_markdown
 
 LABELLED_DEFAULT = "eval/*.jsonl and seeds/labels/*.jsonl"  # what calibrate and tune read when given no files
 # The calibration's policy (``calibrate`` flags; ``tune`` calibrates with these defaults): flag, default, what.

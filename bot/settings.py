@@ -26,19 +26,14 @@ import ipaddress
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 from bot.limits import URL_CHARS
-
-if TYPE_CHECKING:
-    from bot.answer.contact import Contact
-    from bot.store.database import StoreSettings
 
 ENV_PREFIX = "BOT_"
 
@@ -444,25 +439,8 @@ class ContactSettings(BotSettings):
         pattern=r"^(|https?://[^\s/<>\"'`\\]+[^\s<>\"'`\\]*)$",
     )
 
-    def contact(self) -> Contact:
-        from bot.answer.contact import Contact
 
-        return Contact(url=self.contact_url, label=self.contact_label, webhook=self.handoff_webhook)
-
-
-def contact_from_env(environ: Mapping[str, str]) -> Contact:
-    """The :class:`bot.answer.contact.Contact` of ``BOT_CONTACT_URL`` / ``BOT_CONTACT_LABEL`` /
-    ``BOT_HANDOFF_WEBHOOK``, checked at start-up.
-
-    A bad URL raises ValueError naming the variable, the value and what is allowed, like the other settings.
-
-    >>> contact_from_env({"BOT_CONTACT_URL": "https://help.example.com/gpu"}).url
-    'https://help.example.com/gpu'
-    """
-    return ContactSettings.from_env(environ).contact()
-
-
-# ---------------------------------------------------------------- the store's (bot.store.database.StoreSettings)
+# ---------------------------------------------------------------- the store's data folder
 
 
 def default_data_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -472,103 +450,80 @@ def default_data_dir(environ: Mapping[str, str] | None = None) -> Path:
     >>> default_data_dir({"XDG_STATE_HOME": "/var/lib/x"})
     PosixPath('/var/lib/x/gpu-troubleshooter')
     """
-    environ = os.environ if environ is None else environ
+    environ = process_environment() if environ is None else environ
     base = environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(base) / "gpu-troubleshooter"
 
 
-# ---------------------------------------------------------------- every concern, read once at the edge
+# ---------------------------------------------------------------- the store's
+
+ADMIN_TOKEN_PATTERN = r"^[\x21-\x7e]+$"  # the API token's rule (bot.web.http): printable, no spaces
 
 
-def _store_settings() -> type[StoreSettings]:
-    from bot.store.database import StoreSettings  # SQLAlchemy: imported when the store's settings are read
+class StoreSettings(BotSettings):
+    """Settings of the store (:mod:`bot.store`), /admin and the index watcher; read from ``BOT_*`` variables at the
+    edges only."""
 
-    return StoreSettings
-
-
-def _contact() -> Contact:
-    from bot.answer.contact import Contact
-
-    return Contact()
-
-
-def concerns() -> tuple[tuple[str, type[BotSettings]], ...]:
-    """Every concern's model, in the order of the reference (``python -m bot settings``)."""
-    return (("engine", Settings), ("web", WebSettings), ("store", _store_settings()), ("contact", ContactSettings))
-
-
-@dataclass(frozen=True)
-class AppConfig:
-    """Every setting of the app in one object, read once from the environment at the edge (``app.py`` and
-    ``python -m bot``; flags override the environment), which passes the sections down; nothing below them reads
-    the environment. One model per concern, each the object the library receives:
-
-    - ``engine``: :class:`Settings` (index, seeds, embedder, input limit …);
-    - ``web``: :class:`WebSettings` (host, port, API token, CORS, proxies, server limits …);
-    - ``store``: :class:`bot.store.database.StoreSettings` (database, data dir, retention, admin token …);
-    - ``contact``: the :class:`bot.answer.contact.Contact` of :class:`ContactSettings` (where "talk to a person"
-      leads).
-
-    The variables are flat, ``BOT_<FIELD>`` (and uvicorn's ``FORWARDED_ALLOW_IPS`` as the fallback of
-    ``BOT_TRUSTED_PROXIES``); a bad value stops start-up naming the variable, the value and what is allowed.
-
-    >>> config = AppConfig.from_env({"BOT_INDEX_DIR": "/srv/index", "BOT_PORT": "8080"}, web={"host": "0.0.0.0"})
-    >>> str(config.engine.index_dir), config.web.port, config.web.host
-    ('/srv/index', 8080, '0.0.0.0')
-    >>> AppConfig.from_env({"BOT_PORT": "0"})
-    Traceback (most recent call last):
-    ValueError: BOT_PORT='0' is not allowed: it must be an integer from 1 to 65535 (default: 7860). Fix or unset the variable.
-    """
-
-    engine: Settings = field(default_factory=Settings)
-    web: WebSettings = field(default_factory=WebSettings)
-    store: StoreSettings = field(default_factory=lambda: _store_settings()())
-    contact: Contact = field(default_factory=_contact)
+    database_url: str = setting(
+        "",
+        "SQLAlchemy URL of the store, e.g. "
+        "postgresql+psycopg://user:password@host:5432/bot when replicas share one database; "
+        "unset: SQLite in the data folder",
+        allowed="a SQLAlchemy database URL",
+    )
+    data_dir: Path = setting(
+        default_data_dir,
+        "where the SQLite store and the event spool live",
+        allowed="a writable folder",
+        default_shown="$XDG_STATE_HOME/gpu-troubleshooter",
+    )
+    retention_days: int = setting(
+        180,
+        "events older than this many days are deleted by the app",
+        allowed="a whole number of days, or 0 to keep everything",
+        ge=0,
+    )
+    store_question_text: bool = setting(
+        True,
+        "keep question text; 0 keeps none (nor the error signature of a log)",
+        allowed="1 to keep question text or 0 to keep none",
+    )
+    # The API token's rule (8+ printable characters): "a" would fall to a handful of guesses.
+    admin_token: str = setting(
+        "",
+        "operator credential for /admin; unset: /admin refuses everyone",
+        allowed="8 to 512 printable characters without spaces, e.g. the output of "
+        "python -c 'import secrets; print(secrets.token_urlsafe(24))' "
+        "(unset turns /admin off)",
+        secret=True,
+        max_length=512,
+        pattern=r"^(|[\x21-\x7e]{8,})$",
+    )
+    index_poll_seconds: float = setting(
+        5.0,
+        "how often replicas look at index/CURRENT for a new index",
+        allowed="seconds between checks, or 0 to turn the watcher off",
+        ge=0,
+    )
 
     @classmethod
-    def from_env(
-        cls,
-        environ: Mapping[str, str] | None = None,
-        *,
-        engine: Mapping[str, object] | None = None,
-        web: Mapping[str, object] | None = None,
-        store: Mapping[str, object] | None = None,
-    ) -> AppConfig:
-        """From ``environ`` (default: the process environment, the one place it is read), with command-line flags
-        per section overriding it (``None`` values mean "flag not given")."""
-        environ = os.environ if environ is None else environ
-        return cls(
-            engine=Settings.from_env(environ, **(engine or {})),
-            web=WebSettings.from_env(environ, **(web or {})),
-            store=_store_settings().from_env(environ, **(store or {})),
-            contact=ContactSettings.from_env(environ).contact(),
-        )
+    def env_defaults(cls, environ: Mapping[str, str], given: Mapping[str, object]) -> dict[str, object]:
+        """The data folder under the given environment's ``XDG_STATE_HOME`` when ``BOT_DATA_DIR`` is unset.
+
+        >>> StoreSettings.from_env({"BOT_RETENTION_DAYS": "30", "BOT_STORE_QUESTION_TEXT": "0"}).retention_days
+        30
+        """
+        return {} if "data_dir" in given else {"data_dir": default_data_dir(environ)}
 
 
-def reference_markdown() -> str:
-    """Every variable of every concern as Markdown tables: what ``docs/settings.md`` holds."""
-    out = [
-        "# Settings",
-        "",
-        "Every setting is an environment variable (`BOT_<NAME>`), read once at start-up by `app.py` and",
-        "`python -m bot` (flags override it); a bad value stops start-up naming the variable, the value and",
-        "what is allowed. Generated from the settings models (`python -m bot settings > docs/settings.md`).",
-        "",
-    ]
-    for name, model in concerns():
-        out += [
-            f"## {name} (`{model.__module__}.{model.__name__}`)",
-            "",
-            "| variable | default | allowed | what it does |",
-            "|---|---|---|---|",
-        ]
-        out += [
-            f"| `{var}` | {_cell(default)} | {_cell(allowed)} | {_cell(text)} |"
-            for var, default, allowed, text in model.reference()
-        ]
-        out.append("")
-    return "\n".join(out)
+def weak_admin_token(token: str) -> bool:
+    """The rule of :attr:`StoreSettings.admin_token`, for settings built without validation (``model_copy``)."""
+    import re
+
+    return bool(token) and (len(token) < 8 or len(token) > 512 or not re.fullmatch(ADMIN_TOKEN_PATTERN, token))
 
 
-def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;") or " "
+def process_environment() -> Mapping[str, str]:
+    """The process environment: the one place the app reads it (``AppConfig.from_env`` in :mod:`bot.web.config`,
+    :func:`default_data_dir`); everything below the edges receives settings objects."""
+    return os.environ

@@ -24,6 +24,11 @@ and :func:`judge` (tier, probability, reason code, within the plan's bounds), ea
 message; nothing after the plan changes its act — and ``python -m bot calibrate`` uses the same three. What never changes about a section is computed
 when the index is built and stored with it (:class:`bot.engine.facts.SectionFacts`). The engine
 returns reason codes and section keys; :mod:`bot.answer` writes the words.
+
+Why one module of ~1,300 lines: it is the one ranking and judging step, and its parts share the engine's arrays
+(keys, vectors, facts, BM25 ids) and the calibration's weights; reading (:mod:`bot.engine.message`), the plan
+(:mod:`bot.engine.plan`), the features (:mod:`bot.engine.facts`) and fitting (``bot.engine.calibrate*``) already
+live apart. Splitting :func:`rank` and :func:`judge` from :class:`Engine` would pass those arrays across modules.
 """
 
 from __future__ import annotations

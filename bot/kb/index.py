@@ -21,6 +21,10 @@ at it, so a build killed at any moment leaves the previous index loadable.
 The generation it replaces is kept until the next build: a reader that read
 ``CURRENT`` just before the switch still finds its files. A reader that is slower
 than two builds finds its generation gone and loads again from ``CURRENT``, once.
+
+Why one module of ~700 lines: it is the on-disk format, written and read in one place, so a field added to a
+generation is added to its writer, its reader and its checks together (the English keys built for sections without
+curated phrasings are keys of this format, so they are built here too).
 """
 
 from __future__ import annotations

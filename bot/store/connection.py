@@ -3,7 +3,7 @@
 Every failure is a :class:`~bot.store.StoreError` that names the setting, the value and the fix.
 
     >>> import tempfile
-    >>> from bot.store.database import StoreSettings
+    >>> from bot.settings import StoreSettings
     >>> resolve_url(StoreSettings(data_dir=tempfile.mkdtemp())).get_backend_name()
     'sqlite'
     >>> resolve_url(StoreSettings(database_url="postgresql://u:p@db/bot")).drivername  # we ship psycopg 3
@@ -23,7 +23,7 @@ from sqlalchemy import exc as sa_exc
 from bot.store import StoreError
 
 if TYPE_CHECKING:
-    from bot.store.database import StoreSettings
+    from bot.settings import StoreSettings
 
 SQLITE_FILE = "bot.sqlite3"
 

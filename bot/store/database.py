@@ -48,7 +48,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -58,7 +58,7 @@ from sqlalchemy import exc as sa_exc
 
 from bot.limits import SPOOL_BYTES
 from bot.records import VOTE_REASONS, Event
-from bot.settings import BotSettings, default_data_dir, setting
+from bot.settings import StoreSettings, weak_admin_token
 from bot.store import StoreError, jsonl_import, purge, reader
 from bot.store.connection import SQLITE_FILE, make_engine, open_engine, resolve_url, shown_url, unusable
 from bot.store.migrations import MIGRATIONS, SCHEMA_VERSION, stored_version, upgrade
@@ -97,7 +97,6 @@ __all__ = [
     "StoreSettings",
     "_now",
     "_to_json",
-    "default_data_dir",
     "events_table",
     "make_engine",
     "meta_table",
@@ -109,74 +108,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-ADMIN_TOKEN_PATTERN = r"^[\x21-\x7e]+$"  # the API token's rule (bot.web.http): printable, no spaces
-
-
-# ---------------------------------------------------------------- settings
-
-
-class StoreSettings(BotSettings):
-    """Settings of the store, /admin and the index watcher; read from ``BOT_*`` variables at the edges only."""
-
-    database_url: str = setting(
-        "",
-        "SQLAlchemy URL of the store, e.g. "
-        "postgresql+psycopg://user:password@host:5432/bot when replicas share one database; "
-        "unset: SQLite in the data folder",
-        allowed="a SQLAlchemy database URL",
-    )
-    data_dir: Path = setting(
-        default_data_dir,
-        "where the SQLite store and the event spool live",
-        allowed="a writable folder",
-        default_shown="$XDG_STATE_HOME/gpu-troubleshooter",
-    )
-    retention_days: int = setting(
-        180,
-        "events older than this many days are deleted by the app",
-        allowed="a whole number of days, or 0 to keep everything",
-        ge=0,
-    )
-    store_question_text: bool = setting(
-        True,
-        "keep question text; 0 keeps none (nor the error signature of a log)",
-        allowed="1 to keep question text or 0 to keep none",
-    )
-    # The API token's rule (8+ printable characters): "a" would fall to a handful of guesses.
-    admin_token: str = setting(
-        "",
-        "operator credential for /admin; unset: /admin refuses everyone",
-        allowed="8 to 512 printable characters without spaces, e.g. the output of "
-        "python -c 'import secrets; print(secrets.token_urlsafe(24))' "
-        "(unset turns /admin off)",
-        secret=True,
-        max_length=512,
-        pattern=r"^(|[\x21-\x7e]{8,})$",
-    )
-    index_poll_seconds: float = setting(
-        5.0,
-        "how often replicas look at index/CURRENT for a new index",
-        allowed="seconds between checks, or 0 to turn the watcher off",
-        ge=0,
-    )
-
-    @classmethod
-    def env_defaults(cls, environ: Mapping[str, str], given: Mapping[str, object]) -> dict[str, object]:
-        """The data folder under the given environment's ``XDG_STATE_HOME`` when ``BOT_DATA_DIR`` is unset.
-
-        >>> StoreSettings.from_env({"BOT_RETENTION_DAYS": "30", "BOT_STORE_QUESTION_TEXT": "0"}).retention_days
-        30
-        """
-        return {} if "data_dir" in given else {"data_dir": default_data_dir(environ)}
-
-
-def weak_admin_token(token: str) -> bool:
-    """The rule of :attr:`StoreSettings.admin_token`, for settings built without validation (``model_copy``)."""
-    import re
-
-    return bool(token) and (len(token) < 8 or len(token) > 512 or not re.fullmatch(ADMIN_TOKEN_PATTERN, token))
-
 
 # ---------------------------------------------------------------- the store
 

@@ -30,7 +30,8 @@ from bot.store.schema import events_table, is_vote
 from bot.store.spool import REFUSED_DIR, SPOOL_DIR, Spool, from_json, to_json
 
 if TYPE_CHECKING:
-    from bot.store.database import StoreSettings
+    from bot.settings import StoreSettings
+
 
 log = logging.getLogger(__name__)
 

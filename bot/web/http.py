@@ -2,7 +2,7 @@
 half-open connections, keep-alive), security headers, public links and API history parsing
 (the source view is bot/answer/source_view.py).
 
-:class:`bot.settings.WebSettings` is read from the environment by :class:`bot.settings.AppConfig` at the edges
+:class:`bot.settings.WebSettings` is read from the environment by :class:`bot.web.config.AppConfig` at the edges
 (``app.py``, ``python -m bot``); everything here takes it as an argument.
 """
 

@@ -179,7 +179,7 @@ def test_cli_and_app_stop_with_the_message_not_a_traceback(tmp_path, monkeypatch
 
 def test_one_app_config_holds_every_section_under_todays_variable_names():
     # Before: three settings objects in three styles, each read from os.environ by app.py on its own.
-    from bot.settings import AppConfig
+    from bot.web.config import AppConfig
 
     config = AppConfig.from_env(
         {
@@ -214,7 +214,7 @@ def test_one_app_config_holds_every_section_under_todays_variable_names():
     ],
 )
 def test_app_config_errors_still_name_the_variable_and_the_value(env, start):
-    from bot.settings import AppConfig
+    from bot.web.config import AppConfig
 
     with pytest.raises(ValueError) as problem:
         AppConfig.from_env(env)
@@ -222,7 +222,8 @@ def test_app_config_errors_still_name_the_variable_and_the_value(env, start):
 
 
 def test_app_config_reads_the_process_environment_by_default_and_models_never_do(monkeypatch):
-    from bot.settings import AppConfig, Settings, WebSettings
+    from bot.settings import Settings, WebSettings
+    from bot.web.config import AppConfig
 
     monkeypatch.setenv("BOT_PORT", "8123")
     monkeypatch.setenv("BOT_RETENTION_DAYS", "7")
@@ -234,7 +235,7 @@ def test_app_config_reads_the_process_environment_by_default_and_models_never_do
 
 
 def test_every_setting_has_its_help_and_the_reference_is_current():
-    from bot.settings import concerns, reference_markdown
+    from bot.web.config import concerns, reference_markdown
     from fixtures import REPO
 
     for _, model in concerns():
@@ -389,7 +390,7 @@ def test_a_bad_contact_url_stops_start_up_with_one_line(tmp_path, monkeypatch, c
 
 
 def test_good_contact_urls_are_kept_as_given():
-    from bot.settings import contact_from_env
+    from bot.web.config import contact_from_env
 
     for url in (
         "https://chat.example.com/channel/gpu-help?x=1#top",
