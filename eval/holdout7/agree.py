@@ -46,6 +46,7 @@ def agree(a, b, name):
     return [i for i, (x, y) in enumerate(zip(a, b)) if bool(x) != bool(y) or (x and y and h(x[0]) != h(y[0]))]
 
 
-for A, B, name in zip(sys.argv[1::3], sys.argv[2::3], sys.argv[3::3]):
-    d = agree(units(A), units(B), name)
-    print("   disagreements at units", d)
+if __name__ == "__main__":
+    for A, B, name in zip(sys.argv[1::3], sys.argv[2::3], sys.argv[3::3]):
+        d = agree(units(A), units(B), name)
+        print("   disagreements at units", d)

@@ -71,10 +71,11 @@ def turns(path, part):
     return {"first": figs(first), "follow": figs(fol), "said_retries": said, "retry_leads_earlier": rep}
 
 
-for out in sys.argv[1:]:
-    print("==", out)
-    print("h7 singles", singles(f"{out}/h7_single.json", str(Path(__file__).with_name("single.jsonl"))))
-    print("h7 real conv", turns(f"{out}/h7_conv.json", lambda i: i < 15))
-    print("h7 written conv", turns(f"{out}/h7_conv.json", lambda i: i >= 15))
-    for kb in ("zh", "en"):
-        print("kb2", kb, singles(f"{out}/kb_{kb}.json", f"{out}/kb_{kb}/q.jsonl"))
+if __name__ == "__main__":
+    for out in sys.argv[1:]:
+        print("==", out)
+        print("h7 singles", singles(f"{out}/h7_single.json", str(Path(__file__).with_name("single.jsonl"))))
+        print("h7 real conv", turns(f"{out}/h7_conv.json", lambda i: i < 15))
+        print("h7 written conv", turns(f"{out}/h7_conv.json", lambda i: i >= 15))
+        for kb in ("zh", "en"):
+            print("kb2", kb, singles(f"{out}/kb_{kb}.json", f"{out}/kb_{kb}/q.jsonl"))

@@ -1,56 +1,21 @@
-"""Agreement of two blind labellers: KB3_DOCS=DIR python agree.py A B NAME [A B NAME ...]"""
+"""Agreement of two blind labellers: KB3_DOCS=DIR python agree.py A B NAME [A B NAME ...]
+
+holdout7's agreement (the same figures), with kb3's pages added to the headings it knows."""
 
 import glob
-import json
 import os
 import sys
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "holdout7"))
+import agree as holdout7  # noqa: E402
 
-def norm(s):
-    return "".join(c for c in s.lower() if not c.isspace() and c not in "`*#[]")
-
-
-heads = {}
-for f in glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", "seeds", "*.txt")):
-    heads[os.path.basename(f)] = [norm(line.lstrip("#")) for line in open(f) if line.startswith("#")]
 # kb3's pages, named as they sit under seeds/kb3/ (KB3_DOCS: the folder holding them)
 for f in glob.glob(os.path.join(os.environ.get("KB3_DOCS", "kb3/docs"), "*.md")):
-    heads["kb3/" + os.path.basename(f)] = [norm(line.lstrip("#")) for line in open(f) if line.startswith("#")]
-
-
-def h(e):
-    for x in heads.get(e["source"], []):
-        if norm(e["section"]) in x:
-            return (e["source"], x)
-    return (e["source"], "?" + norm(e["section"]))
-
-
-def units(fn):
-    out = []
-    for o in map(json.loads, open(fn)):
-        if "turns" in o:
-            out += [t["expect"] for t in o["turns"]]
-        else:
-            out.append(o["expect"])
-    return out
-
-
-def agree(a, b, name):
-    n = len(a)
-    sa = [bool(x) for x in a]
-    sb = [bool(x) for x in b]
-    ag = sum(p == q for p, q in zip(sa, sb)) / n
-    pa = sum(sa) / n
-    pb = sum(sb) / n
-    pe = pa * pb + (1 - pa) * (1 - pb)
-    both = [(i, x, y) for i, (x, y) in enumerate(zip(a, b)) if x and y]
-    same = sum(h(x[0]) == h(y[0]) for i, x, y in both)
-    ov = sum(bool({h(e) for e in x} & {h(e) for e in y}) for i, x, y in both)
-    k = (ag - pe) / (1 - pe) if pe < 1 else 1
-    print(f"| {name} | {n} | {ag:.3f} | {k:.2f} | {len(both)} | {same} | {ov} |")
-    return [i for i, (x, y) in enumerate(zip(a, b)) if bool(x) != bool(y) or (x and y and h(x[0]) != h(y[0]))]
-
+    holdout7.heads["kb3/" + os.path.basename(f)] = [
+        holdout7.norm(line.lstrip("#")) for line in open(f) if line.startswith("#")
+    ]
 
 for A, B, name in zip(sys.argv[1::3], sys.argv[2::3], sys.argv[3::3]):
-    d = agree(units(A), units(B), name)
+    d = holdout7.agree(holdout7.units(A), holdout7.units(B), name)
     print("   disagreements at units", d)
