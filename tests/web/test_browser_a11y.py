@@ -53,11 +53,20 @@ def source_path(site: str) -> str:
     return "/source?" + urlsplit(hit["url"]).query
 
 
+# A 👎 always shows a toast (its thanks): it is checked as a person reads it, once there and faded in (axe computes
+# contrast through opacity, so a toast caught half-faded-in, or arriving during the check, reads as low contrast).
+TOAST_SHOWN = """() => { const toasts = [...document.querySelectorAll('.toast-body')];
+  return toasts.length > 0 && toasts.every(t => {
+    for (let e = t; e; e = e.parentElement) if (getComputedStyle(e).opacity !== '1') return false;
+    return true; }); }"""
+
+
 def dislike_last(page) -> None:
     page.get_by_role("button", name=DISLIKE).last.click()
     page.wait_for_selector(".bot-reasons", state="visible", timeout=15_000)
     page.wait_for_function("() => document.querySelector('#chat button[aria-pressed=true]')", timeout=15_000)
     rendered(page)
+    page.wait_for_function(TOAST_SHOWN, timeout=15_000)
 
 
 @pytest.mark.parametrize("path", ["/widget/", "/", "/admin", "/source"])

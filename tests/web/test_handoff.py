@@ -189,7 +189,7 @@ def test_asking_for_a_person_posts_the_transcript_to_the_webhook(engine, hash_se
         state = ask(deps, state, "多卡训练报错 libnccl.so")
         state = ask(deps, state, "转人工")
         assert receiver.got.wait(10), "the webhook was not called"
-        assert last(state) == TEXTS["zh"]["intent_human_webhook"]
+        assert last(state) == without_votes(TEXTS["zh"]["intent_human_webhook"])
     (body,) = receiver.bodies
     assert body["type"] == "handoff" and body["origin"] == "ui" and body["language"] == "zh"
     questions = [t["question"] for t in body["turns"]]
