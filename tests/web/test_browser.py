@@ -166,6 +166,8 @@ def wait_loaded(page) -> None:
     """The chat is on screen and its load event (restoring the tab's conversation) has finished and rendered."""
     page.wait_for_selector("#question textarea", timeout=60_000)
     page.wait_for_function("window.__botLoaded === true", timeout=30_000)
+    # Gradio sets <html lang> early too: the app's load event itself says it has run (after_load.js).
+    page.wait_for_selector("html[data-chat-loaded]", state="attached", timeout=60_000)
     rendered(page)
 
 

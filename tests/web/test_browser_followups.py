@@ -45,14 +45,12 @@ def sized(request, browser, app_url):
     width, height, path = SIZES[request.param]
     context = browser.new_context(viewport={"width": width, "height": height}, locale="zh-CN")
     page = context.new_page()
-    # The app's load event ends by setting <html lang> (bot/web/ui/static/after_load.js): the chat is ready then.
-    page.add_init_script(
-        "new MutationObserver(() => { window.__botLoaded = true; })"
-        ".observe(document, {attributes: true, subtree: true, attributeFilter: ['lang']});"
-    )
     page.goto(app_url + path, wait_until="load")
     page.wait_for_selector("#question textarea", timeout=120_000)
-    page.wait_for_function("window.__botLoaded === true", timeout=60_000)
+    # The chat is ready when the app's load event has run (bot/web/ui/static/after_load.js sets <html
+    # data-chat-loaded>). A `lang` attribute alone does not say it: Gradio and the page's first screen set one
+    # earlier, and a question sent then could be lost (this module's first ask timed out once that way).
+    page.wait_for_selector("html[data-chat-loaded]", state="attached", timeout=60_000)
     yield request.param, page
     context.close()
 
