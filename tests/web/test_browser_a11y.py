@@ -67,6 +67,15 @@ def dislike_last(page) -> None:
     page.wait_for_function("() => document.querySelector('#chat button[aria-pressed=true]')", timeout=15_000)
     rendered(page)
     page.wait_for_function(TOAST_SHOWN, timeout=15_000)
+    # The picker is checked at rest, as read: the pointer that clicked 👎 is moved off it (a reason under the pointer
+    # is in its hover colours), and its own fade-in is over.
+    page.mouse.move(0, 0)
+    page.wait_for_function(
+        """() => { const r = document.querySelector('.bot-reasons');
+          for (let e = r; e; e = e.parentElement) if (getComputedStyle(e).opacity !== '1') return false;
+          return true; }""",
+        timeout=15_000,
+    )
 
 
 @pytest.mark.parametrize("path", ["/widget/", "/", "/admin", "/source"])
