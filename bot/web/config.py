@@ -83,7 +83,7 @@ class AppConfig:
             engine=Settings.from_env(environ, **(engine or {})),
             web=WebSettings.from_env(environ, **(web or {})),
             store=StoreSettings.from_env(environ, **(store or {})),
-            contact=contact_of(ContactSettings.from_env(environ)),
+            contact=contact_from_env(environ),
         )
 
 

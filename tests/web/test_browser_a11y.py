@@ -53,12 +53,18 @@ def source_path(site: str) -> str:
     return "/source?" + urlsplit(hit["url"]).query
 
 
-# A 👎 always shows a toast (its thanks): it is checked as a person reads it, once there and faded in (axe computes
-# contrast through opacity, so a toast caught half-faded-in, or arriving during the check, reads as low contrast).
-TOAST_SHOWN = """() => { const toasts = [...document.querySelectorAll('.toast-body')];
-  return toasts.length > 0 && toasts.every(t => {
-    for (let e = t; e; e = e.parentElement) if (getComputedStyle(e).opacity !== '1') return false;
-    return true; }); }"""
+# Shown as a person reads it: no ancestor still fading (axe computes contrast through opacity, so an element caught
+# half-faded-in reads as low contrast).
+FULLY_SHOWN = (
+    "e => { for (; e; e = e.parentElement) if (getComputedStyle(e).opacity !== '1') return false; return true; }"
+)
+# A 👎 always shows a toast (its thanks): it is checked once there and faded in, not arriving during the check.
+TOAST_SHOWN = f"""() => {{ const shown = {FULLY_SHOWN};
+  const toasts = [...document.querySelectorAll('.toast-body')];
+  return toasts.length > 0 && toasts.every(shown); }}"""
+# The reason picker, at rest: faded in (the pointer that clicked 👎 is moved off it first: a reason under the
+# pointer is in its hover colours).
+REASONS_SHOWN = f"() => ({FULLY_SHOWN})(document.querySelector('.bot-reasons'))"
 
 
 def dislike_last(page) -> None:
@@ -67,15 +73,8 @@ def dislike_last(page) -> None:
     page.wait_for_function("() => document.querySelector('#chat button[aria-pressed=true]')", timeout=15_000)
     rendered(page)
     page.wait_for_function(TOAST_SHOWN, timeout=15_000)
-    # The picker is checked at rest, as read: the pointer that clicked 👎 is moved off it (a reason under the pointer
-    # is in its hover colours), and its own fade-in is over.
     page.mouse.move(0, 0)
-    page.wait_for_function(
-        """() => { const r = document.querySelector('.bot-reasons');
-          for (let e = r; e; e = e.parentElement) if (getComputedStyle(e).opacity !== '1') return false;
-          return true; }""",
-        timeout=15_000,
-    )
+    page.wait_for_function(REASONS_SHOWN, timeout=15_000)
 
 
 @pytest.mark.parametrize("path", ["/widget/", "/", "/admin", "/source"])
