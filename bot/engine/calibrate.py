@@ -36,6 +36,7 @@ result.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -63,7 +64,8 @@ from bot.engine.calibrate_unseen import fit_unseen
 from bot.engine.calibrate_weights import choose_weights, fit_adapter, learned_without_batch
 from bot.engine.calibration import FEATURES, FOLLOW_FEATURES, Calibration, calibration_path, sources_fingerprint
 from bot.engine.learned import adapter_path
-from bot.engine.retrieve import Engine
+from bot.engine.precedents import as_stored
+from bot.engine.retrieve import Engine, query_key
 
 __all__ = [  # what callers and tests import from here, wherever it lives now
     "FOLDS",
@@ -165,6 +167,12 @@ def _calibrate(
     texts += [engine.read(t["query"]).search_text for c in conversations for t in c["turns"]]
     progress.stage("embedding the labelled messages", more=len(texts))
     progress(len(texts) - engine.prefetch(texts, progress=progress))  # the ones remembered from an earlier fit
+    # Each first question as the stored precedents will hold it (float16): this fit, from freshly embedded
+    # questions, and the next, from the stored precedents, learn from the same numbers (the adapter's fit
+    # amplifies a difference in the last bits into another adapter).
+    remembered = engine.remembered()
+    firsts = {query_key(engine._what_the_embedder_reads(t)) for t in firsts_text}
+    engine.remember({key: as_stored(remembered[key]) for key in firsts if key in remembered})
     lap("embed")
     progress.stage("reading the labelled questions")
     rows = collect(engine, cases, groups, progress)
@@ -179,25 +187,26 @@ def _calibrate(
             "out-of-scope (empty expect) cases to calibrate"
         )
     adapter, by_batch, tuned = serving_adapter, {}, {}
-    if tune:
-        progress.stage("learning the adapter")
-        started = time.process_time()
-        vectors, answers = questions_of(engine, rows)
-        adapter = replace(
-            fit_adapter(engine, vectors, answers),
-            embedder=engine.embedder.id,
-            sources_hash=sources_hash,
-            fitted_on=fitted_on,
-        )
-        tuned = {"seconds_cpu": round(time.process_time() - started, 1), "questions": len(rows)}
-    lap("adapter")
-    if adapter is not None:
-        progress.stage("adapters without each batch")
-        started = time.process_time()
-        rows, by_batch = learned_without_batch(engine, rows)
-        tuned["batches"] = len(by_batch)
-        tuned["leave_one_batch_out_seconds_cpu"] = round(time.process_time() - started, 1)
-    lap("adapters_by_batch")
+    with ThreadPoolExecutor(max_workers=1) as aside:
+        full = None
+        if tune:
+            # The adapter on every question trains beside the ones without each batch (one core each; torch
+            # releases the GIL), not before them with the other core idle.
+            progress.stage("learning the adapters")
+            full = aside.submit(fit_adapter, engine, *questions_of(engine, rows))
+        if adapter is not None or full is not None:
+            if full is None:
+                progress.stage("adapters without each batch")
+            started = time.process_time()
+            rows, by_batch = learned_without_batch(engine, rows)
+            tuned = {"questions": len(rows), "batches": len(by_batch)}
+        if full is not None:
+            adapter = replace(
+                full.result(), embedder=engine.embedder.id, sources_hash=sources_hash, fitted_on=fitted_on
+            )
+        if by_batch or full is not None:
+            tuned["seconds_cpu"] = round(time.process_time() - started, 1)  # all the fits, both cores
+    lap("adapters")
     policy = {"max_near_confident": max_near_confident, "max_inscope_none": max_inscope_none}
     all_precedents = precedents_of(engine, rows)
     progress.stage("cross-validating")
@@ -288,7 +297,8 @@ def _calibrate(
         if tune and adapter is not None:
             adapter.save(adapter_path(path))
         result.save(path)
-    _save_vectors(engine, stored)
+    if save:
+        _save_vectors(engine, stored, firsts_text)
     return result
 
 

@@ -1,8 +1,9 @@
-"""Query vectors kept between fits: the labelled messages' vectors in the user's cache, and the first questions'
-ones the stored precedents already hold. A cache: losing it only costs time."""
+"""Query vectors kept between fits: the labelled messages' later turns beside the calibration, and the first
+questions' ones the stored precedents already hold. A cache: losing it only costs time."""
 
 from __future__ import annotations
 
+import zipfile
 from dataclasses import replace  # noqa: F401  (doctest)
 from pathlib import Path
 
@@ -76,44 +77,55 @@ def _layout(fitted_on: dict) -> tuple[dict[tuple[str, str, str], tuple[int, int]
 
 
 def vectors_path(engine: Engine) -> Path:
-    """Where the labelled messages' query vectors are kept between fits: the user's cache, not the repository
-    (``~/.cache/gpu-troubleshooter/<embedder>.queries.npz``; only ``bot/settings.py`` reads the environment)."""
-    from bot.engine.calibration import slug
+    """Where the labelled messages' query vectors are kept between fits: beside the calibration in the index
+    (``index/calibration/<embedder>.queries.npz``), so the shipped labels' later turns come with the product and a
+    company's first ``tune`` embeds only its own messages. The first questions are not in it: the stored
+    precedents hold them (:func:`_precedent_vectors`)."""
+    from bot.engine.calibration import calibration_path
 
-    root = Path.home() / ".cache" / "gpu-troubleshooter"
-    return root / f"{slug(engine.embedder.id)}.queries.npz"
+    return calibration_path(engine.settings.index_dir, engine.embedder.id).with_suffix(SUFFIX)
+
+
+SUFFIX = ".queries.npz"
 
 
 def _worth_keeping(engine: Engine) -> bool:
-    """The test suite's hashing embedder costs nothing to run again: no file in the user's cache for it."""
+    """The test suite's hashing embedder costs nothing to run again: no file for it."""
     return not engine.embedder.id.startswith("hash:")
 
 
 def _load_vectors(engine: Engine) -> dict[bytes, np.ndarray]:
-    """The query vectors an earlier fit stored (none when missing, unreadable or of another dimension)."""
+    """The query vectors an earlier fit stored (none when missing, unreadable or of another dimension; a vector
+    that is not finite is dropped and embedded again)."""
     if not _worth_keeping(engine):
         return {}
     path = vectors_path(engine)
     try:
         with np.load(path, allow_pickle=False) as data:
             keys, vectors = data["keys"], data["vectors"].astype(np.float32)
-    except (OSError, KeyError, ValueError):
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile):
         return {}
     if vectors.ndim != 2 or vectors.shape[1] != engine.embedder.dim or len(keys) != len(vectors):
         return {}
-    return {bytes.fromhex(str(k)): v for k, v in zip(keys, vectors)}
+    finite = np.isfinite(vectors).all(axis=1)
+    return {bytes.fromhex(str(k)): v for k, v, ok in zip(keys, vectors, finite) if ok}
 
 
-def _save_vectors(engine: Engine, before: dict[bytes, np.ndarray]) -> None:
-    """Every query vector this fit used, for the next fit (a cache: failing to write it only costs time)."""
-    vectors = engine.remembered()
+def _save_vectors(engine: Engine, before: dict[bytes, np.ndarray], first_questions: list[str]) -> None:
+    """Every query vector this fit used but the first questions (the precedents stored with it hold those), for
+    the next fit. A cache: failing to write it only costs time."""
+    from bot.engine.retrieve import query_key
+
+    held = {query_key(t) for t in first_questions}
+    vectors = {k: v for k, v in engine.remembered().items() if k not in held}
     if not _worth_keeping(engine) or not vectors or vectors.keys() == before.keys():
         return
     path = vectors_path(engine)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, keys=np.array([k.hex() for k in vectors]), vectors=np.stack(list(vectors.values())))
+        keys = sorted(vectors)  # the same vectors, the same bytes: a refit that embedded nothing new changes nothing
+        np.savez_compressed(tmp, keys=np.array([k.hex() for k in keys]), vectors=np.stack([vectors[k] for k in keys]))
         tmp.replace(path)
     except OSError:
         pass

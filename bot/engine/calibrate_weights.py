@@ -17,7 +17,8 @@ from bot.engine.calibrate_rows import Row, answers_of, questions_of, voted
 from bot.engine.calibration import Weights
 from bot.engine.learned import Adapter
 from bot.engine.precedents import Precedents
-from bot.engine.retrieve import Engine, rank
+from bot.engine.rank_batch import RankingBatch
+from bot.engine.retrieve import Engine
 
 LEXICAL_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
 SUBJECT_GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
@@ -57,17 +58,23 @@ def learned_without_batch(
     return [replace(r, evidence=engine.with_learned(r.evidence, adapters.get(r.batch))) for r in rows], adapters
 
 
-def _ranking_quality(engine: Engine, rows: list[Row], weights: Weights) -> tuple[float, float]:
-    hit1 = hit3 = 0
+def _ranking_quality(engine: Engine, rows: list[Row]) -> Callable[[Weights], tuple[float, float]]:
+    """hit@1 and hit@3 of the in-scope ``rows`` under a weight: their scores stacked once
+    (:class:`bot.engine.rank_batch.RankingBatch`, the same orders as :func:`rank`) for the grid's many weights."""
     scored = [r for r in rows if r.in_scope]
-    for r in scored:
-        order = rank(r.evidence, weights, k=3).order
-        answers = answers_of(engine, r.expect)
-        ok = [n in answers for n in order]
-        hit1 += bool(ok and ok[0])
-        hit3 += any(ok)
+    batch = RankingBatch([r.evidence for r in scored])
+    answers = [answers_of(engine, r.expect) for r in scored]
     n = max(len(scored), 1)
-    return hit1 / n, hit3 / n
+
+    def quality(weights: Weights) -> tuple[float, float]:
+        hit1 = hit3 = 0
+        for order, answer in zip(batch.orders(weights, k=3), answers):
+            ok = [m in answer for m in order]
+            hit1 += bool(ok and ok[0])
+            hit3 += any(ok)
+        return hit1 / n, hit3 / n
+
+    return quality
 
 
 def choose_weights(
@@ -78,11 +85,12 @@ def choose_weights(
     precedents drawn from the pool without the question's own thread or batch (:func:`voted`)."""
     scored = [r for n, r in enumerate(rows) if pool is None or pool[n]]
     best, best_key = Weights(0.5, 0.0, 0.0), (-1.0, -1.0)
+    quality = _ranking_quality(engine, scored)
     for tw in TITLE_GRID:
         for lw in LEXICAL_GRID:
             for sw in SUBJECT_GRID:
                 weights = Weights(lw, sw, tw)
-                key = _ranking_quality(engine, scored, weights)
+                key = quality(weights)
                 if key > best_key:
                     best, best_key = weights, key
     chosen = precedents
@@ -90,18 +98,20 @@ def choose_weights(
         for temperature in PRECEDENT_TEMPERATURE_GRID:
             candidate = precedents.with_params(k, temperature)
             with_votes = [r for n, r in enumerate(voted(engine, rows, candidate, pool)) if pool is None or pool[n]]
+            quality = _ranking_quality(engine, with_votes)
             for pw in PRECEDENT_GRID[1:]:
                 weights = replace(best, precedent=pw)
-                key = _ranking_quality(engine, with_votes, weights)
+                key = quality(weights)
                 if key > best_key:
                     best, best_key, chosen = weights, key, candidate
     if any(r.evidence.learned is not None for r in scored):
         # The learned relevance (each row's from an adapter fitted without its batch, :func:`learned_without_batch`).
         with_votes = [r for n, r in enumerate(voted(engine, rows, chosen, pool)) if pool is None or pool[n]]
+        quality = _ranking_quality(engine, with_votes)
         base = best
         for lw in LEARNED_GRID[1:]:
             weights = replace(base, learned=lw)
-            key = _ranking_quality(engine, with_votes, weights)
+            key = quality(weights)
             if key > best_key:
                 best, best_key = weights, key
     return best, chosen

@@ -183,6 +183,8 @@ def fit(
             rows = np.flatnonzero(key_sections == s)
             padded[s, : len(rows)] = torch.tensor(key_vectors[rows])
             present[s, : len(rows)] = True
+        flat = padded.reshape(n_sections * width, dim)
+        to_keys = x @ flat.T  # every question against every key, before the adapter
         up = torch.nn.Parameter(torch.zeros(dim, rank))
         down = torch.nn.Parameter(torch.randn(dim, rank) * 0.01)
         none_weight = torch.nn.Parameter(torch.zeros(dim))
@@ -195,13 +197,19 @@ def fit(
             order = torch.randperm(len(x), generator=generator)
             for start in range(0, len(x), BATCH_SIZE):
                 rows = order[start : start + BATCH_SIZE]
-                q = x[rows] + (x[rows] @ down) @ up.T
-                q = torch.nn.functional.normalize(q, dim=-1)
-                sims = torch.einsum("nd,smd->nsm", q, padded).masked_fill(~present[None], -1e4).max(-1).values
-                none = none_bias + q @ none_weight
+                # q = normalize(x + x V Uᵀ); its similarity to every key is (x·keys + (x V)(Uᵀ keys)) / |q|, where
+                # x·keys never changes: a rank×keys product a step instead of a batch×dim×keys one
+                shift = x[rows] @ down
+                q = x[rows] + shift @ up.T
+                length = q.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+                sims = (to_keys[rows] + shift @ (up.T @ flat.T)) / length
+                sims = sims.view(len(rows), n_sections, width).masked_fill(~present[None], -1e4).max(-1).values
+                none = none_bias + (q / length) @ none_weight
                 logits = torch.cat([sims, none[:, None]], 1) / log_tau.exp()
                 right = torch.logsumexp(logits.masked_fill(target[rows] == 0, -1e4), 1)
-                loss = (torch.logsumexp(logits, 1) - right).mean() + WEIGHT_DECAY * ((up @ down.T) ** 2).sum()
+                # ‖U Vᵀ‖² as tr((UᵀU)(VᵀV)): the same number from two rank×rank products, not a dim×dim one
+                decay = ((up.T @ up) * (down.T @ down)).sum()
+                loss = (torch.logsumexp(logits, 1) - right).mean() + WEIGHT_DECAY * decay
                 optimiser.zero_grad()
                 loss.backward()
                 optimiser.step()

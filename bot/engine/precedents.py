@@ -38,6 +38,15 @@ from bot.engine.model_checks import first_non_finite
 FILE_FORMAT = 1
 
 
+def as_stored(vectors: np.ndarray) -> np.ndarray:
+    """Vectors as a saved file gives them back (float16, read as float32).
+
+    >>> as_stored(np.array([0.1], dtype=np.float32)).tolist()
+    [0.0999755859375]
+    """
+    return np.asarray(vectors, dtype=np.float16).astype(np.float32)
+
+
 @dataclass(frozen=True)
 class Vote:
     """Per section, the nearest precedents' weighted vote; and the lean: how much closer the question is to
@@ -59,7 +68,7 @@ class Precedents:
 
     def __post_init__(self) -> None:
         # Stored as float16: hold exactly what a reload gives, so a saved model equals the fitted one.
-        object.__setattr__(self, "vectors", np.asarray(self.vectors, dtype=np.float16).astype(np.float32))
+        object.__setattr__(self, "vectors", as_stored(self.vectors))
         # Which precedents the knowledge base answered: asked of every vote, so found once.
         object.__setattr__(self, "_answered", np.array([bool(keys) for keys in self.answers], dtype=bool))
         if len(self.vectors) != len(self.answers):
@@ -97,7 +106,7 @@ class Precedents:
             return Vote(votes, 0.0)
         query = np.asarray(query_vector, dtype=np.float32)
         query = query / (float(np.linalg.norm(query)) or 1.0)
-        sims = self.vectors[candidates] @ query
+        sims = (self.vectors @ query)[candidates]  # not vectors[candidates] @ query: no copy of the matrix per vote
         nearest = np.argsort(-sims, kind="stable")[: self.k]
         weights = np.exp((sims[nearest] - sims[nearest].max()) / self.temperature)
         weights = weights / weights.sum()

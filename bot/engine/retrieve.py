@@ -213,6 +213,16 @@ class _Scores:
     # ranked by when some documents have per-section evidence and others none (:func:`gate`); None: not needed.
     plain: _Scores | None = None
 
+    @cached_property
+    def z_dense(self) -> np.ndarray:
+        """``dense`` z-scored, once: calibration ranks the same scores under every weight of its grid."""
+        return _zscore(self.dense)
+
+    @cached_property
+    def z_lexical(self) -> np.ndarray:
+        """``lexical`` z-scored, once (as :attr:`z_dense`)."""
+        return _zscore(self.lexical)
+
 
 class Engine:
     """The retrieval engine over one loaded index: ranking, confidence and tier are decided here only."""
@@ -1081,13 +1091,13 @@ def _ordered(
     (1, 0, 2)
     """
     order_by = masked if preferred is None else np.where(preferred, masked + 1e6, masked)
-    order = [int(n) for n in np.argsort(-order_by, kind="stable") if allowed[n]]
-    if not_lead is not None and order and not_lead[order[0]]:
-        first = next((n for n in order if not not_lead[n]), None)
-        if first is not None:
-            order.remove(first)
-            order.insert(0, first)
-    return Ranking(masked, tuple(order[:k]))
+    ranked = np.argsort(-order_by, kind="stable")
+    ranked = ranked[allowed[ranked]]
+    if not_lead is not None and len(ranked) and not_lead[ranked[0]]:
+        leads = np.flatnonzero(~not_lead[ranked])
+        if len(leads):
+            ranked = np.concatenate(([ranked[leads[0]]], np.delete(ranked, leads[0])))
+    return Ranking(masked, tuple(int(n) for n in ranked[:k]))
 
 
 @dataclass(frozen=True)
@@ -1118,10 +1128,10 @@ class Scorer(Protocol):
 
 def _fused(scores: _Scores, evidence: Evidence, weights: Weights, mode: str, *, subjects: bool = True) -> np.ndarray:
     if mode == "dense":
-        return _zscore(scores.dense)
+        return scores.z_dense
     if mode == "bm25":
-        return _zscore(scores.lexical)
-    out = fuse(scores.dense, scores.lexical, weights.lexical)
+        return scores.z_lexical
+    out = scores.z_dense + weights.lexical * scores.z_lexical  # fuse(), with the z-scores kept on the scores
     return out + weights.subject * evidence.subject_share if subjects else out
 
 
