@@ -298,7 +298,7 @@ def _calibrate(
             adapter.save(adapter_path(path))
         result.save(path)
     if save:
-        _save_vectors(engine, stored, firsts_text)
+        _save_vectors(engine, stored)
     return result
 
 

@@ -1,5 +1,5 @@
-"""Query vectors kept between fits: the labelled messages' later turns beside the calibration, and the first
-questions' ones the stored precedents already hold. A cache: losing it only costs time."""
+"""Query vectors kept between fits: the labelled messages' ones beside the calibration, and the first questions'
+ones the stored precedents already hold. A cache: losing it only costs time."""
 
 from __future__ import annotations
 
@@ -78,9 +78,8 @@ def _layout(fitted_on: dict) -> tuple[dict[tuple[str, str, str], tuple[int, int]
 
 def vectors_path(engine: Engine) -> Path:
     """Where the labelled messages' query vectors are kept between fits: beside the calibration in the index
-    (``index/calibration/<embedder>.queries.npz``), so the shipped labels' later turns come with the product and a
-    company's first ``tune`` embeds only its own messages. The first questions are not in it: the stored
-    precedents hold them (:func:`_precedent_vectors`)."""
+    (``index/calibration/<embedder>.queries.npz``), so the shipped labels' vectors come with the product and a
+    company's first ``tune`` embeds only its own messages."""
     from bot.engine.calibration import calibration_path
 
     return calibration_path(engine.settings.index_dir, engine.embedder.id).with_suffix(SUFFIX)
@@ -111,13 +110,11 @@ def _load_vectors(engine: Engine) -> dict[bytes, np.ndarray]:
     return {bytes.fromhex(str(k)): v for k, v, ok in zip(keys, vectors, finite) if ok}
 
 
-def _save_vectors(engine: Engine, before: dict[bytes, np.ndarray], first_questions: list[str]) -> None:
-    """Every query vector this fit used but the first questions (the precedents stored with it hold those), for
-    the next fit. A cache: failing to write it only costs time."""
-    from bot.engine.retrieve import query_key
-
-    held = {query_key(t) for t in first_questions}
-    vectors = {k: v for k, v in engine.remembered().items() if k not in held}
+def _save_vectors(engine: Engine, before: dict[bytes, np.ndarray]) -> None:
+    """Every query vector this fit used (first questions as the precedents store them), for the next fit — also
+    when the calibration shipped beside it was fitted on other labels, so the precedents do not hold them all. A
+    cache: failing to write it only costs time."""
+    vectors = engine.remembered()
     if not _worth_keeping(engine) or not vectors or vectors.keys() == before.keys():
         return
     path = vectors_path(engine)
