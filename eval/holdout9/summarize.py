@@ -30,9 +30,15 @@ def by_kind(path: str, labels: str) -> dict:
 
 
 def tune_time(out: str) -> str:
-    found = re.search(r"Elapsed \(wall clock\) time[^:]*: (\S+)", Path(out, "tune.err").read_text(errors="replace"))
-    load = Path(out, "tune.load").read_text().split("load average:")[1:] if Path(out, "tune.load").exists() else []
-    return f"{found.group(1) if found else '?'} (load before/after: {', '.join(a.strip() for a in load)})"
+    found = re.search(
+        r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", Path(out, "tune.err").read_text(errors="replace")
+    )
+    loads = (
+        re.findall(r"load average: ([\d.]+)", Path(out, "tune.load").read_text())
+        if Path(out, "tune.load").exists()
+        else []
+    )
+    return f"{found.group(1) if found else '?'} (1-minute load before, after: {', '.join(loads)})"
 
 
 data = Path(sys.argv[1])
