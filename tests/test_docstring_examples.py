@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from fixtures import REPO
+from fixtures.source import parse
 
 PACKAGES = ("bot", "bench")
 # Third-party packages whose import alone costs seconds on 2 shared cores: a module reaching one is not unit-tier.
@@ -56,7 +57,7 @@ def _top_level_imports(tree: ast.Module) -> list[str]:
 @functools.cache
 def _direct(module: str) -> tuple[frozenset[str], tuple[str, ...]]:
     """(third-party top-level packages, bot/bench modules) that ``module`` imports at import time."""
-    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    tree = parse(MODULES[module])
     outside, inside = set(), []
     for name in _top_level_imports(tree):
         if name in MODULES:
@@ -84,7 +85,7 @@ def third_party_imports(module: str) -> set[str]:
 
 def has_examples(path: Path) -> bool:
     """Some docstring in the file holds a ``>>>`` example (a parser's test strings do not count)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parse(path)
     kinds = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     return any(">>>" in (ast.get_docstring(node) or "") for node in ast.walk(tree) if isinstance(node, kinds))
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.source import parse
+
 BOT = Path(__file__).resolve().parents[1] / "bot"
 RANK = {
     "limits": -1,  # every limit, defined once: imports nothing, so any stage (the settings too) may import it
@@ -29,7 +31,7 @@ RANK = {
 def bot_imports(path: Path) -> list[str]:
     """Modules of ``bot`` that ``path`` imports, e.g. ``['bot.kb.index', 'bot.records']``."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parse(path)):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.split(".")[0] == "bot":
             found += [node.module] if node.module != "bot" else [f"bot.{alias.name}" for alias in node.names]
         elif isinstance(node, ast.Import):
@@ -62,7 +64,7 @@ def test_every_stage_is_listed_and_documented() -> None:
     stages = {p.name for p in BOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     assert stages <= RANK.keys(), f"stage folders not in RANK: {stages - RANK.keys()}"
     for name in stages:
-        doc = ast.get_docstring(ast.parse((BOT / name / "__init__.py").read_text(encoding="utf-8")))
+        doc = ast.get_docstring(parse(BOT / name / "__init__.py"))
         assert doc and "May import" in doc, f"bot/{name}/__init__.py must say what it holds and what it may import"
 
 

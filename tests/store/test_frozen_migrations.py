@@ -16,6 +16,7 @@ import bot.engine.case
 from bot.store import migrations
 from bot.store.connection import make_engine
 from bot.store.schema import MISREAD, events_table, meta_table
+from fixtures.source import parse
 
 T0 = datetime(2026, 11, 20, 9, 0)
 
@@ -111,7 +112,7 @@ def test_migrations_are_a_list_in_order_and_import_no_engine_rule():
         "v5_vote_comment",
     ]
     assert migrations.SCHEMA_VERSION == len(migrations.MIGRATIONS)
-    tree = ast.parse(Path(migrations.__file__).read_text(encoding="utf-8"))
+    tree = parse(Path(migrations.__file__))
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     # The store's own tables and errors, the standard library and SQLAlchemy: no rule the engine may change.

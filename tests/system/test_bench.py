@@ -18,6 +18,7 @@ import pytest
 
 from bench.openloop import p95_passes_1s_at, schedule
 from bench.run import PLANS, figures
+from fixtures.source import parse
 
 REPO = Path(__file__).resolve().parents[2]
 TOP_LEVEL = (
@@ -196,7 +197,7 @@ def bench_imports() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for path in sorted((REPO / "bench").glob("*.py")):
         names: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse(path)):
             if isinstance(node, ast.ImportFrom) and node.module == "bench":  # from bench import run
                 names |= {a.name for a in node.names}
             elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("bench."):

@@ -19,6 +19,7 @@ from app import WebSettings, build_app
 from bot.engine.retrieve import Engine
 from fixtures.engines import one_section_engine
 from fixtures.server import ThreadServer
+from fixtures.source import parse
 
 TOKEN = "s3cret-token"
 
@@ -273,7 +274,7 @@ def test_every_credential_comparison_goes_through_one_function():
     from fixtures import REPO
 
     def compares(path: Path) -> list[str]:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parse(path)
         owners = []
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
