@@ -335,24 +335,20 @@ class Engine:
         return frozenset()
 
     def known(self, precedents: Precedents | None | str = "serving") -> np.ndarray:
-        """Per section: whether its document has per-section evidence — labelled ``precedents`` (default: the
-        calibration's; they also taught the adapter) or curated phrasings in ``seeds/meta`` — and is not
-        :attr:`hidden`. A section of a document nobody labelled or curated is ranked by the shared rule alone, and
-        the others' evidence never pulls a question away from it (:func:`gate`)."""
+        """Per section: whether it has evidence of its own — labelled ``precedents`` that it answers (default: the
+        calibration's; they also taught the adapter) or curated phrasings in ``seeds/meta`` — and its document is
+        not :attr:`hidden`. A section nobody labelled or curated is ranked by the shared rule alone, and the others'
+        evidence never pulls a question away from it (:func:`gate`) — also in a document whose other sections a
+        company has labelled: a few labels for a page must not leave its other sections to the seeds' hundreds."""
         if isinstance(precedents, str):
             precedents = self.calibration.precedents
         stamp = (id(precedents), self.hidden)
         cached = self._known.get(stamp)
         if cached is not None and cached[0] is precedents:
             return cached[1]
-        sources = {
-            self.sections[self._by_key[key]].source
-            for answers in (precedents.answers if precedents is not None else ())
-            for key in answers
-            if key in self._by_key
-        }
-        sources |= {self.sections[self._by_key[key]].source for key in self.index.meta if key in self._by_key}
-        mask = np.array([s.source in sources and s.source not in self.hidden for s in self.sections], dtype=bool)
+        evidenced = {key for answers in (precedents.answers if precedents is not None else ()) for key in answers}
+        evidenced |= set(self.index.meta)
+        mask = np.array([s.key in evidenced and s.source not in self.hidden for s in self.sections], dtype=bool)
         while len(self._known) >= 64:  # calibration tries a few dozen precedent sets; each kept alive here
             self._known.pop(next(iter(self._known)))
         self._known[stamp] = (precedents, mask)

@@ -73,7 +73,7 @@ def _top(engine: Engine, question: str, *, gated: bool = True) -> str:
 def test_a_new_documents_questions_rank_the_same_with_and_without_the_old_documents_labels_and_phrases(tmp_path):
     bare = _engine(tmp_path / "bare", curated=False)
     labelled = _labelled(_engine(tmp_path / "labelled", curated=True))
-    assert labelled.known().tolist() == [s.source == "old.md" for s in labelled.sections]
+    assert labelled.known().tolist() == [s.source == "old.md" and "显存" in s.heading for s in labelled.sections]
     for question, heading in NEW_QUESTIONS.items():
         without = _top(bare, question)
         assert bare.section(without).heading == heading  # the shared rule finds it on its own
@@ -81,6 +81,25 @@ def test_a_new_documents_questions_rank_the_same_with_and_without_the_old_docume
         assert labelled.section(_top(labelled, question, gated=False)).source == "old.md"
         # ... but never past a section nobody labelled: the same first section as without any labels or phrases.
         assert _top(labelled, question) == without
+
+
+def test_a_company_label_protects_only_its_own_section_not_the_rest_of_its_page(tmp_path):
+    """A company labels one section of its new page: that section has evidence of its own, the page's other
+    sections still have none, and the old document's labels and phrasings still cannot pull their questions away
+    (with the page counted as known as a whole, the old section led with "多机训练时 NCCL 超时" here)."""
+    engine = _labelled(_engine(tmp_path / "e", curated=True))
+    libcudnn = next(s.key for s in engine.sections if "libcudnn" in s.heading)
+    mine = engine.embedder.embed(["import 的时候找不到 libcudnn.so"], role="query")
+    old = engine.calibration.precedents
+    engine.calibration = dataclasses.replace(
+        engine.calibration,
+        precedents=Precedents(np.vstack([old.vectors, mine]), (*old.answers, (libcudnn,)), k=old.k),
+    )
+    known = {engine.sections[n].heading for n in np.flatnonzero(engine.known())}
+    assert known == {"显存不足怎么办", "安装后找不到 libcudnn"}
+    nccl = "多机训练时 NCCL 超时，网卡怎么设置"
+    assert engine.section(_top(engine, nccl)).heading == "多机训练 NCCL 超时"
+    assert engine.section(_top(engine, nccl, gated=False)).source == "old.md"  # what the gate holds back
 
 
 def test_questions_about_the_labelled_documents_keep_their_evidence(tmp_path):
