@@ -41,12 +41,13 @@ def tune_time(out: str) -> str:
     return f"{found.group(1) if found else '?'} (1-minute load before, after: {', '.join(loads)})"
 
 
-data = Path(sys.argv[1])
-for out in sys.argv[2:]:
-    print("==", out)
-    print("h9 singles", singles(f"{out}/h9_single.json", str(data / "h9/single.jsonl")))
-    print("h9 conv", turns(f"{out}/h9_conv.json", lambda i: True))
-    for name in ("kb4", "kb4_tuned"):
-        for kind, figs in by_kind(f"{out}/{name}.json", str(data / "kb4/questions.jsonl")).items():
-            print(name, kind, figs)
-    print("tune wall time", tune_time(out))
+if __name__ == "__main__":
+    data = Path(sys.argv[1])
+    for out in sys.argv[2:]:
+        print("==", out)
+        print("h9 singles", singles(f"{out}/h9_single.json", str(data / "h9/single.jsonl")))
+        print("h9 conv", turns(f"{out}/h9_conv.json", lambda i: True))
+        for name in ("kb4", "kb4_tuned"):
+            for kind, figs in by_kind(f"{out}/{name}.json", str(data / "kb4/questions.jsonl")).items():
+                print(name, kind, figs)
+        print("tune wall time", tune_time(out))
