@@ -32,14 +32,20 @@ def test_a_question_like_a_labelled_one_leans_to_the_section_that_answered_it(en
     evidence = engine.evidence(question)
     slow, memory = _key(engine, "利用率"), _key(engine, "显存不足")
     # Labelled precedents: this very wording was answered by the slow-training section; its opposite by nothing.
+    # Both sections have labels of their own (a far-away question each): a section nobody labelled is protected
+    # from the others' evidence by the gate (tests/engine/test_transfer.py), and here both are labelled.
     vector = evidence.own.query_vector / np.linalg.norm(evidence.own.query_vector)
-    precedents = Precedents(np.stack([vector, -vector]), ((slow,), ()), k=1)
+    far = np.zeros_like(vector)
+    far[int(np.argmin(np.abs(vector)))] = 1.0  # nearly orthogonal to the question: never among its k=1 nearest
+    precedents = Precedents(np.stack([vector, -vector, far]), ((slow,), (), (memory,)), k=1)
     voted_evidence = engine.with_precedents(evidence, precedents)
     assert voted_evidence.precedent_lean == pytest.approx(2.0, abs=1e-2)  # cosine 1 to the answered, -1 to the other
     with_vote = rank(voted_evidence, Weights(0.5, 0.0, 0.0, precedent=4.0)).order
     assert engine.sections[with_vote[0]].key == slow
     # The same evidence with a precedent answered by the other section leans the other way.
-    other = engine.with_precedents(evidence, Precedents(evidence.own.query_vector[None, :], ((memory,),), k=1))
+    other = engine.with_precedents(
+        evidence, Precedents(np.stack([evidence.own.query_vector, far]), ((memory,), (slow,)), k=1)
+    )
     assert engine.sections[rank(other, Weights(0.5, 0.0, 0.0, precedent=4.0)).order[0]].key == memory
     # The engine's features carry the vote to the confidence model.
     top = with_vote[0]
