@@ -65,7 +65,7 @@ from bot.engine.calibrate_weights import choose_weights, fit_adapter, learned_wi
 from bot.engine.calibration import FEATURES, FOLLOW_FEATURES, Calibration, calibration_path, sources_fingerprint
 from bot.engine.learned import adapter_path
 from bot.engine.precedents import as_stored
-from bot.engine.retrieve import Engine, query_key
+from bot.engine.retrieve import Engine
 
 __all__ = [  # what callers and tests import from here, wherever it lives now
     "FOLDS",
@@ -171,7 +171,7 @@ def _calibrate(
     # questions, and the next, from the stored precedents, learn from the same numbers (the adapter's fit
     # amplifies a difference in the last bits into another adapter).
     remembered = engine.remembered()
-    firsts = {query_key(engine._what_the_embedder_reads(t)) for t in firsts_text}
+    firsts = {engine.cache_key(t) for t in firsts_text}
     engine.remember({key: as_stored(remembered[key]) for key in firsts if key in remembered})
     lap("embed")
     progress.stage("reading the labelled questions")
@@ -188,24 +188,23 @@ def _calibrate(
         )
     adapter, by_batch, tuned = serving_adapter, {}, {}
     with ThreadPoolExecutor(max_workers=1) as aside:
-        full = None
-        if tune:
-            # The adapter on every question trains beside the ones without each batch (one core each; torch
-            # releases the GIL), not before them with the other core idle.
-            progress.stage("learning the adapters")
-            full = aside.submit(fit_adapter, engine, *questions_of(engine, rows))
-        if adapter is not None or full is not None:
-            if full is None:
-                progress.stage("adapters without each batch")
+        # With ``tune``, the adapter on every question trains beside the ones without each batch (one core each;
+        # torch releases the GIL), not before them with the other core idle.
+        full = aside.submit(fit_adapter, engine, *questions_of(engine, rows)) if tune else None
+        if full is not None or adapter is not None:
+            progress.stage("learning the adapters" if full is not None else "adapters without each batch")
             started = time.process_time()
             rows, by_batch = learned_without_batch(engine, rows)
-            tuned = {"questions": len(rows), "batches": len(by_batch)}
-        if full is not None:
-            adapter = replace(
-                full.result(), embedder=engine.embedder.id, sources_hash=sources_hash, fitted_on=fitted_on
-            )
-        if by_batch or full is not None:
-            tuned["seconds_cpu"] = round(time.process_time() - started, 1)  # all the fits, both cores
+            if full is not None:
+                adapter = replace(
+                    full.result(), embedder=engine.embedder.id, sources_hash=sources_hash, fitted_on=fitted_on
+                )
+            # all the fits, both cores
+            tuned = {
+                "questions": len(rows),
+                "batches": len(by_batch),
+                "seconds_cpu": round(time.process_time() - started, 1),
+            }
     lap("adapters")
     policy = {"max_near_confident": max_near_confident, "max_inscope_none": max_inscope_none}
     all_precedents = precedents_of(engine, rows)

@@ -223,6 +223,15 @@ class _Scores:
         """``lexical`` z-scored, once (as :attr:`z_dense`)."""
         return _zscore(self.lexical)
 
+    def fused(self, lexical_weight: float) -> np.ndarray:
+        """:func:`fuse` of these scores, from the z-scores kept on them.
+
+        >>> s = _Scores(np.zeros(2), np.array([0.9, 0.8, 0.7]), np.array([0.0, 0.0, 9.0]), [], 0.0, {}, [])
+        >>> s.fused(0.5).round(2)
+        array([ 0.87, -0.35, -0.52], dtype=float32)
+        """
+        return self.z_dense + lexical_weight * self.z_lexical
+
 
 class Engine:
     """The retrieval engine over one loaded index: ranking, confidence and tier are decided here only."""
@@ -430,7 +439,7 @@ class Engine:
         if own is None or not case.is_open:
             return reading
         weights = self.calibration.weights
-        words = fuse(own.dense, own.lexical, weights.lexical) + weights.subject * self.subject_share(named)
+        words = own.fused(weights.lexical) + weights.subject * self.subject_share(named)
         lead = self.sections[int(np.argmax(words))].key if len(words) else ""
         # And among the sections a follow-up would be ranked in (its framework, its new setting's sections).
         asked = np.ones(len(words), dtype=bool)
@@ -903,6 +912,10 @@ class Engine:
         cut = getattr(self.embedder, "max_chars", 0)
         return text[:cut] if cut else text
 
+    def cache_key(self, search_text: str) -> bytes:
+        """The key a search text's vector is remembered under (:meth:`remember`, :meth:`remembered`)."""
+        return query_key(self._what_the_embedder_reads(search_text))
+
     def prefetch(self, texts: Iterable[str], *, batch: int = 32, progress: Callable[[int], None] | None = None) -> int:
         """Embed the search texts not yet remembered, ``batch`` at a time, and remember them (calibration reads
         thousands of labelled messages: one call per message costs several times as much). Returns how many were
@@ -1127,7 +1140,7 @@ def _fused(scores: _Scores, evidence: Evidence, weights: Weights, mode: str, *, 
         return scores.z_dense
     if mode == "bm25":
         return scores.z_lexical
-    out = scores.z_dense + weights.lexical * scores.z_lexical  # fuse(), with the z-scores kept on the scores
+    out = scores.fused(weights.lexical)
     return out + weights.subject * evidence.subject_share if subjects else out
 
 
