@@ -198,13 +198,13 @@ def cmd_ask(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.answer.evaluate_turns import (
+    from bot.fit.evaluate import evaluate, evaluate_with_baselines, format_table, read_cases
+    from bot.fit.evaluate_turns import (
         evaluate_conversations,
         format_conversation_table,
         is_conversation_file,
         read_conversations,
     )
-    from bot.engine.evaluate import evaluate, evaluate_with_baselines, format_table, read_cases
 
     engine = _engine(settings)
     settle(engine.embedder)
@@ -241,8 +241,8 @@ def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.engine.calibrate import calibrate, format_figures
-    from bot.engine.labels import LABELS_DIR, check_labelled, label_files, usable_files
+    from bot.fit.calibrate import calibrate, format_figures
+    from bot.fit.labels import LABELS_DIR, check_labelled, label_files, usable_files
 
     files = list(args.files) or label_files(settings.seeds_dir)
     if not files:
@@ -282,9 +282,9 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_acts(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.answer.acts_training import evaluate, train
     from bot.engine.acts import acts_path
     from bot.engine.calibration import calibration_path
+    from bot.fit.acts_training import evaluate, train
 
     engine = _engine(settings)
     settle(engine.embedder)

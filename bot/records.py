@@ -123,7 +123,7 @@ class Package:
     variant: str = ""
 
 
-# What a paste's own messages say (bot.engine.environment reads them; bot.engine.compat weighs them).
+# What a paste's own messages say (bot.diagnose.environment reads them; bot.diagnose.compat weighs them).
 Signal = Literal[
     "insufficient_driver",  # CUDA error 35: the driver is older than the runtime
     "no_kernel_image",  # CUDA error 209: the binary has no code for this GPU
@@ -150,7 +150,7 @@ Signal = Literal[
 
 @dataclass(frozen=True)
 class Environment:
-    """The GPU environment a conversation has shown (read by :func:`bot.engine.environment.read_environment`).
+    """The GPU environment a conversation has shown (read by :func:`bot.diagnose.environment.read_environment`).
     Tuples keep every distinct value seen, in order of appearance; what was not shown stays empty."""
 
     driver: str | None = None  # NVIDIA driver (nvidia-smi; Windows file version 23.21.13.9135 read as 391.35)

@@ -82,7 +82,7 @@ def citation_line(section: Section, url: str, language: str, meta: SectionMeta |
     return render_block(citation_of(section, url, language, meta), language)
 
 
-def _cited(shown: Sequence[Shown]) -> tuple[str, ...]:
+def cited_labels(shown: Sequence[Shown]) -> tuple[str, ...]:
     return tuple(citation_label(s.hit.section, None, "en") for s in shown[:5])
 
 
@@ -118,7 +118,7 @@ class Reply:
     events: list[Event] = field(default_factory=list)  # what the edge should record for this turn
     handoff: bool = False  # the user asked for a person: the edge sends the transcript to BOT_HANDOFF_WEBHOOK
     environment: dict = field(default_factory=dict)  # the versions the conversation has shown (Environment.as_dict)
-    mismatches: tuple[dict, ...] = ()  # each with code, values and source row (bot.engine.compat.Mismatch.as_dict)
+    mismatches: tuple[dict, ...] = ()  # each with code, values and source row (bot.diagnose.compat.Mismatch.as_dict)
 
     markdown = _Rendered()  # not a field: the blocks are the reply, the markdown is how they read
 
@@ -241,7 +241,7 @@ def with_person(reply: Reply, contact: Contact | None) -> Reply:
     retry = any(e.kind == "not_helpful" for e in reply.events)
     offered = any(isinstance(b, Person) and b.offers_contact for b in reply.blocks)
     if (retry or reply.tier in ("tentative", "none")) and not offered:
-        return replace(reply, blocks=(*reply.blocks, Person(contact, _cited(reply.shown), collect=False)))
+        return replace(reply, blocks=(*reply.blocks, Person(contact, cited_labels(reply.shown), collect=False)))
     return reply
 
 

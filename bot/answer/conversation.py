@@ -44,10 +44,10 @@ from bot.answer.reply import (
     text,
     with_blocks,
 )
+from bot.diagnose.compat import check, table_for
+from bot.diagnose.environment import merge
 from bot.engine.answerer import Answerer
 from bot.engine.case import is_follow_up, is_not_helpful  # noqa: F401  (re-exported: the UI and tests use them)
-from bot.engine.compat import check, table_for
-from bot.engine.environment import merge
 from bot.engine.facts import SectionFacts
 from bot.engine.message import Message
 from bot.engine.plan import MAX_LED

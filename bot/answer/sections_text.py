@@ -20,13 +20,13 @@ from bot.answer.render import details_markdown
 from bot.answer.safe_markdown import doc_markdown
 from bot.answer.source_view import focus_lines, old_release, section_terms
 from bot.answer.steps import (
-    _FIRST_ITEM,
+    FIRST_ITEM,
     MAX_STEPS,
-    _english_steps,
-    _summary_parts,
     english_lead,
+    english_steps,
     fix_steps,
     render_steps,
+    summary_parts,
 )
 from bot.answer.texts import text
 from bot.kb.meta import SectionMeta
@@ -187,11 +187,11 @@ def section_fix(
     details: list[Details] = []
     doc_language = written_in or section_language(section)
     if language != "zh" and meta is not None and meta.summary_en.strip():
-        parts = _summary_parts(meta.summary_en)
+        parts = summary_parts(meta.summary_en)
         lead, fix_text = english_lead(parts.get("fix") or parts.get("other") or meta.summary_en)
         remark = parts.get("other", "") if parts.get("fix") else ""
-        if parts.get("fix") or lead or _FIRST_ITEM.match(fix_text):
-            steps = _english_steps(fix_text)
+        if parts.get("fix") or lead or FIRST_ITEM.match(fix_text):
+            steps = english_steps(fix_text)
             body = render_steps(lead, steps[:MAX_STEPS], [remark] if remark else ())
         else:  # a summary in prose lists no steps: its sentences are not numbered as if it did
             body = " ".join(fix_text.split())

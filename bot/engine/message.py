@@ -65,7 +65,7 @@ class Message:
     subjects: frozenset[str]
     intent: str | None
     cues: Cues
-    environment: Environment = Environment()  # the GPU environment the text shows (bot.engine.environment)
+    environment: Environment = Environment()  # the GPU environment the text shows (bot.diagnose.environment)
 
     @property
     def stripped(self) -> str:

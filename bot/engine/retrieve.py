@@ -27,7 +27,7 @@ returns reason codes and section keys; :mod:`bot.answer` writes the words.
 
 Why one module of ~1,300 lines: it is the one ranking and judging step, and its parts share the engine's arrays
 (keys, vectors, facts, BM25 ids) and the calibration's weights; reading (:mod:`bot.engine.message`), the plan
-(:mod:`bot.engine.plan`), the features (:mod:`bot.engine.facts`) and fitting (``bot.engine.calibrate*``) already
+(:mod:`bot.engine.plan`), the features (:mod:`bot.engine.facts`) and fitting (``bot.fit.calibrate*``) already
 live apart. Splitting :func:`rank` and :func:`judge` from :class:`Engine` would pass those arrays across modules.
 """
 
@@ -45,6 +45,7 @@ from typing import Protocol
 
 import numpy as np
 
+from bot.diagnose.environment import read_environment
 from bot.engine.acts import ActModel, acts_path
 from bot.engine.acts import load_for as load_acts
 from bot.engine.calibration import Calibration, Weights, calibration_path, load_for, sources_fingerprint
@@ -61,7 +62,6 @@ from bot.engine.case import (
     says_failed,
     starts_new_topic,
 )
-from bot.engine.environment import read_environment
 from bot.engine.facts import SectionFacts, build, facts_of
 from bot.engine.intents import classify
 from bot.engine.learned import Adapter, adapter_path
@@ -595,7 +595,7 @@ class Engine:
 
         ``ask`` is :meth:`evidence` (on the turn's plan), :func:`rank` and :func:`judge`, each once and nothing
         else (calibration uses the same three). The evaluation's baselines take their own path
-        (:func:`bot.engine.evaluate.baseline_ask`): serving has no switch for them.
+        (:func:`bot.fit.evaluate.baseline_ask`): serving has no switch for them.
         """
         evidence = self.evidence(text, case, exclude=exclude)
         ranking = rank(evidence, self.calibration.weights, k=k)

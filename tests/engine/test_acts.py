@@ -8,7 +8,6 @@ import logging
 import numpy as np
 import pytest
 
-from bot.answer.acts_training import train
 from bot.engine.acts import (
     FEATURE_NAMES,
     FIX,
@@ -22,6 +21,7 @@ from bot.engine.acts import (
 from bot.engine.calibration import calibration_path
 from bot.engine.plan import features_of
 from bot.engine.retrieve import Engine
+from bot.fit.acts_training import train
 from bot.records import Case
 
 

@@ -280,7 +280,7 @@ def test_a_product_users_framework_problem_is_answered(seeds_engine):
 
 
 def test_conversation_files_are_read_with_their_line_on_error(tmp_path: Path):
-    from bot.answer.evaluate_turns import is_conversation_file, read_conversations
+    from bot.fit.evaluate_turns import is_conversation_file, read_conversations
 
     good = tmp_path / "c.jsonl"
     good.write_text(json.dumps({"turns": [{"query": "a", "expect": []}], "kind": "drift"}) + "\n", encoding="utf-8")

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 from bot.answer.conversation import Conversation
-from bot.answer.evaluate_turns import is_conversation_file, read_conversations
 from bot.answer.reasons import reason_text
-from bot.engine.calibrate import _folds, calibrate
 from bot.engine.calibration import Calibration, calibration_path, load_for
-from bot.engine.evaluate import normalize, read_cases
 from bot.engine.retrieve import Engine
 from bot.engine.subjects import Lexicon
+from bot.fit.calibrate import calibrate, folds_of
+from bot.fit.evaluate import normalize, read_cases
+from bot.fit.evaluate_turns import is_conversation_file, read_conversations
 from bot.kb.embed import HashEmbedder
 from bot.kb.index import build_index
 from conftest import DEV_SET, REPO
@@ -136,7 +136,7 @@ def test_calibrate_fits_stores_beside_the_index_and_the_engine_uses_it(hash_sett
 
 def test_cross_validation_never_puts_a_thread_in_two_folds():
     groups = [f"https://t/{n % 7}" for n in range(40)]
-    folds = _folds(groups, 5)
+    folds = folds_of(groups, 5)
     assert sorted(i for f in folds for i in f) == list(range(40))
     for fold in folds:
         inside = {groups[i] for i in fold}

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bot.answer.turn import take_turn
-from bot.engine.compat import check, table_for
-from bot.engine.environment import read_environment
+from bot.diagnose.compat import check, table_for
+from bot.diagnose.environment import read_environment
 from bot.engine.retrieve import read_message
 from bot.engine.subjects import Lexicon
 from fixtures.engines import one_section_engine

@@ -10,9 +10,9 @@ import pytest
 
 from bot.answer.conversation import Conversation
 from bot.engine import retrieve
-from bot.engine.calibrate import collect_turns
 from bot.engine.plan import Plan, Reading, TurnFeatures, act_of, plan, read
 from bot.engine.retrieve import Engine
+from bot.fit.calibrate import collect_turns
 from bot.records import Case
 from fixtures.engines import count_calls, hash_engine, hash_settings_for
 

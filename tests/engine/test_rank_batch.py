@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from bot.engine.calibration import Weights
-from bot.engine.rank_batch import RankingBatch
 from bot.engine.retrieve import Evidence, _Scores, rank
+from bot.fit.rank_batch import RankingBatch
 
 N = 12  # sections
 

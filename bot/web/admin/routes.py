@@ -52,7 +52,7 @@ def section_titles(engine: ServingEngine | None) -> Callable[[str], str]:
     return title
 
 
-def _admin_key(token: str) -> str:
+def admin_key(token: str) -> str:
     """The admin cookie is signed apart from the door's (even if an operator reused the API token)."""
     return "bot-admin:" + token
 
@@ -131,7 +131,7 @@ def mount_admin(app: Any, store: Any, engine: ServingEngine, ops: Any, throttle:
             f"it must be {StoreSettings.allowed('admin_token')}"
         )
     throttle = throttle or LoginThrottle()
-    door = Door(web=None, admin_token=token, throttle=throttle, operator_cookie=COOKIE, operator_key=_admin_key)
+    door = Door(web=None, admin_token=token, throttle=throttle, operator_cookie=COOKIE, operator_key=admin_key)
     operator = [Depends(door.allows("operator"))]
     embeddings = Embeddings(engine)
     titles = section_titles(engine)
@@ -272,7 +272,7 @@ def mount_admin(app: Any, store: Any, engine: ServingEngine, ops: Any, throttle:
         response = RedirectResponse(f"{root}/admin?lang={language(request)}", status_code=303)
         response.set_cookie(
             COOKIE,
-            cookie_value(_admin_key(token), int(time.time())),
+            cookie_value(admin_key(token), int(time.time())),
             httponly=True,
             samesite="strict",
             path=f"{root}/admin",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from bot.engine.jsonl import read_jsonl
+from bot.jsonl import read_jsonl
 from bot.records import Answer
 
 if TYPE_CHECKING:

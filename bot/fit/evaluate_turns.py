@@ -17,8 +17,8 @@ from pathlib import Path
 from bot.answer.conversation import Conversation
 from bot.engine.answerer import Answerer
 from bot.engine.case import says_failed
-from bot.engine.evaluate import hit_matches
-from bot.engine.jsonl import read_jsonl
+from bot.fit.evaluate import hit_matches
+from bot.jsonl import read_jsonl
 
 KINDS = ("followup", "retry", "switch", "drift")
 
