@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from bot.engine import learned
+from bot.fit import learned
 from bot.engine.calibration import Weights
 from bot.engine.learned import Adapter
 from bot.engine.precedents import Precedents
@@ -33,7 +33,7 @@ FIT_WORKERS = 2  # adapters fitted at once (one core each)
 
 def fit_adapter(engine: Engine, vectors: np.ndarray, answers: list[list[int]], **kwargs) -> Adapter:
     """An adapter on these questions over the engine's knowledge base (its retrieval keys)."""
-    keys, owners = engine._key_vectors
+    keys, owners = engine.key_vectors
     return learned.fit(vectors, answers, keys, owners, len(engine.sections), **kwargs)
 
 

@@ -8,16 +8,8 @@ import logging
 import numpy as np
 import pytest
 
-from bot.engine.acts import (
-    FEATURE_NAMES,
-    FIX,
-    LABELS,
-    ActModel,
-    acts_path,
-    fit,
-    load_for,
-    read_labelled,
-)
+from bot.engine.acts import FEATURE_NAMES, FIX, LABELS, ActModel, acts_path, load_for
+from bot.fit.acts import fit, read_labelled
 from bot.engine.calibration import calibration_path
 from bot.engine.plan import features_of
 from bot.engine.retrieve import Engine

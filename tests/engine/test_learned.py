@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from bot.engine.calibration import Weights, calibration_path
-from bot.engine.learned import Adapter, adapter_path, fit
+from bot.engine.learned import Adapter, adapter_path
+from bot.fit.learned import fit
 from bot.engine.retrieve import Engine, rank
 from bot.fit.calibrate import Row, calibrate, format_figures, learned_without_batch
 from bot.kb.embed import HashEmbedder
