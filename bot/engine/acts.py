@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bot.engine.plan import ACTS, TurnFeatures, act_of
+from bot.engine.plan import ACTS, TurnFeatures, act_of, features_of  # noqa: F401  (features_of: doctest)
 from bot.records import Act, Case
 
 if TYPE_CHECKING:

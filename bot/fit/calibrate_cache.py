@@ -34,13 +34,13 @@ def precedent_vectors(cal: Calibration, fitted_on: dict, texts: list[str]) -> di
     >>> cal = replace(Calibration.default(), precedents=p3, fitted_on=old)
     >>> new = {"a.jsonl": {"cases": 2, "sha256": "x"}, "mine.jsonl": {"cases": 1, "sha256": "m"}, **old}
     >>> found = precedent_vectors(cal, new, ["q1", "q2", "mine", "first turn"])  # a company's file added
-    >>> from bot.engine.retrieve import query_key
+    >>> from bot.engine.scores import query_key
     >>> [t for t in ("q1", "q2", "mine", "first turn") if query_key(t) in found]
     ['q1', 'q2', 'first turn']
     >>> found[query_key("first turn")].tolist()
     [0.0, 0.0, 1.0]
     """
-    from bot.engine.retrieve import query_key
+    from bot.engine.scores import query_key
 
     if cal.precedents is None or not cal.fitted_on:
         return {}

@@ -10,7 +10,8 @@ import numpy as np
 
 from bot.engine.calibration import Weights
 from bot.engine.precedents import Precedents
-from bot.engine.retrieve import Engine, rank
+from bot.engine.rank import rank
+from bot.engine.retrieve import Engine
 from bot.fit.calibrate_models import (
     FOLDS,
     ece_of,

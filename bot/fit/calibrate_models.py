@@ -13,7 +13,8 @@ from dataclasses import replace
 import numpy as np
 
 from bot.engine.calibration import FEATURES, FOLLOW_FEATURES, Calibration, Logistic, Weights
-from bot.engine.retrieve import Engine, rank
+from bot.engine.rank import rank
+from bot.engine.retrieve import Engine
 from bot.fit.calibrate_rows import Row, matches
 from bot.fit.calibrate_thresholds import follow_thresholds
 

@@ -16,9 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
+from bot.engine.evidence import Evidence
+from bot.engine.judge import judge
 from bot.engine.learned import Adapter
 from bot.engine.precedents import Precedents
-from bot.engine.retrieve import Engine, Evidence, judge, rank
+from bot.engine.rank import rank
+from bot.engine.retrieve import Engine
 from bot.fit.evaluate import EvalCase as Labelled
 from bot.fit.evaluate import hit_matches, read_cases
 from bot.fit.labels import check_labelled
@@ -139,7 +142,7 @@ def _replay(engine: Engine, conversation: dict, firsts: list[Row], later: list[R
         (firsts if n == 0 else later).append(row)
         # What Engine.ask does, on the evidence already computed (its plan included): the case the next turn sees.
         ranking = rank(evidence, engine.calibration.weights)
-        answer = engine.answer(evidence, ranking, judge(engine, evidence, ranking, engine.calibration))
+        answer = engine.answer(evidence, ranking, judge(engine.catalog, evidence, ranking, engine.calibration))
         previous_top = answer.hits[0].section.key if answer.hits else ""
         case = answer.case
 

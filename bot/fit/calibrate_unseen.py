@@ -34,7 +34,7 @@ def fit_unseen(
 
     Each document's questions (and a share of the near-domain ones) are scored with that document *hidden*
     (:attr:`Engine.hidden`: its curated phrasings ignored, its sections ranked by the shared rule,
-    :func:`bot.engine.retrieve.gate`) and with precedents that never answered it (nor share the question's thread or
+    :func:`bot.engine.rank.gate`) and with precedents that never answered it (nor share the question's thread or
     batch), without the adapter (it learned today's sections). The model's target is "the first section answers it"
     (a wrong section from an unlabelled document is the failure to avoid); thresholds by the near-domain policy and
     at most :data:`MAX_UNSEEN_WRONG` confident wrong, on probabilities each from a model fitted without that

@@ -12,11 +12,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from bot.fit import learned
 from bot.engine.calibration import Weights
 from bot.engine.learned import Adapter
 from bot.engine.precedents import Precedents
 from bot.engine.retrieve import Engine
+from bot.fit import learned
 from bot.fit.calibrate_rows import Row, answers_of, questions_of, voted
 from bot.fit.rank_batch import RankingBatch
 

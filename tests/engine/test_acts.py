@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from bot.engine.acts import FEATURE_NAMES, FIX, LABELS, ActModel, acts_path, load_for
-from bot.fit.acts import fit, read_labelled
 from bot.engine.calibration import calibration_path
 from bot.engine.plan import features_of
 from bot.engine.retrieve import Engine
+from bot.fit.acts import fit, read_labelled
 from bot.fit.acts_training import train
 from bot.records import Case
 
@@ -146,7 +146,7 @@ def test_a_tiny_training_set_is_learned(engine, tmp_path):
     assert model.embedder == engine.embedder.id and len(model.train_hash) == 64
     case = engine.ask("显存不足 out of memory 怎么办").case
     message = engine.read("还是 out of memory，没用")
-    own = engine._scores(message.search_text, tokens=message.tokens)
+    own = engine.scores(message.search_text, tokens=message.tokens)
     features = features_of(message, case, engine.reading(message, case, own))
     assert model.label(features, own.query_vector, message, case) == "failed_fix"
 

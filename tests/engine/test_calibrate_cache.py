@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from bot.engine.retrieve import query_key
+from bot.engine.scores import query_key
 from bot.fit.calibrate_cache import load_vectors, save_vectors, vectors_path
 
 

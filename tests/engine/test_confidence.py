@@ -82,10 +82,10 @@ def test_lexicon_knows_what_other_ecosystems_and_keras_run_on():
 def test_passing_mentions_of_another_framework_do_not_make_a_paddle_question_foreign(hash_settings):
     engine = hash_engine(hash_settings)
     # The tiny knowledge base covers TensorFlow only.
-    assert engine._main_subjects(engine.subjects_of("之前用torch时没问题，换成 TensorFlow 训练就报错")) == {
+    assert engine.catalog.main_subjects(engine.subjects_of("之前用torch时没问题，换成 TensorFlow 训练就报错")) == {
         "TensorFlow"
     }
-    assert "PyTorch" in engine._main_subjects(engine.subjects_of("torch.cuda.is_available() returns False"))
+    assert "PyTorch" in engine.catalog.main_subjects(engine.subjects_of("torch.cuda.is_available() returns False"))
 
 
 # ---------------------------------------------------------------- calibration

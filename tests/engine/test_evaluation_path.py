@@ -43,7 +43,7 @@ def test_the_evaluation_path_ranks_as_the_engine_does(tmp_path):
 @pytest.mark.parametrize(("mode", "use_meta"), [("dense", True), ("bm25", True), ("hybrid", False)])
 def test_a_baseline_ranks_the_engine_s_evidence_by_one_kind(tmp_path, mode, use_meta):
     """A baseline reads the message as serving does (the same plan and evidence), then ranks by its one kind."""
-    from bot.engine.retrieve import rank
+    from bot.engine.rank import rank
 
     engine = hash_engine(repo_seeds_hash_settings(tmp_path))
     for question in QUESTIONS:

@@ -12,9 +12,10 @@ import pytest
 
 from bot.engine.calibration import Weights, calibration_path
 from bot.engine.learned import Adapter, adapter_path
-from bot.fit.learned import fit
-from bot.engine.retrieve import Engine, rank
+from bot.engine.rank import rank
+from bot.engine.retrieve import Engine
 from bot.fit.calibrate import Row, calibrate, format_figures, learned_without_batch
+from bot.fit.learned import fit
 from bot.kb.embed import HashEmbedder
 
 

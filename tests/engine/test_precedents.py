@@ -11,7 +11,8 @@ import pytest
 
 from bot.engine.calibration import Calibration, Weights, calibration_path, load_for, precedents_path
 from bot.engine.precedents import Precedents
-from bot.engine.retrieve import Engine, rank
+from bot.engine.rank import rank
+from bot.engine.retrieve import Engine
 from bot.fit.calibrate import Row, calibrate, precedents_of, voted
 from bot.kb.embed import HashEmbedder
 

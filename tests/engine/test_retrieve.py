@@ -7,7 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bot.engine.retrieve import Engine, fuse, sanitize
+from bot.engine.rank import fuse
+from bot.engine.read import sanitize
+from bot.engine.retrieve import Engine
 from bot.fit.evaluate import evaluate, hit_matches, read_cases
 from bot.kb.index import build_index
 from conftest import DEV_SET, REPO, copy_calibration
