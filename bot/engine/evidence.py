@@ -76,16 +76,18 @@ def build(
         language = case.language  # a log without the user's words: the conversation's language (issue 35)
     n = len(catalog.sections)
     if not message.has_words or own is None:
+        nothing = np.zeros(n, dtype=bool)  # no section may be shown
+        share = np.zeros(n, dtype=np.float32)
         return Evidence(
-            text=text,
-            language=language,
-            truncated_from=truncated_from,
-            case=case,
+            text,
+            language,
+            truncated_from,
+            case,
             move=plan.move,
             plan=plan,
             empty=True,
-            allowed=np.zeros(n, dtype=bool),
-            subject_share=np.zeros(n, dtype=np.float32),
+            allowed=nothing,
+            subject_share=share,
         )
     title = score(plan.title) if plan.title else None
     # The message first: the embedder reads only the head of a long text (a first post with its log). A message

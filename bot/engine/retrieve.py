@@ -53,7 +53,6 @@ from bot.engine.scores import QueryCache, Scores, score
 from bot.engine.subjects import Lexicon
 from bot.kb.embed import Embedder, make_embedder
 from bot.kb.index import IndexProblem, KnowledgeIndex, load_index
-from bot.kb.meta import SectionMeta
 from bot.kb.tokenize import warm_up
 from bot.records import Answer, Case, Section
 from bot.settings import Settings
@@ -83,8 +82,12 @@ class Engine:
             acts_path(calibration_path(settings.index_dir, embedder.id)), embedder.id, embedder.dim
         )
         # The index's sections and what is known of them (bot.engine.catalog); facts computed by the build.
-        self.catalog = Catalog(index, Lexicon.load(), facts_of(index))
+        self.catalog = catalog = Catalog(index, Lexicon.load(), facts_of(index))
         self.lexicon, self.facts = self.catalog.lexicon, self.catalog.facts
+        # Lookups, as the catalog answers them: a section and its curated metadata by key, the sections' mean
+        # vectors, the words of a search found in a section, the subjects a text names.
+        self.section, self.meta, self.section_vectors = catalog.section, catalog.meta, catalog.section_vectors
+        self.terms_in, self.subjects_of = catalog.terms_in, catalog.subjects_of
         # Documents treated as never labelled and never curated (calibration's leave-one-document-out): their
         # curated phrasings are ignored and they count as unknown to the per-section evidence (:meth:`known`).
         self.hidden: frozenset[str] = frozenset()
@@ -112,20 +115,6 @@ class Engine:
     @property
     def sections(self) -> list[Section]:
         return self.index.sections
-
-    def section(self, key: str) -> Section | None:
-        return self.catalog.section(key)
-
-    def meta(self, key: str) -> SectionMeta | None:
-        return self.catalog.meta(key)
-
-    def section_vectors(self) -> tuple[dict[str, int], np.ndarray] | None:
-        """Per section, the normalised mean of its keys' vectors (stored by the build), or None."""
-        return self.catalog.section_vectors()
-
-    def terms_in(self, search: str, key: str) -> tuple[str, ...]:
-        """The words of ``search`` the knowledge base knows that occur in section ``key`` (what to highlight)."""
-        return self.catalog.terms_in(search, key)
 
     def known(self, precedents: Precedents | None | str = "serving") -> np.ndarray:
         """Per section: whether it has evidence of its own (:meth:`Catalog.known`; default: the calibration's
@@ -266,9 +255,6 @@ class Engine:
     def hard_uncovered(self, uncovered: Iterable[str]) -> bool:
         return judging.hard_uncovered(self.catalog, uncovered)
 
-    def subjects_of(self, text: str) -> frozenset[str]:
-        return self.catalog.subjects_of(text)
-
     # ------------------------------------------------------------ query vectors
 
     @property
@@ -279,14 +265,6 @@ class Engine:
     @embedder.setter
     def embedder(self, embedder: Embedder) -> None:
         self.queries.embedder = embedder
-
-    @property
-    def query_cache_size(self) -> int:
-        return self.queries.size
-
-    @query_cache_size.setter
-    def query_cache_size(self, size: int) -> None:
-        self.queries.size = size
 
     def cache_key(self, search_text: str) -> bytes:
         """The key a search text's vector is remembered under (:meth:`remember`, :meth:`remembered`)."""

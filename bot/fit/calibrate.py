@@ -107,9 +107,9 @@ def calibrate(
     cases, groups, conversations, fitted_on = read_labelled(paths)
     turns = sum(len(c["turns"]) for c in conversations)
     # Every labelled question is embedded once: the leave-one-document-out fit reads them again.
-    cache_size, engine.query_cache_size = (
-        engine.query_cache_size,
-        max(engine.query_cache_size, 4 * (len(cases) + turns)),
+    cache_size, engine.queries.size = (
+        engine.queries.size,
+        max(engine.queries.size, 4 * (len(cases) + turns)),
     )
     try:
         return _calibrate(
@@ -127,7 +127,7 @@ def calibrate(
             Progress(len(cases) + 2 * turns, progress),
         )
     finally:
-        engine.query_cache_size = cache_size
+        engine.queries.size = cache_size
 
 
 def _calibrate(

@@ -29,6 +29,17 @@ from bot.fit.calibrate_thresholds import fit_thresholds, follow_thresholds
 from bot.fit.calibrate_weights import choose_weights
 
 
+def inner_predictions(x: np.ndarray, y: np.ndarray, groups: list[str]) -> np.ndarray:
+    """Out-of-fold predictions within the training threads (``groups``: each row's thread), for its thresholds; a fold
+    whose training part has one class only keeps 0."""
+    p_inner = np.zeros(len(x))
+    for inner_test in folds_of(groups, FOLDS):
+        inner_train = np.setdiff1d(np.arange(len(x)), inner_test)
+        if len(inner_test) and len(set(y[inner_train])) == 2:
+            p_inner[inner_test] = predict(fit_logistic(x[inner_train], y[inner_train]), x[inner_test])
+    return p_inner
+
+
 def cross_validate(engine: Engine, rows: list[Row], policy: dict, precedents: Precedents | None = None) -> dict:
     """First-turn figures from weights, models, thresholds and precedents that never saw the test fold's threads."""
     groups = [r.group for r in rows]
@@ -49,13 +60,7 @@ def cross_validate(engine: Engine, rows: list[Row], policy: dict, precedents: Pr
         x = np.array([f[0] for f in feats])
         hard = np.array([f[2] for f in feats])
         # Thresholds from out-of-fold predictions *within* the training threads.
-        p_inner = np.zeros(len(train))
-        for inner_test in folds_of([groups[i] for i in train], FOLDS):
-            inner_train = np.setdiff1d(np.arange(len(train)), inner_test)
-            if len(inner_test) and len(set(y[train][inner_train])) == 2:
-                p_inner[inner_test] = predict(
-                    fit_logistic(x[train][inner_train], y[train][inner_train]), x[train][inner_test]
-                )
+        p_inner = inner_predictions(x[train], y[train], [groups[i] for i in train])
         batches = np.array([rows[i].batch for i in train])
         answer, none = fit_thresholds(p_inner, y[train], hard[train], batches=batches, **policy)
         p_out[test] = predict(fit_logistic(x[train], y[train]), x[test])
@@ -103,13 +108,7 @@ def cross_validate_follow(engine: Engine, rows: list[Row], weights: Weights, max
         train = np.setdiff1d(np.arange(len(rows)), test)
         if not len(test) or len(set(right[train])) < 2:
             continue
-        p_inner = np.zeros(len(train))
-        for inner_test in folds_of([groups[i] for i in train], FOLDS):
-            inner_train = np.setdiff1d(np.arange(len(train)), inner_test)
-            if len(inner_test) and len(set(right[train][inner_train])) == 2:
-                p_inner[inner_test] = predict(
-                    fit_logistic(x[train][inner_train], right[train][inner_train]), x[train][inner_test]
-                )
+        p_inner = inner_predictions(x[train], right[train], [groups[i] for i in train])
         answer, _ = follow_thresholds(p_inner, right[train], hard[train], max_follow_wrong)
         p_out[test] = predict(fit_logistic(x[train], right[train]), x[test])
         answer_out[test] = (p_out[test] >= answer) & ~hard[test]

@@ -12,8 +12,7 @@ Layout::
         dense.faiss      exact inner product, or HNSW above ``hnsw_threshold`` vectors
         bm25/            bm25s index over section texts (+ metadata)
         meta.json        curated bilingual metadata per section
-        facts.json       what never changes about each section (subjects, OS, eras, …), computed by the
-                         engine's hook (:class:`FactsHook`); its version is in the manifest
+        facts.json       what never changes per section (subjects, OS, eras, …), by :class:`FactsHook` (versioned)
         section_vectors.npy  per section, the normalised mean of its keys' vectors
 
 A build writes a new generation in ``.tmp-*`` and only then points ``CURRENT``
@@ -23,8 +22,7 @@ The generation it replaces is kept until the next build: a reader that read
 than two builds finds its generation gone and loads again from ``CURRENT``, once.
 
 Why one module of ~700 lines: it is the on-disk format, written and read in one place, so a field added to a
-generation is added to its writer, its reader and its checks together (the English keys built for sections without
-curated phrasings are keys of this format, so they are built here too).
+generation is added to its writer, its reader and its checks together (the English keys are keys of this format).
 """
 
 from __future__ import annotations
@@ -90,7 +88,7 @@ class Key:
     section: int
     kind: str  # "chunk" | "heading" | "meta" | "derived" (English built from a Chinese section's own text)
     text_hash: str
-    language: str = "zh"  # "zh" or "en": abstention compares like with like (see bot.engine.retrieve)
+    language: str = "zh"  # "zh" or "en": abstention compares like with like (see bot.engine.scores.margin)
 
 
 class FactsHook(Protocol):
