@@ -35,11 +35,21 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bot.engine.plan import ACTS, TurnFeatures, act_of, features_of
+from bot.engine.plan import (
+    ACTS,
+    FAMILY,
+    Proposal,
+    TurnFeatures,
+    act_of,
+    decide_act,
+    plan,
+    plan_act,
+)
 from bot.records import Act, Case
 
 if TYPE_CHECKING:
     from bot.engine.message import Message
+    from bot.records import Plan
 
 log = logging.getLogger("bot.engine.acts")
 
@@ -51,23 +61,12 @@ TRAIN_FILE = Path("eval/acts/train.jsonl")
 LABELS: tuple[str, ...] = ("detail", "failed_fix", "new_covered", "new_uncovered", "environment", "thanks", "person")
 # Answered before the engine (bot.engine.intents): never a plan's act.
 BEFORE_ENGINE = frozenset({"thanks", "person"})
-# A label's plan acts, the first one used when the rule's act is not among them.
-FAMILY: dict[str, tuple[Act, ...]] = {
-    "detail": ("detail", "follow_up"),
-    "failed_fix": ("failed_fix", "report"),
-    "new_covered": ("switch",),
-    "new_uncovered": ("leave",),
-    "environment": ("environment",),
-}
 # The plan's act read back as a label (to score the rule on the same labels).
 LABEL_OF_ACT: dict[Act, str] = {"new": "new_covered", **{act: label for label, acts in FAMILY.items() for act in acts}}
-# Intents (bot.engine.intents) read as labels: a greeting or small talk in a conversation is closest to a thanks.
+# The plan's replies to what is not a question, read as labels: a greeting or small talk in a conversation is closest
+# to a thanks.
+LABEL_OF_REPLY: dict[str, str] = {"thanks": "thanks", "greeting": "thanks", "small_talk": "thanks", "person": "person"}
 LABEL_OF_INTENT = {"thanks": "thanks", "greeting": "thanks", "small_talk": "thanks", "human": "person"}
-# The model overrules the rule only when it is this sure of its label, and never where the rule reads a failed fix
-# or a report (the retry rule's turns, 0.96 right by the rule on the labelled turns): on the project's own
-# conversations an unguarded model lowered hit@3 and led a retry conversation with its previous answer more often.
-MIN_PROBABILITY = 0.8
-RULE_KEPT: frozenset[Act] = frozenset({"failed_fix", "report"})
 L2_CHOICES = (0.003, 0.01, 0.03, 0.1, 0.3)  # chosen by cross-validation over whole conversations
 FOLDS = 5
 STEPS = 400
@@ -105,19 +104,10 @@ FEATURE_NAMES: tuple[str, ...] = (
 )
 
 
-def plan_act(label: str, rule: Act) -> Act:
-    """The plan's act for the model's label: the rule's own act when it is in the label's family, else the family's
-    first (a label answered before the engine keeps the rule's act)."""
-    family = FAMILY.get(label)
-    if family is None:
-        return rule
-    return rule if rule in family else family[0]
-
-
 def turn_features(features: TurnFeatures, message: Message, case: Case) -> np.ndarray:
     """The numeric features of one turn (:data:`FEATURE_NAMES`), the e5 vector apart.
 
-    >>> from bot.engine.plan import Reading, read
+    >>> from bot.engine.plan import Reading, features_of, read
     >>> f = features_of(read("没用", failed=True, not_helpful=True), Case(search="oom"), Reading(rule_move="retry"))
     >>> v = turn_features(f, read("没用"), Case(search="oom"))
     >>> len(v) == len(FEATURE_NAMES), dict(zip(FEATURE_NAMES, v.tolist()))["rule=failed_fix"]
@@ -180,15 +170,10 @@ class ActModel:
         best = max(allowed, key=lambda i: p[i])
         return self.classes[best], float(p[best] / max(p[allowed].sum(), 1e-12))
 
-    def act(self, features: TurnFeatures, vector: np.ndarray, message: Message, case: Case) -> Act:
-        """The plan's act of an open case's turn: :func:`plan_act` of the model's label and the rule's act when the
-        model is sure (:data:`MIN_PROBABILITY`) and the rule does not read a failed fix (:data:`RULE_KEPT`), else
-        the rule's."""
-        rule = act_of(features)
-        if rule in RULE_KEPT:
-            return rule
-        label, probability = self.weigh(features, vector, message, case)
-        return plan_act(label, rule) if probability >= MIN_PROBABILITY else rule
+    def propose(self, features: TurnFeatures, vector: np.ndarray, message: Message, case: Case) -> Proposal:
+        """The model's proposal for an open case's turn: its best label and how sure it is (the plan decides,
+        :func:`bot.engine.plan.decide_act`)."""
+        return Proposal(*self.weigh(features, vector, message, case))
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -371,21 +356,25 @@ def read_labelled(path: Path) -> list[dict]:
 def _read_turn(engine, query: str, case: Case) -> tuple[np.ndarray, str]:
     message = engine.read(query)
     own = engine._scores(message.search_text, tokens=message.tokens) if message.has_words else None
-    reading = engine.reading(message, case, own)
-    features = features_of(message, case, reading)
+    planned = plan(message, case, engine.reading(message, case, own))  # the product's plan, by the rule
+    features = planned.features
     vector = own.query_vector if own is not None else np.zeros(engine.embedder.dim, dtype=np.float32)
     x = np.concatenate([turn_features(features, message, case), np.asarray(vector, dtype=np.float32)])
-    if case.is_open and not message.cues.not_helpful and message.intent is not None:
-        rule = LABEL_OF_INTENT.get(message.intent, "thanks")
-    else:
-        rule = LABEL_OF_ACT.get(act_of(features), "new_covered")
-    return x, rule
+    return x, rule_label(planned)
+
+
+def rule_label(planned: Plan) -> str:
+    """The rule's plan read as a label: its reply to what is not a question in an open case, else its act (a turn of
+    no open case is a first question, whatever it says)."""
+    if planned.features is not None and planned.features.open_case and planned.reply in LABEL_OF_REPLY:
+        return LABEL_OF_REPLY[planned.reply]
+    return LABEL_OF_ACT.get(planned.act, "new_covered")
 
 
 def pipeline(model: ActModel, x: np.ndarray, *, guarded: bool = True) -> list[str]:
     """The product's labels from the model: intents first (answered before the engine), else the model's best
-    among the engine's five (``guarded``: the rule's where the model is unsure or the rule reads a failed fix, as
-    :meth:`ActModel.act`)."""
+    among the engine's five (``guarded``: as the plan decides, :func:`bot.engine.plan.decide_act`: the rule's where
+    the model is unsure or the rule reads a failed fix)."""
     p = model.probabilities(x)
     allowed = np.array([c not in BEFORE_ENGINE for c in model.classes])
     out = []
@@ -395,8 +384,9 @@ def pipeline(model: ActModel, x: np.ndarray, *, guarded: bool = True) -> list[st
         rule = _rule_of(x[i])
         if intent:
             out.append(intent)
-        elif guarded and (rule in RULE_KEPT or row[best] / row[allowed].sum() < MIN_PROBABILITY):
-            out.append(LABEL_OF_ACT.get(rule, "new_covered"))
+        elif guarded:  # the plan's own decision (bot.engine.plan.decide_act), read back as a label
+            proposal = Proposal(model.classes[best], float(row[best] / row[allowed].sum()))
+            out.append(LABEL_OF_ACT.get(decide_act(rule, proposal), "new_covered"))
         else:
             out.append(model.classes[best])
     return out

@@ -94,8 +94,10 @@ class LiveEngine:
     def read(self, message: object) -> Message:
         return self._engine.read(message)
 
-    def ask(self, text: object, *, k: int = 10, case: Case | None = None, exclude: Iterable[str] = ()) -> Answer:
-        return self._engine.ask(text, k=k, case=case, exclude=exclude)
+    def ask(
+        self, text: object, *, k: int = 10, case: Case | None = None, exclude: Iterable[str] = (), turn: bool = False
+    ) -> Answer:
+        return self._engine.ask(text, k=k, case=case, exclude=exclude, turn=turn)
 
     def terms_in(self, search: str, key: str) -> tuple[str, ...]:
         return self._engine.terms_in(search, key)

@@ -67,7 +67,7 @@ from bot.engine.intents import classify
 from bot.engine.learned import Adapter, adapter_path
 from bot.engine.learned import load_for as load_adapter
 from bot.engine.message import Cues, Message
-from bot.engine.plan import Plan, Reading
+from bot.engine.plan import Plan, Reading, reply_of
 from bot.engine.plan import plan as make_plan
 from bot.engine.precedents import Precedents
 from bot.engine.subjects import Lexicon
@@ -380,15 +380,25 @@ class Engine:
         )
 
     def evidence(
-        self, message: object, case: Case | None = None, *, use_meta: bool = True, exclude: Iterable[str] = ()
+        self,
+        message: object,
+        case: Case | None = None,
+        *,
+        use_meta: bool = True,
+        exclude: Iterable[str] = (),
+        turn: bool = False,
     ) -> Evidence:
         """Everything the ranking and the judgement need about one message in its case, built once on its plan
         (:meth:`plan`): the plan is decided first, from the message, the case and the message's own scores, and
         the evidence follows it."""
         message = self.read(message)
         case = case or Case()
-        own = self._scores(message.search_text, use_meta, tokens=message.tokens) if message.has_words else None
-        return self._evidence(message, case, self.plan(message, case, own=own, exclude=exclude), own, use_meta)
+        own = self._own(message, use_meta)
+        planned = self.plan(message, case, own=own, exclude=exclude, turn=turn)
+        return self._evidence(message, case, planned, own, use_meta)
+
+    def _own(self, message: Message, use_meta: bool = True) -> _Scores | None:
+        return self._scores(message.search_text, use_meta, tokens=message.tokens) if message.has_words else None
 
     def weigh(
         self,
@@ -475,31 +485,74 @@ class Engine:
         )
 
     def plan(
-        self, message: object, case: Case | None = None, *, own: _Scores | None = None, exclude: Iterable[str] = ()
+        self,
+        message: object,
+        case: Case | None = None,
+        *,
+        own: _Scores | None = None,
+        exclude: Iterable[str] = (),
+        turn: bool = False,
     ) -> Plan:
         """The turn's plan (:mod:`bot.engine.plan`), decided once before any ranking; ``own``: the message's own
-        scores when computed already (the evidence reuses them)."""
+        scores when computed already (the evidence reuses them); ``turn``: a conversation's turn, whose reply may be
+        no search (then nothing is scored)."""
         message = self.read(message)
         case = case or Case()
+        early = self._before_search(message, case) if turn else None
+        if early is not None:
+            return early
         if own is None and message.has_words:
             own = self._scores(message.search_text, tokens=message.tokens)
         return make_plan(
             message,
             case,
             self.reading(message, case, own),
+            turn=turn,
             exclude=tuple(exclude),
             title=_title(message.text),
             model=self.acts,
             vector=own.query_vector if own is not None else None,
         )
 
+    def _before_search(self, message: Message, case: Case) -> Plan | None:
+        """The plan of a turn whose reply is no search (:func:`bot.engine.plan.reply_of`), else None: nothing scored."""
+        stripped = message.stripped
+        chosen = self.section(stripped) if len(stripped) < 300 else None
+        if reply_of(message, case, section=chosen is not None) is None:
+            return None
+        language = detect_language(chosen.heading) if chosen is not None else ""
+        return make_plan(message, case, turn=True, section=chosen is not None, section_language=language)
+
+    def _unsearched(self, message: Message, case: Case, plan: Plan) -> Answer:
+        """The answer to a turn the plan does not search: nothing, or the clicked section with the case's words that
+        occur in it (no search is run for them), the case after it remembering it as shown and best."""
+        answer = Answer(query=message.text, language=plan.language, tier="none", hits=(), move=plan.move, act=plan.act)
+        if plan.reply != "section":
+            return replace(answer, case=case, plan=plan)
+        key = message.stripped
+        section = self.section(key)
+        assert section is not None
+        terms = self.terms_in(case.search, key) if case.search else ()
+        after = advance(
+            case,
+            move=plan.move,
+            search=case.search or section.heading,
+            problem=case.problem,
+            setting=case.setting,
+            shown=(key,),
+            best=key,
+            language=plan.language,
+            signature=case.signature,
+            message=key,
+        )
+        hit = Hit(section=section, score=0.0, matched_terms=terms)
+        return replace(answer, query=key, tier="answer", hits=(hit,), case=after, plan=plan)
+
     def _evidence(
         self, message: Message, case: Case, plan: Plan, own: _Scores | None, use_meta: bool = True
     ) -> Evidence:
         """The evidence the plan asks for: the joined and title scores it names, the sections it allows."""
-        text, truncated_from, language = message.text, message.truncated_from, message.language
-        if message.bare_log and case.language in ("zh", "en"):
-            language = case.language  # a log without the user's words: the conversation's language (issue 35)
+        text, truncated_from, language = message.text, message.truncated_from, plan.language
         n = len(self.sections)
         if not message.has_words or own is None:
             return Evidence(
@@ -590,14 +643,22 @@ class Engine:
         k: int = 10,
         case: Case | None = None,
         exclude: Iterable[str] = (),
+        turn: bool = False,
     ) -> Answer:
-        """Answer one message in its case: up to ``k`` distinct sections, a tier and its reason.
+        """Answer one message in its case: up to ``k`` distinct sections, a tier and its reason, and the turn's plan.
 
         ``ask`` is :meth:`evidence` (on the turn's plan), :func:`rank` and :func:`judge`, each once and nothing
-        else (calibration uses the same three). The evaluation's baselines take their own path
-        (:func:`bot.engine.evaluate.baseline_ask`): serving has no switch for them.
+        else (calibration uses the same three). ``turn``: a conversation's turn, answered as its plan says (an empty
+        message, a clicked section, a thanks … are not searched); a question asked alone is always searched. The
+        evaluation's baselines take their own path (:func:`bot.engine.evaluate.baseline_ask`): serving has no switch
+        for them.
         """
-        evidence = self.evidence(text, case, exclude=exclude)
+        message = self.read(text)
+        case = case or Case()
+        early = self._before_search(message, case) if turn else None
+        if early is not None:
+            return self._unsearched(message, case, early)
+        evidence = self.evidence(message, case, exclude=exclude, turn=turn)
         ranking = rank(evidence, self.calibration.weights, k=k)
         return self.answer(evidence, ranking, judge(self, evidence, ranking, self.calibration))
 
@@ -620,6 +681,7 @@ class Engine:
                 move=evidence.move,
                 act=evidence.plan.act,
                 case=after,
+                plan=evidence.plan,
             )
         scores = evidence.own
         hits = tuple(
@@ -655,6 +717,7 @@ class Engine:
             act=evidence.plan.act,
             focus_key=evidence.plan.focus,
             case=after,
+            plan=evidence.plan,
             focus=focus,
         )
 
@@ -1270,7 +1333,7 @@ def judge(engine: Engine, evidence: Evidence, ranking: Ranking, calibration: Cal
         return Verdict("none", 0.0, Reason(code))
     top = ranking.order[0]
     first = [engine.features(evidence, s, top) for s in (evidence.own, evidence.joined) if s is not None]
-    continuing = evidence.move in ("follow_up", "retry")
+    continuing = evidence.plan.continues  # the follow-up model judges a turn of its case, when one was fitted
     if continuing and calibration.follow is not None:
         probability = calibration.follow.probability(engine.follow_features(evidence, top, first))
     else:

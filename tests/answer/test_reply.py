@@ -11,7 +11,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from markdown_it import MarkdownIt
 
-from bot.answer.conversation import Conversation, is_follow_up, is_not_helpful
+from bot.answer.conversation import Conversation
+from bot.engine.case import is_follow_up, is_not_helpful
 from bot.answer.reasons import reason_text
 from bot.answer.reply import (
     TEXTS,
