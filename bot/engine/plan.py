@@ -54,6 +54,7 @@ SETTING_FOLLOW_UP_WEIGHT = 0.5
 SETTING_ONLY_TOKENS = 6
 MAX_LED = 30  # section keys an earlier turn led with, remembered per conversation
 
+
 @dataclass(frozen=True)
 class Reading:
     """What the engine read about the message in its case, cheaply and once (``Engine.reading``): the word lists'
@@ -215,7 +216,15 @@ REPLY_OF_INTENT: dict[str, ReplyKind] = {
     "small_talk": "small_talk",
     "human": "person",
 }
-UNSEARCHED: tuple[ReplyKind, ...] = ("empty", "section", "nothing_to_retry", "thanks", "greeting", "small_talk", "person")
+UNSEARCHED: tuple[ReplyKind, ...] = (
+    "empty",
+    "section",
+    "nothing_to_retry",
+    "thanks",
+    "greeting",
+    "small_talk",
+    "person",
+)
 
 
 def reply_of(message: Message, case: Case, *, section: bool = False) -> ReplyKind | None:
