@@ -356,7 +356,7 @@ def read_labelled(path: Path) -> list[dict]:
 def _read_turn(engine, query: str, case: Case) -> tuple[np.ndarray, str]:
     message = engine.read(query)
     own = engine._scores(message.search_text, tokens=message.tokens) if message.has_words else None
-    planned = plan(message, case, engine.reading(message, case, own))  # the product's plan, by the rule
+    planned = plan(message, case, engine.reading(message, case, own), turn=True)  # the product's plan, by the rule
     features = planned.features
     vector = own.query_vector if own is not None else np.zeros(engine.embedder.dim, dtype=np.float32)
     x = np.concatenate([turn_features(features, message, case), np.asarray(vector, dtype=np.float32)])
