@@ -12,7 +12,6 @@ import pytest
 from markdown_it import MarkdownIt
 
 from bot.answer.conversation import Conversation
-from bot.engine.case import is_follow_up, is_not_helpful
 from bot.answer.reasons import reason_text
 from bot.answer.reply import (
     TEXTS,
@@ -34,6 +33,7 @@ from bot.answer.reply import (
     user_echo,
     with_scope,
 )
+from bot.engine.case import is_follow_up, is_not_helpful
 from bot.kb.meta import SectionMeta
 from bot.records import Answer, Hit, Reason, Section
 
