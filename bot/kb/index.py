@@ -659,6 +659,7 @@ def _load_files(
         path = gen / name
         if not path.is_file() or _sha256(path.read_bytes()) != digest:
             raise IndexCorrupt(f"{path} is missing or corrupt (checksum mismatch). {BUILD_FIX}")
+    domain = load_domain(settings.seeds_dir)
     try:
         sections = [
             Section(
@@ -666,7 +667,10 @@ def _load_files(
                     **row,
                     "path": tuple(row["path"]),
                     "fields": tuple(tuple(f) for f in row["fields"]),
-                    "roles": tuple(tuple(r) for r in row.get("roles", ())),
+                    # An index built before issue 41 stored no roles: the domain gives them to its fields.
+                    "roles": tuple(tuple(r) for r in row["roles"])
+                    if "roles" in row
+                    else domain.faq.roles({f[0] for f in row["fields"]}),
                 }
             )
             for row in json.loads((gen / "sections.json").read_text(encoding="utf-8"))
@@ -718,5 +722,4 @@ def _load_files(
         raise IndexCorrupt(
             f"{gen / 'section_vectors.npy'} has shape {per_section.shape}, expected ({len(sections)}, {dim}). {BUILD_FIX}"
         )
-    domain = load_domain(settings.seeds_dir)
     return KnowledgeIndex(sections, keys, dense, bm25, meta, background, manifest, gen, facts, per_section, domain)

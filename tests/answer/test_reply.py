@@ -33,6 +33,7 @@ from bot.answer.reply import (
     user_echo,
     with_scope,
 )
+from bot.kb.domain import shipped
 from bot.kb.meta import SectionMeta
 from bot.records import Answer, Hit, Reason, Section
 
@@ -71,6 +72,7 @@ def section(
         text=text,
         title=title,
         fields=fields,
+        roles=shipped().faq.roles({name for name, _ in fields}),  # as the parser reads them from the domain
     )
 
 
