@@ -50,7 +50,7 @@ import numpy as np
 from bot.kb.domain import SEEDS_DOMAIN, Domain, load_domain, shipped
 from bot.kb.embed import Embedder
 from bot.kb.meta import META_DIR, MetaProblem, SectionMeta, load_meta
-from bot.kb.parse import document_paths, parse_folder
+from bot.kb.parse import document_paths, parse_folder, section_of_row
 from bot.kb.tokenize import detect_language, tokenize
 from bot.records import Section
 from bot.settings import Settings
@@ -116,8 +116,7 @@ class KnowledgeIndex:
     path: Path
     facts: list[dict] | None = None  # facts.json's rows (None: built without the engine's hook, or before it)
     section_vectors: np.ndarray | None = None  # per section, the normalised mean of its keys' vectors
-    # The domain the index is opened with (the seeds' own, bot.kb.domain.load_domain): the engine reads its
-    # subjects, word lists and FAQ convention from here, loaded once where the index is opened.
+    # The seeds' domain (bot.kb.domain), loaded once where the index is opened: what the engine's rules read.
     domain: Domain = field(default_factory=shipped)
 
     # Derived once per loaded index, on first use by a query.
@@ -406,9 +405,7 @@ def build_index(
     after_step: Callable[[str], None] | None = None,
 ) -> BuildReport:
     """seeds/ -> a new index generation, switched in atomically.
-
-    ``domain`` is the one the index is built for (its FAQ convention splits the documents); by default the seeds'
-    own (:func:`bot.kb.domain.load_domain`).
+    ``domain`` (default: the seeds' own) decides how the documents are split into sections and fields.
 
     ``facts`` computes what never changes about each section (``bot.engine.facts.build`` passes the engine's;
     without it the index holds no facts, and the engine refuses it). ``after_step`` is called with a step
@@ -661,20 +658,8 @@ def _load_files(
             raise IndexCorrupt(f"{path} is missing or corrupt (checksum mismatch). {BUILD_FIX}")
     domain = load_domain(settings.seeds_dir)
     try:
-        sections = [
-            Section(
-                **{
-                    **row,
-                    "path": tuple(row["path"]),
-                    "fields": tuple(tuple(f) for f in row["fields"]),
-                    # An index built before issue 41 stored no roles: the domain gives them to its fields.
-                    "roles": tuple(tuple(r) for r in row["roles"])
-                    if "roles" in row
-                    else domain.faq.roles({f[0] for f in row["fields"]}),
-                }
-            )
-            for row in json.loads((gen / "sections.json").read_text(encoding="utf-8"))
-        ]
+        rows = json.loads((gen / "sections.json").read_text(encoding="utf-8"))
+        sections = [section_of_row(row, domain.faq) for row in rows]
         keys = [
             Key(int(s), str(k), str(h), str(lang))
             for s, k, h, lang in json.loads((gen / "keys.json").read_text(encoding="utf-8"))

@@ -278,6 +278,14 @@ def parse_text(
     return sections
 
 
+def section_of_row(row: dict, faq: Faq) -> Section:
+    """A section as an index's ``sections.json`` stores it (``dataclasses.asdict``). An index built before the
+    fields' roles were stored (issue 41) gets them from ``faq``, the domain the index is opened with."""
+    fields = tuple((str(name), str(value)) for name, value in row["fields"])
+    roles = tuple((str(n), str(r)) for n, r in row["roles"]) if "roles" in row else faq.roles({n for n, _ in fields})
+    return Section(**{**row, "path": tuple(row["path"]), "fields": fields, "roles": roles})
+
+
 def parse_file(
     path: Path,
     source: str | None = None,
