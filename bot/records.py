@@ -25,6 +25,9 @@ class Section:
     text: str  # body text (markdown), without the heading line
     title: str  # document title
     fields: tuple[tuple[str, str], ...] = ()  # recognised FAQ fields, e.g. ("解决方法", "...")
+    # What the fields are for, as the domain's FAQ convention says (bot.kb.domain.Faq.roles): ("解决方法", "fix"),
+    # ("问", "question"), ("答", "answer"), ("标签", "quiet"); fix fields in the order a reply prefers them.
+    roles: tuple[tuple[str, str], ...] = ()
 
     @property
     def breadcrumb(self) -> str:
@@ -40,6 +43,10 @@ class Section:
             if field_name == name:
                 return value
         return ""
+
+    def having(self, role: str) -> tuple[str, ...]:
+        """The names of this section's fields that play ``role`` ("fix", "question", "answer", "quiet")."""
+        return tuple(name for name, played in self.roles if played == role)
 
 
 @dataclass(frozen=True)

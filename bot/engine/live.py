@@ -229,18 +229,22 @@ class SeedsWatcher:
     def rebuild(self) -> bool:
         """Build a generation for the seeds as they are now, unless the index already is (another replica built
         it), and swap it in; True when a new generation is served."""
-        from bot.engine.facts import SECTION_FACTS, build
-        from bot.engine.subjects import use_seeds_vocabulary
+        from bot.engine.facts import SectionFactsHook, build
+        from bot.kb.domain import load_domain
         from bot.kb.index import IndexProblem, read_manifest, stale_sources
 
         settings = self.live.settings
         try:
-            use_seeds_vocabulary(settings.seeds_dir)
-        except ValueError as exc:  # a bad vocabulary file: said, and the lists in use stay
-            log.warning("seeds: %s; the vocabulary in use stays", exc)
+            domain = load_domain(settings.seeds_dir)
+        except ValueError as exc:  # a bad domain.toml or vocabulary.toml: said, and the generation served stays
+            log.warning("seeds: %s; the index served stays until the file is fixed", exc)
+            return False
         try:
             _, manifest = read_manifest(settings.index_dir)
-            fresh = not stale_sources(manifest, settings.seeds_dir) and manifest.get("facts") == SECTION_FACTS.version
+            fresh = (
+                not stale_sources(manifest, settings.seeds_dir)
+                and manifest.get("facts") == SectionFactsHook(domain).version
+            )
         except IndexProblem:
             fresh = False
         if not fresh:

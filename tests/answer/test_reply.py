@@ -34,6 +34,7 @@ from bot.answer.reply import (
     with_scope,
 )
 from bot.engine.case import is_follow_up, is_not_helpful
+from bot.kb.domain import shipped
 from bot.kb.meta import SectionMeta
 from bot.records import Answer, Hit, Reason, Section
 
@@ -72,6 +73,7 @@ def section(
         text=text,
         title=title,
         fields=fields,
+        roles=shipped().faq.roles({name for name, _ in fields}),  # as the parser reads them from the domain
     )
 
 
