@@ -20,7 +20,6 @@ AFTER_THE_PLAN = ("bot.answer", "bot.web")
 NOT_YET = {
     "bot.web.handoff": {"bot.engine.case", "bot.engine.intents"},
     "bot.web.admin.gaps": {"bot.engine.intents"},
-    "bot.answer.scope": {"bot.kb.vocabulary"},
 }
 
 
