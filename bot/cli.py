@@ -466,9 +466,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         config = _config(args)
-        from bot.engine.subjects import use_seeds_vocabulary
+        from bot.kb.domain import load_domain
 
-        use_seeds_vocabulary(config.engine.seeds_dir)  # the company's word lists, before any build or load
+        load_domain(config.engine.seeds_dir)  # a bad seeds/domain.toml or vocabulary.toml is named before any work
         if args.command in ("report", "store"):
             return COMMANDS[args.command](config.engine, args, config.store)
         return COMMANDS[args.command](config.engine, args)

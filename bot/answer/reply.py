@@ -426,6 +426,7 @@ def format_intent(label: str, language: str, contact: Contact | None = None) -> 
         "greeting": "intent_greeting",
         "small_talk": "intent_small_talk",
         "human": "intent_human",
+        "person": "intent_human",  # the plan's reply kind (bot.engine.plan.REPLY_OF_INTENT)
     }.get(label, "intent_small_talk")
     if key != "intent_human":
         scope = (ScopeBlock(always=False),) if key == "intent_small_talk" else ()

@@ -31,7 +31,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bot.engine.plan import ACTS, TurnFeatures, act_of, features_of  # noqa: F401  (features_of: doctest)
+from bot.engine.plan import (
+    ACTS,
+    FAMILY,
+    Proposal,
+    TurnFeatures,
+    act_of,
+    plan_act,
+)
 from bot.records import Act, Case
 
 if TYPE_CHECKING:
@@ -46,23 +53,12 @@ FIX = "Run: python -m bot acts"
 LABELS: tuple[str, ...] = ("detail", "failed_fix", "new_covered", "new_uncovered", "environment", "thanks", "person")
 # Answered before the engine (bot.engine.intents): never a plan's act.
 BEFORE_ENGINE = frozenset({"thanks", "person"})
-# A label's plan acts, the first one used when the rule's act is not among them.
-FAMILY: dict[str, tuple[Act, ...]] = {
-    "detail": ("detail", "follow_up"),
-    "failed_fix": ("failed_fix", "report"),
-    "new_covered": ("switch",),
-    "new_uncovered": ("leave",),
-    "environment": ("environment",),
-}
 # The plan's act read back as a label (to score the rule on the same labels).
 LABEL_OF_ACT: dict[Act, str] = {"new": "new_covered", **{act: label for label, acts in FAMILY.items() for act in acts}}
-# Intents (bot.engine.intents) read as labels: a greeting or small talk in a conversation is closest to a thanks.
+# The plan's replies to what is not a question, read as labels: a greeting or small talk in a conversation is closest
+# to a thanks.
+LABEL_OF_REPLY: dict[str, str] = {"thanks": "thanks", "greeting": "thanks", "small_talk": "thanks", "person": "person"}
 LABEL_OF_INTENT = {"thanks": "thanks", "greeting": "thanks", "small_talk": "thanks", "human": "person"}
-# The model overrules the rule only when it is this sure of its label, and never where the rule reads a failed fix
-# or a report (the retry rule's turns, 0.96 right by the rule on the labelled turns): on the project's own
-# conversations an unguarded model lowered hit@3 and led a retry conversation with its previous answer more often.
-MIN_PROBABILITY = 0.8
-RULE_KEPT: frozenset[Act] = frozenset({"failed_fix", "report"})
 
 _BOOLS = (
     "failed",
@@ -97,19 +93,10 @@ FEATURE_NAMES: tuple[str, ...] = (
 )
 
 
-def plan_act(label: str, rule: Act) -> Act:
-    """The plan's act for the model's label: the rule's own act when it is in the label's family, else the family's
-    first (a label answered before the engine keeps the rule's act)."""
-    family = FAMILY.get(label)
-    if family is None:
-        return rule
-    return rule if rule in family else family[0]
-
-
 def turn_features(features: TurnFeatures, message: Message, case: Case) -> np.ndarray:
     """The numeric features of one turn (:data:`FEATURE_NAMES`), the e5 vector apart.
 
-    >>> from bot.engine.plan import Reading, read
+    >>> from bot.engine.plan import Reading, features_of, read
     >>> f = features_of(read("没用", failed=True, not_helpful=True), Case(search="oom"), Reading(rule_move="retry"))
     >>> v = turn_features(f, read("没用"), Case(search="oom"))
     >>> len(v) == len(FEATURE_NAMES), dict(zip(FEATURE_NAMES, v.tolist()))["rule=failed_fix"]
@@ -172,15 +159,10 @@ class ActModel:
         best = max(allowed, key=lambda i: p[i])
         return self.classes[best], float(p[best] / max(p[allowed].sum(), 1e-12))
 
-    def act(self, features: TurnFeatures, vector: np.ndarray, message: Message, case: Case) -> Act:
-        """The plan's act of an open case's turn: :func:`plan_act` of the model's label and the rule's act when the
-        model is sure (:data:`MIN_PROBABILITY`) and the rule does not read a failed fix (:data:`RULE_KEPT`), else
-        the rule's."""
-        rule = act_of(features)
-        if rule in RULE_KEPT:
-            return rule
-        label, probability = self.weigh(features, vector, message, case)
-        return plan_act(label, rule) if probability >= MIN_PROBABILITY else rule
+    def propose(self, features: TurnFeatures, vector: np.ndarray, message: Message, case: Case) -> Proposal:
+        """The model's proposal for an open case's turn: its best label and how sure it is (the plan decides,
+        :func:`bot.engine.plan.decide_act`)."""
+        return Proposal(*self.weigh(features, vector, message, case))
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)

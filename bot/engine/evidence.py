@@ -71,9 +71,7 @@ def build(
     """The evidence the plan asks for: the joined and title scores it names (``score``: a search text's scores),
     the sections it allows; ``known``: the sections with evidence of their own (:meth:`Catalog.known`). Without the
     precedents' vote and the learned scores (:func:`with_precedents`, :func:`with_learned` add them)."""
-    text, truncated_from, language = message.text, message.truncated_from, message.language
-    if message.bare_log and case.language in ("zh", "en"):
-        language = case.language  # a log without the user's words: the conversation's language (issue 35)
+    text, truncated_from, language = message.text, message.truncated_from, plan.language
     n = len(catalog.sections)
     if not message.has_words or own is None:
         nothing = np.zeros(n, dtype=bool)  # no section may be shown

@@ -49,7 +49,7 @@ def judge(catalog: Catalog, evidence: Evidence, ranking: Ranking, calibration: C
         return Verdict("none", 0.0, Reason(code))
     top = ranking.order[0]
     first = [features(catalog, evidence, s, top) for s in (evidence.own, evidence.joined) if s is not None]
-    continuing = evidence.move in ("follow_up", "retry")
+    continuing = evidence.plan.continues  # the follow-up model judges a turn of its case, when one was fitted
     if continuing and calibration.follow is not None:
         probability = calibration.follow.probability(follow_features(catalog, evidence, top, first))
     else:

@@ -4,10 +4,14 @@ case after this turn (:func:`advance_case`). Codes and keys only: :mod:`bot.answ
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from bot.engine.case import advance, matching_lines
 from bot.engine.catalog import Catalog
 from bot.engine.evidence import Evidence
 from bot.engine.judge import Verdict
+from bot.engine.message import Message
+from bot.engine.plan import Plan
 from bot.engine.rank import Ranking
 from bot.records import Answer, Case, Hit, Reason
 
@@ -34,6 +38,7 @@ def answer_of(catalog: Catalog, evidence: Evidence, ranking: Ranking, verdict: V
             move=evidence.move,
             act=evidence.plan.act,
             case=after,
+            plan=evidence.plan,
         )
     scores = evidence.own
     hits = tuple(
@@ -69,8 +74,35 @@ def answer_of(catalog: Catalog, evidence: Evidence, ranking: Ranking, verdict: V
         act=evidence.plan.act,
         focus_key=evidence.plan.focus,
         case=after,
+        plan=evidence.plan,
         focus=focus,
     )
+
+
+def unsearched(catalog: Catalog, message: Message, case: Case, plan: Plan) -> Answer:
+    """The answer to a turn the plan does not search: nothing, or the clicked section with the case's words that
+    occur in it (no search is run for them), the case after it remembering it as shown and best."""
+    answer = Answer(query=message.text, language=plan.language, tier="none", hits=(), move=plan.move, act=plan.act)
+    if plan.reply != "section":
+        return replace(answer, case=case, plan=plan)
+    key = message.stripped
+    section = catalog.section(key)
+    assert section is not None
+    terms = catalog.terms_in(case.search, key) if case.search else ()
+    after = advance(
+        case,
+        move=plan.move,
+        search=case.search or section.heading,
+        problem=case.problem,
+        setting=case.setting,
+        shown=(key,),
+        best=key,
+        language=plan.language,
+        signature=case.signature,
+        message=key,
+    )
+    hit = Hit(section=section, score=0.0, matched_terms=terms)
+    return replace(answer, query=key, tier="answer", hits=(hit,), case=after, plan=plan)
 
 
 def advance_case(evidence: Evidence, shown: tuple[str, ...], best: str = "") -> Case:

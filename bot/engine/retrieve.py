@@ -42,18 +42,18 @@ from bot.engine.judge import Verdict, judge
 from bot.engine.learned import Adapter, adapter_path
 from bot.engine.learned import load_for as load_adapter
 from bot.engine.message import Message
-from bot.engine.plan import Plan, Reading
+from bot.engine.plan import Plan, Reading, reply_of
 from bot.engine.plan import plan as make_plan
 from bot.engine.precedents import Precedents
 from bot.engine.rank import Ranking, rank
 from bot.engine.read import read_message, title_of
 from bot.engine.read import reading as read_for_plan
-from bot.engine.result import answer_of
+from bot.engine.result import answer_of, unsearched
 from bot.engine.scores import QueryCache, Scores, score
 from bot.engine.subjects import Lexicon
 from bot.kb.embed import Embedder, make_embedder
 from bot.kb.index import IndexProblem, KnowledgeIndex, load_index
-from bot.kb.tokenize import warm_up
+from bot.kb.tokenize import detect_language, warm_up
 from bot.records import Answer, Case, Section
 from bot.settings import Settings
 
@@ -139,7 +139,13 @@ class Engine:
         )
 
     def evidence(
-        self, message: object, case: Case | None = None, *, use_meta: bool = True, exclude: Iterable[str] = ()
+        self,
+        message: object,
+        case: Case | None = None,
+        *,
+        use_meta: bool = True,
+        exclude: Iterable[str] = (),
+        turn: bool = False,
     ) -> Evidence:
         """Everything the ranking and the judgement need about one message in its case, built once on its plan
         (:meth:`plan`): the plan is decided first, from the message, the case and the message's own scores, and
@@ -151,7 +157,7 @@ class Engine:
             self.catalog,
             message,
             case,
-            self.plan(message, case, own=own, exclude=exclude),
+            self.plan(message, case, own=own, exclude=exclude, turn=turn),
             own,
             score=lambda text: self.scores(text, use_meta),
             reads_only_head=self.queries.reads_only_head,
@@ -177,23 +183,43 @@ class Engine:
         return read_for_plan(self.catalog, self.calibration.weights, message, case, own)
 
     def plan(
-        self, message: object, case: Case | None = None, *, own: Scores | None = None, exclude: Iterable[str] = ()
+        self,
+        message: object,
+        case: Case | None = None,
+        *,
+        own: Scores | None = None,
+        exclude: Iterable[str] = (),
+        turn: bool = False,
     ) -> Plan:
         """The turn's plan (:mod:`bot.engine.plan`), decided once before any ranking; ``own``: the message's own
-        scores when computed already (the evidence reuses them)."""
+        scores when computed already (the evidence reuses them); ``turn``: a conversation's turn, whose reply may be
+        no search (then nothing is scored)."""
         message = self.read(message)
         case = case or Case()
+        early = self._before_search(message, case) if turn else None
+        if early is not None:
+            return early
         if own is None and message.has_words:
             own = self.scores(message.search_text, tokens=message.tokens)
         return make_plan(
             message,
             case,
             self.reading(message, case, own),
+            turn=turn,
             exclude=tuple(exclude),
             title=title_of(message.text),
             model=self.acts,
             vector=own.query_vector if own is not None else None,
         )
+
+    def _before_search(self, message: Message, case: Case) -> Plan | None:
+        """The plan of a turn whose reply is no search (:func:`bot.engine.plan.reply_of`), else None: nothing scored."""
+        stripped = message.stripped
+        chosen = self.section(stripped) if len(stripped) < 300 else None
+        if reply_of(message, case, section=chosen is not None) is None:
+            return None
+        language = detect_language(chosen.heading) if chosen is not None else ""
+        return make_plan(message, case, turn=True, section=chosen is not None, section_language=language)
 
     def with_precedents(
         self, evidence: Evidence, precedents: Precedents | None, among: np.ndarray | None = None
@@ -210,14 +236,22 @@ class Engine:
         k: int = 10,
         case: Case | None = None,
         exclude: Iterable[str] = (),
+        turn: bool = False,
     ) -> Answer:
-        """Answer one message in its case: up to ``k`` distinct sections, a tier and its reason.
+        """Answer one message in its case: up to ``k`` distinct sections, a tier and its reason, and the turn's plan.
 
         ``ask`` is :meth:`evidence` (on the turn's plan), :func:`rank` and :func:`judge`, each once and nothing
-        else (calibration uses the same three). The evaluation's baselines take their own path
-        (:func:`bot.fit.evaluate.baseline_ask`): serving has no switch for them.
+        else (calibration uses the same three). ``turn``: a conversation's turn, answered as its plan says (an empty
+        message, a clicked section, a thanks … are not searched); a question asked alone is always searched. The
+        evaluation's baselines take their own path (:func:`bot.fit.evaluate.baseline_ask`): serving has no switch
+        for them.
         """
-        evidence = self.evidence(text, case, exclude=exclude)
+        message = self.read(text)
+        case = case or Case()
+        early = self._before_search(message, case) if turn else None
+        if early is not None:
+            return unsearched(self.catalog, message, case, early)
+        evidence = self.evidence(message, case, exclude=exclude, turn=turn)
         ranking = rank(evidence, self.calibration.weights, k=k)
         return self.answer(evidence, ranking, judge(self.catalog, evidence, ranking, self.calibration))
 

@@ -26,14 +26,13 @@ from bot.engine.acts import (
     INTENTS,
     LABEL_OF_ACT,
     LABEL_OF_INTENT,
+    LABEL_OF_REPLY,
     LABELS,
-    MIN_PROBABILITY,
-    RULE_KEPT,
     ActModel,
     turn_features,
 )
-from bot.engine.plan import ACTS, act_of, features_of
-from bot.records import Act, Case
+from bot.engine.plan import ACTS, Proposal, decide_act, plan
+from bot.records import Act, Case, Plan
 
 TRAIN_FILE = Path("eval/acts/train.jsonl")
 L2_CHOICES = (0.003, 0.01, 0.03, 0.1, 0.3)  # chosen by cross-validation over whole conversations
@@ -127,24 +126,28 @@ def read_labelled(path: Path) -> list[dict]:
 
 
 def read_turn(engine, query: str, case: Case) -> tuple[np.ndarray, str]:
-    """One turn read as the engine reads it at plan time: the model's inputs and the rule pipeline's label."""
+    """One turn read as the engine reads it at plan time: the model's inputs and the rule's plan read as a label."""
     message = engine.read(query)
     own = engine.scores(message.search_text, tokens=message.tokens) if message.has_words else None
-    reading = engine.reading(message, case, own)
-    features = features_of(message, case, reading)
+    planned = plan(message, case, engine.reading(message, case, own), turn=True)  # the product's plan, by the rule
+    features = planned.features
     vector = own.query_vector if own is not None else np.zeros(engine.embedder.dim, dtype=np.float32)
     x = np.concatenate([turn_features(features, message, case), np.asarray(vector, dtype=np.float32)])
-    if case.is_open and not message.cues.not_helpful and message.intent is not None:
-        rule = LABEL_OF_INTENT.get(message.intent, "thanks")
-    else:
-        rule = LABEL_OF_ACT.get(act_of(features), "new_covered")
-    return x, rule
+    return x, rule_label(planned)
+
+
+def rule_label(planned: Plan) -> str:
+    """The rule's plan read as a label: its reply to what is not a question in an open case, else its act (a turn of
+    no open case is a first question, whatever it says)."""
+    if planned.features is not None and planned.features.open_case and planned.reply in LABEL_OF_REPLY:
+        return LABEL_OF_REPLY[planned.reply]
+    return LABEL_OF_ACT.get(planned.act, "new_covered")
 
 
 def pipeline(model: ActModel, x: np.ndarray, *, guarded: bool = True) -> list[str]:
     """The product's labels from the model: intents first (answered before the engine), else the model's best
-    among the engine's five (``guarded``: the rule's where the model is unsure or the rule reads a failed fix, as
-    :meth:`ActModel.act`)."""
+    among the engine's five (``guarded``: as the plan decides, :func:`bot.engine.plan.decide_act`: the rule's where
+    the model is unsure or the rule reads a failed fix)."""
     p = model.probabilities(x)
     allowed = np.array([c not in BEFORE_ENGINE for c in model.classes])
     out = []
@@ -154,8 +157,9 @@ def pipeline(model: ActModel, x: np.ndarray, *, guarded: bool = True) -> list[st
         rule = _rule_of(x[i])
         if intent:
             out.append(intent)
-        elif guarded and (rule in RULE_KEPT or row[best] / row[allowed].sum() < MIN_PROBABILITY):
-            out.append(LABEL_OF_ACT.get(rule, "new_covered"))
+        elif guarded:  # the plan's own decision (bot.engine.plan.decide_act), read back as a label
+            proposal = Proposal(model.classes[best], float(row[best] / row[allowed].sum()))
+            out.append(LABEL_OF_ACT.get(decide_act(rule, proposal), "new_covered"))
         else:
             out.append(model.classes[best])
     return out

@@ -38,16 +38,17 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
+from bot.kb.domain import SEEDS_DOMAIN, Domain, load_domain, shipped
 from bot.kb.embed import Embedder
 from bot.kb.meta import META_DIR, MetaProblem, SectionMeta, load_meta
-from bot.kb.parse import document_paths, parse_folder
+from bot.kb.parse import document_paths, parse_folder, section_of_row
 from bot.kb.tokenize import detect_language, tokenize
 from bot.records import Section
 from bot.settings import Settings
@@ -113,6 +114,8 @@ class KnowledgeIndex:
     path: Path
     facts: list[dict] | None = None  # facts.json's rows (None: built without the engine's hook, or before it)
     section_vectors: np.ndarray | None = None  # per section, the normalised mean of its keys' vectors
+    # The seeds' domain (bot.kb.domain), loaded once where the index is opened: what the engine's rules read.
+    domain: Domain = field(default_factory=shipped)
 
     # Derived once per loaded index, on first use by a query.
     @cached_property
@@ -162,6 +165,9 @@ def source_hashes(seeds_dir: Path) -> dict[str, str]:
         for p in sorted(meta_dir.rglob("*.toml")):
             if p.is_file() and not p.is_symlink():  # links are skipped by load_meta too
                 hashes[p.relative_to(seeds_dir).as_posix()] = _sha256(p.read_bytes())
+    own_domain = seeds_dir / SEEDS_DOMAIN  # its FAQ fields decide how the documents are split
+    if own_domain.is_file() and not own_domain.is_symlink():
+        hashes[SEEDS_DOMAIN] = _sha256(own_domain.read_bytes())
     return hashes
 
 
@@ -392,10 +398,12 @@ def build_index(
     embedder: Embedder,
     *,
     facts: FactsHook | None = None,
+    domain: Domain | None = None,
     progress: bool = False,
     after_step: Callable[[str], None] | None = None,
 ) -> BuildReport:
     """seeds/ -> a new index generation, switched in atomically.
+    ``domain`` (default: the seeds' own) decides how the documents are split into sections and fields.
 
     ``facts`` computes what never changes about each section (``bot.engine.facts.build`` passes the engine's;
     without it the index holds no facts, and the engine refuses it). ``after_step`` is called with a step
@@ -417,8 +425,9 @@ def build_index(
                 leftover.unlink(missing_ok=True)
         hashes = source_hashes(seeds_dir)
         hashes[BACKGROUND_SOURCE] = _sha256(BACKGROUND_FILE.read_bytes())
+        domain = domain or load_domain(seeds_dir)
         sections, errors = parse_folder(
-            seeds_dir, max_bytes=settings.max_seed_bytes, max_sections=settings.max_seed_sections
+            seeds_dir, max_bytes=settings.max_seed_bytes, max_sections=settings.max_seed_sections, faq=domain.faq
         )
         meta: dict[str, SectionMeta] = {}
         meta_problems: list[MetaProblem] = []
@@ -645,11 +654,10 @@ def _load_files(
         path = gen / name
         if not path.is_file() or _sha256(path.read_bytes()) != digest:
             raise IndexCorrupt(f"{path} is missing or corrupt (checksum mismatch). {BUILD_FIX}")
+    domain = load_domain(settings.seeds_dir)
     try:
-        sections = [
-            Section(**{**row, "path": tuple(row["path"]), "fields": tuple(tuple(f) for f in row["fields"])})
-            for row in json.loads((gen / "sections.json").read_text(encoding="utf-8"))
-        ]
+        rows = json.loads((gen / "sections.json").read_text(encoding="utf-8"))
+        sections = [section_of_row(row, domain.faq) for row in rows]
         keys = [
             Key(int(s), str(k), str(h), str(lang))
             for s, k, h, lang in json.loads((gen / "keys.json").read_text(encoding="utf-8"))
@@ -697,4 +705,4 @@ def _load_files(
         raise IndexCorrupt(
             f"{gen / 'section_vectors.npy'} has shape {per_section.shape}, expected ({len(sections)}, {dim}). {BUILD_FIX}"
         )
-    return KnowledgeIndex(sections, keys, dense, bm25, meta, background, manifest, gen, facts, per_section)
+    return KnowledgeIndex(sections, keys, dense, bm25, meta, background, manifest, gen, facts, per_section, domain)

@@ -178,3 +178,17 @@ def test_the_shipped_training_file_reads_and_both_labellers_agree():
     labels = [t["act"] for c in ours for t in c["turns"][1:]]
     assert len(ours) == 70 and len(labels) == 225 and set(labels) == set(LABELS)
     assert labels == [t["act"] for c in theirs for t in c["turns"][1:]]
+
+
+def test_the_rules_labels_are_the_plans_replies_and_acts(engine):
+    """Training and --evaluate label the rule's turns by the product's own plan (bot.engine.plan.plan, as a turn):
+    a thanks or a request for a person in an open case is that, a later turn of no open case a first question."""
+    from bot.fit.acts import read_turn as _read_turn
+
+    case = engine.ask("显存不足 out of memory 怎么办").case
+    assert [_read_turn(engine, query, case)[1] for query in ("谢谢", "转人工", "没用")] == [
+        "thanks",
+        "person",
+        "failed_fix",
+    ]
+    assert _read_turn(engine, "谢谢", Case())[1] == "new_covered"
