@@ -35,18 +35,12 @@ def test_modules_after_the_plan_import_no_word_list() -> None:
 
 
 def test_the_judge_reads_no_word_list() -> None:
-    """``judge`` (bot/engine/retrieve.py) names nothing its module imported from a word list."""
-    tree = parse(BOT / "engine" / "retrieve.py")
-    from_word_lists = {
-        alias.asname or alias.name
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom) and node.module in WORD_LISTS
-        for alias in node.names
-    }
-    assert from_word_lists, "retrieve.py reads the word lists for the plan's reading: this test would see nothing"
-    judge = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "judge")
-    used = {n.id for n in ast.walk(judge) if isinstance(n, ast.Name)}
-    assert not used & from_word_lists, f"judge reads {used & from_word_lists}"
+    """The judge (``bot/engine/judge.py``) and what it reads (the ranking, the evidence, the scores) import no word list;
+    the plan's reading (``bot/engine/read.py``) does, which shows the test can see one."""
+    assert _word_lists("bot.engine.read"), "read.py reads the word lists for the plan: this test would see nothing"
+    judging = ("bot.engine.judge", "bot.engine.rank", "bot.engine.evidence", "bot.engine.scores")
+    found = {m: _word_lists(m) for m in judging if _word_lists(m)}
+    assert not found, f"word lists read by the judge or what it reads: {found}"
 
 
 def test_the_conversation_reads_the_plan_not_the_messages_cues() -> None:
