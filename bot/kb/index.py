@@ -28,7 +28,6 @@ generation is added to its writer, its reader and its checks together (the Engli
 from __future__ import annotations
 
 import dataclasses
-import fcntl
 import hashlib
 import json
 import os
@@ -45,6 +44,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from bot.kb.disk import BuildLock, fsync_dir, fsync_write
 from bot.kb.domain import SEEDS_DOMAIN, Domain, load_domain, shipped
 from bot.kb.embed import Embedder
 from bot.kb.meta import META_DIR, MetaProblem, SectionMeta, load_meta
@@ -274,38 +274,6 @@ def _cut(text: str) -> str:
 # ---------------------------------------------------------------- writing
 
 
-def _fsync_write(path: Path, data: bytes) -> None:
-    with open(path, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-class _BuildLock:
-    """One builder at a time per index folder (a crashed builder's lock dies with it)."""
-
-    def __init__(self, index_dir: Path) -> None:
-        self.path = index_dir / ".lock"
-
-    def __enter__(self) -> _BuildLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle = open(self.path, "a+")
-        fcntl.flock(self._handle, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        fcntl.flock(self._handle, fcntl.LOCK_UN)
-        self._handle.close()
-
-
 def _unit_rows(vectors: np.ndarray) -> bool:
     return bool(np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3))
 
@@ -417,7 +385,7 @@ def build_index(
         raise FileNotFoundError(f"Seeds folder {seeds_dir}/ does not exist; create it and add .md/.txt documents")
     step = after_step or (lambda name: None)
     index_dir.mkdir(parents=True, exist_ok=True)
-    with _BuildLock(index_dir):
+    with BuildLock(index_dir):
         for leftover in index_dir.glob(".tmp-*"):  # a crashed build's generation folder or pointer file
             if leftover.is_dir():
                 shutil.rmtree(leftover, ignore_errors=True)
@@ -465,7 +433,7 @@ def build_index(
         import faiss
 
         faiss.write_index(_make_dense(vectors, settings), str(tmp / "dense.faiss"))
-        _fsync_write(tmp / "background.json", json.dumps(background_hashes).encode())
+        fsync_write(tmp / "background.json", json.dumps(background_hashes).encode())
         owners = np.fromiter((k.section for k in keys), dtype=np.int64, count=len(keys))
         for name, array in (
             ("vectors.npy", vectors),
@@ -478,18 +446,18 @@ def build_index(
         corpus = [tokenize(section_documents(s, meta.get(s.key))) or ["\u2205"] for s in sections]
         bm25.index(corpus or [["\u2205"]], show_progress=False)
         bm25.save(str(tmp / "bm25"))
-        _fsync_write(
+        fsync_write(
             tmp / "sections.json", json.dumps([dataclasses.asdict(s) for s in sections], ensure_ascii=False).encode()
         )
-        _fsync_write(
+        fsync_write(
             tmp / "keys.json", json.dumps([[k.section, k.kind, k.text_hash, k.language] for k in keys]).encode()
         )
-        _fsync_write(
+        fsync_write(
             tmp / "meta.json",
             json.dumps({key: dataclasses.asdict(m) for key, m in meta.items()}, ensure_ascii=False).encode(),
         )
         if fact_rows is not None:
-            _fsync_write(tmp / FACTS_FILE, json.dumps(fact_rows, ensure_ascii=False).encode())
+            fsync_write(tmp / FACTS_FILE, json.dumps(fact_rows, ensure_ascii=False).encode())
         step("written")
         manifest = {
             "format": FORMAT_VERSION,
@@ -513,8 +481,8 @@ def build_index(
             },
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
-        _fsync_write(tmp / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=1).encode())
-        _fsync_dir(tmp)
+        fsync_write(tmp / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=1).encode())
+        fsync_dir(tmp)
         generation = f"gen-{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
         os.rename(tmp, index_dir / generation)
         step("renamed")
@@ -523,9 +491,9 @@ def build_index(
         except IndexProblem:
             previous = ""
         pointer_tmp = index_dir / f".tmp-{CURRENT}-{uuid.uuid4().hex[:6]}"
-        _fsync_write(pointer_tmp, generation.encode())
+        fsync_write(pointer_tmp, generation.encode())
         os.replace(pointer_tmp, index_dir / CURRENT)
-        _fsync_dir(index_dir)
+        fsync_dir(index_dir)
         step("switched")
         for old in index_dir.glob("gen-*"):
             if old.name not in (generation, previous):  # a reader may still be opening the previous one
