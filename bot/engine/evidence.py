@@ -158,9 +158,12 @@ def with_precedents(
             return evidence  # nothing to take away: no copy on every follow-up
         return replace(evidence, precedent=None, precedent_lean=0.0)
     vote = precedents.vote(evidence.own.query_vector, catalog.by_key, among)
+    votes = vote.sections
+    if hidden:  # a document added or changed since the precedents were labelled: they say nothing of its sections
+        votes = np.where(catalog.hidden_sections(hidden), 0.0, votes).astype(np.float32)
     # The documents these precedents answered are the labelled ones (the evidence's may be another set's).
     known = catalog.known(precedents, hidden) if evidence.known is not None else None
-    return replace(evidence, precedent=vote.sections, precedent_lean=vote.lean, known=known)
+    return replace(evidence, precedent=votes, precedent_lean=vote.lean, known=known)
 
 
 def with_learned(catalog: Catalog, evidence: Evidence, adapter: Adapter | None) -> Evidence:

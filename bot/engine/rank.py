@@ -95,7 +95,7 @@ def learned_scorer(evidence: Evidence, weights: Weights, mode: str) -> np.ndarra
     """What the labelled questions taught about which section answers which question (bot.engine.learned)."""
     if evidence.learned is None or not weights.learned or mode != "hybrid":
         return None
-    return weights.learned * zscore(evidence.learned)
+    return weights.learned * zscore(evidence.learned, evidence.own.reference if evidence.own is not None else None)
 
 
 # The scorers of the message's own words, summed in this order (the first gives the base score).

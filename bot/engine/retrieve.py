@@ -67,14 +67,17 @@ class Engine:
         self.index = index
         self.queries = QueryCache(embedder)  # query vectors remembered (calibration raises its size)
         self.settings = settings
-        fingerprint = sources_fingerprint(index.manifest.get("sources", {}))
-        self.calibration = calibration or load_for(settings.index_dir, embedder.id, fingerprint)
+        sources = index.manifest.get("sources", {})
+        self.calibration = calibration or load_for(settings.index_dir, embedder.id, sources)
         # The learned relevance fitted with this calibration (bot.engine.learned); None: rank and judge without it.
+        # It belongs to the calibration's fit (the same documents); a calibration serving every document as unseen
+        # ranks without it.
+        whole = "documents_changed" in self.calibration.figures
         self.adapter: Adapter | None = load_adapter(
             adapter_path(calibration_path(settings.index_dir, embedder.id)),
             embedder.id,
-            fingerprint,
-            expected="learned" in self.calibration.figures,  # fitted with one: its absence is news
+            "(every document changed)" if whole else self.calibration.sources_hash or sources_fingerprint(sources),
+            expected="learned" in self.calibration.figures and not whole,  # fitted with one: its absence is news
             dim=embedder.dim,
         )
         # The learned turn-act model fitted for this embedder (bot.engine.acts); None: the plan's rule decides acts.
@@ -88,9 +91,12 @@ class Engine:
         # vectors, the words of a search found in a section, the subjects a text names.
         self.section, self.meta, self.section_vectors = catalog.section, catalog.meta, catalog.section_vectors
         self.terms_in, self.subjects_of = catalog.terms_in, catalog.subjects_of
-        # Documents treated as never labelled and never curated (calibration's leave-one-document-out): their
-        # curated phrasings are ignored and they count as unknown to the per-section evidence (:meth:`known`).
-        self.hidden: frozenset[str] = frozenset()
+        # Documents treated as never labelled and never curated: their curated phrasings are ignored, they count as
+        # unknown to the per-section evidence (:meth:`known`: no precedents, no adapter) and a first section of theirs
+        # is judged by the fit for documents nobody labelled (:meth:`verdict`). Serving: the documents added or
+        # changed since the calibration was fitted (the others keep the fitted model); calibration's
+        # leave-one-document-out sets one document at a time.
+        self.hidden: frozenset[str] = self.calibration.unfitted(sources)
 
     @classmethod
     def open(
@@ -253,7 +259,16 @@ class Engine:
             return unsearched(self.catalog, message, case, early)
         evidence = self.evidence(message, case, exclude=exclude, turn=turn)
         ranking = rank(evidence, self.calibration.weights, k=k)
-        return self.answer(evidence, ranking, judge(self.catalog, evidence, ranking, self.calibration))
+        return self.answer(evidence, ranking, self.verdict(evidence, ranking))
+
+    def verdict(self, evidence: Evidence, ranking: Ranking) -> Verdict:
+        """The judgement of a ranking (:func:`bot.engine.judge.judge`) by the model fitted for its first section's
+        document: the calibration as fitted, or its fit for documents nobody labelled when that document is
+        :attr:`hidden` (added or changed since the fit)."""
+        model = self.calibration
+        if self.hidden and ranking.order and self.sections[ranking.order[0]].source in self.hidden:
+            model = model.for_unseen_documents()
+        return judge(self.catalog, evidence, ranking, model)
 
     def answer(self, evidence: Evidence, ranking: Ranking, verdict: Verdict) -> Answer:
         """The engine's result as a record: hits, tier, reason, and the case after this turn."""

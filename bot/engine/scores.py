@@ -35,11 +35,22 @@ def query_key(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-def zscore(values: np.ndarray) -> np.ndarray:
-    spread = float(values.std()) if len(values) else 0.0
+def zscore(values: np.ndarray, reference: np.ndarray | None = None) -> np.ndarray:
+    """``values`` standardised by the mean and spread of the ``reference`` sections (default: all). The engine's
+    reference is the sections of the documents its calibration was fitted on: a page added since moves none of
+    their scores (the weights were fitted on these statistics), and is scored on the same scale.
+
+    >>> zscore(np.array([1.0, 3.0, 100.0]), np.array([True, True, False])).tolist()
+    [-1.0, 1.0, 98.0]
+    """
+    if reference is not None and reference.any() and len(reference) == len(values):
+        basis = values[reference]
+    else:
+        basis = values
+    spread = float(basis.std()) if len(basis) else 0.0
     if spread < 1e-9:
         return np.zeros_like(values, dtype=np.float32)
-    return ((values - values.mean()) / spread).astype(np.float32)
+    return ((values - basis.mean()) / spread).astype(np.float32)
 
 
 @dataclass
@@ -56,16 +67,19 @@ class Scores:
     # The same scores from each section's own text only (no curated phrasings): the shared rule every section is
     # ranked by when some documents have per-section evidence and others none (:func:`gate`); None: not needed.
     plain: Scores | None = None
+    # The sections whose statistics the z-scores take (:func:`zscore`): those of the documents the calibration was
+    # fitted on, when some were added or changed since (:attr:`bot.engine.retrieve.Engine.hidden`); None: all.
+    reference: np.ndarray | None = None
 
     @cached_property
     def z_dense(self) -> np.ndarray:
         """``dense`` z-scored, once: calibration ranks the same scores under every weight of its grid."""
-        return zscore(self.dense)
+        return zscore(self.dense, self.reference)
 
     @cached_property
     def z_lexical(self) -> np.ndarray:
         """``lexical`` z-scored, once (as :attr:`z_dense`)."""
-        return zscore(self.lexical)
+        return zscore(self.lexical, self.reference)
 
     def fused(self, lexical_weight: float) -> np.ndarray:
         """:func:`fuse` of these scores, from the z-scores kept on them.
@@ -98,13 +112,16 @@ def score(
     query_vector = queries.embed(search_text)
     dense, best_by_language = dense_scores(catalog, query_vector, use_meta, hidden)
     lexical, matched, coverage, tokens = lexical_scores(catalog, search_text, use_meta, tokens, hidden)
+    reference = ~catalog.hidden_sections(hidden) if hidden else None
     plain = None
     if use_meta and not all_known and catalog.index.meta:
         # Some documents have no curated phrasings: the shared rule reads every section's own text only.
         plain_dense, _ = dense_scores(catalog, query_vector, False, hidden)
         plain_lexical, _, _, _ = lexical_scores(catalog, search_text, False, tokens, hidden)
-        plain = Scores(query_vector, plain_dense, plain_lexical, matched, coverage, best_by_language, tokens)
-    return Scores(query_vector, dense, lexical, matched, coverage, best_by_language, tokens, plain)
+        plain = Scores(
+            query_vector, plain_dense, plain_lexical, matched, coverage, best_by_language, tokens, reference=reference
+        )
+    return Scores(query_vector, dense, lexical, matched, coverage, best_by_language, tokens, plain, reference)
 
 
 def dense_scores(
@@ -164,6 +181,11 @@ def lexical_scores(
         plain_known = [t for t in tokens if t in catalog.plain_bm25.vocab_dict]
         plain = catalog.plain_bm25.get_scores(plain_known) if plain_known else np.zeros(len(scores))
         scores = np.where(held_out, np.asarray(plain, dtype=np.float32), scores)
+        # The others as over their own corpus: a page added moves no term's weight (IDF, mean length) for them.
+        fitted_bm25, at = catalog.fitted_bm25(hidden)
+        fitted_known = [t for t in tokens if t in fitted_bm25.vocab_dict]
+        if len(at):
+            scores[at] = fitted_bm25.get_scores(fitted_known) if fitted_known else 0.0
     return scores, known, coverage, tokens
 
 

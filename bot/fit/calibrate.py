@@ -149,6 +149,8 @@ def _calibrate(
     # stored adapter (it learned from them); each fold, thread and batch gets its own below.
     serving = engine.calibration
     engine.calibration = replace(engine.calibration, precedents=None)
+    # Every document is fitted now: none is served as added since the last fit while these rows are read.
+    engine.hidden = frozenset()
     serving_adapter, engine.adapter = engine.adapter, None
     timings: dict[str, float] = {}
     clock = time.perf_counter()
@@ -245,6 +247,7 @@ def _calibrate(
         none_threshold=none,
         fitted_on=fitted_on,
         sources_hash=sources_hash,
+        documents=dict(engine.index.manifest.get("sources", {})),
         precedent_weight=weights.precedent,
         precedents=precedents,
         learned_weight=weights.learned if adapter is not None else 0.0,
