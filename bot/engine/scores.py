@@ -118,9 +118,9 @@ def score(
         # Some documents have no curated phrasings: the shared rule reads every section's own text only.
         plain_dense, _ = dense_scores(catalog, query_vector, False, hidden)
         plain_lexical, _, _, _ = lexical_scores(catalog, search_text, False, tokens, hidden)
-        plain = Scores(
-            query_vector, plain_dense, plain_lexical, matched, coverage, best_by_language, tokens, reference=reference
-        )
+        # The shared rule's scores stay standardised over every section: a page nobody labelled is ranked by them
+        # against the others exactly as before it had neighbours that were fitted (:func:`bot.engine.rank.gate`).
+        plain = Scores(query_vector, plain_dense, plain_lexical, matched, coverage, best_by_language, tokens)
     return Scores(query_vector, dense, lexical, matched, coverage, best_by_language, tokens, plain, reference)
 
 
