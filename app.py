@@ -230,10 +230,17 @@ def build_app(
 
     @app.get("/healthz")
     def healthz() -> dict:
-        from bot.engine.live import generation_of
+        from bot.engine.live import generation_of, watch_health
 
-        # The generation served: a deployer (or a test) sees a new document's index go live.
-        return {"ok": True, "sections": len(engine.sections), "generation": generation_of(engine)}
+        # The generation served: a deployer (or a test) sees a new document's index go live. "ok" is "answers"
+        # (a load balancer keeps the replica); "watching": false (the seeds watcher is not running) and "stale":
+        # true (seeds/ changed after the generation served was last found to match it) are what a monitor alerts on.
+        return {
+            "ok": True,
+            "sections": len(engine.sections),
+            "generation": generation_of(engine),
+            **watch_health(engine),
+        }
 
     if not ui:
         return app  # what a first answer needs; no Gradio import
