@@ -284,8 +284,13 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_acts(settings: Settings, args: argparse.Namespace) -> int:
     from bot.engine.acts import acts_path
     from bot.engine.calibration import calibration_path
+    from bot.fit.acts import read_labelled
     from bot.fit.acts_training import evaluate, train
 
+    labelled = args.evaluate if args.evaluate is not None else args.file
+    if not labelled.is_file():
+        raise FileNotFoundError(f"{labelled}: no labelled turns; pass the file: python -m bot acts FILE")
+    read_labelled(labelled)  # a bad line, or no labelled turn, is named before the engine loads or a turn is read
     engine = _engine(settings)
     settle(engine.embedder)
     path = acts_path(calibration_path(settings.index_dir, engine.embedder.id))
@@ -296,8 +301,6 @@ def cmd_acts(settings: Settings, args: argparse.Namespace) -> int:
                 f"note: no turn-act model at {path}; the rule alone is scored. Run: python -m bot acts", file=sys.stderr
             )
     else:
-        if not args.file.is_file():
-            raise FileNotFoundError(f"{args.file}: no labelled turns; pass the file: python -m bot acts FILE")
         model, report = train(engine, args.file)
         model.save(path)
         print(f"saved {path}", file=sys.stderr)
