@@ -174,6 +174,7 @@ SEEDS_DEBOUNCE_MS = 300  # a copy of several files is one change; a rebuild star
 SEEDS_POLL_MS = 500  # only when inotify cannot be had (its per-user limit reached): how often seeds/ is scanned
 SEEDS_HEARTBEAT_MS = 1_000  # a watch without changes wakes this often: to say it is set up, to see seeds/ gone
 SEEDS_RESTART_S = 1.0  # a watch that stopped (an error, seeds/ removed) begins again after this (no busy loop)
+SEEDS_RESTART_MAX_S = 60.0  # a watch that fails as it begins, again and again: the wait doubles up to this
 # What only a build needs (the chunker's langchain, 2.3 s to import on a busy machine) is imported this long after
 # the watcher starts: the first change is not slowed by it, and a cold start's first answer and UI are not either.
 SEEDS_WARM_AFTER_S = 15.0
@@ -310,6 +311,13 @@ class SeedsWatcher:
             self.matched = stamp
         return swapped
 
+    def _rebuild_logged(self) -> None:
+        try:
+            self.rebuild()
+        except Exception:  # the watcher must outlive a bad document or a full disk; answers go on
+            log.exception("seeds: rebuild failed, still answering from %s", self.live.generation)
+        self._notify()
+
     def _changes(self, root: Path) -> Any:
         from watchfiles import watch
 
@@ -335,11 +343,7 @@ class SeedsWatcher:
                     began = self.watching = True
                     self._notify()
                 if changes:
-                    try:
-                        self.rebuild()
-                    except Exception:  # the watcher must outlive a bad document or a full disk; answers go on
-                        log.exception("seeds: rebuild failed, still answering from %s", self.live.generation)
-                    self._notify()
+                    self._rebuild_logged()
                 if not root.is_dir():
                     return  # seeds/ went: an inotify watch of it is over; watched again once it is back
         except OSError as exc:
@@ -352,34 +356,40 @@ class SeedsWatcher:
 
     def _run(self) -> None:
         root = Path(self.live.settings.seeds_dir).resolve()
-        first = True
+        first, missing, delay = True, False, SEEDS_RESTART_S
         while not self._stop.is_set():
-            why = "stopped"
-            if root.is_dir():
-                try:
-                    if not first:  # what changed while nothing watched
-                        self.rebuild()
-                    first = False
-                    self._watch(root)
-                    why = "stopped" if root.is_dir() else "lost the folder (removed)"
-                except Exception as exc:  # anything at all: said, and watched again
-                    why = f"failed ({type(exc).__name__}: {exc})"
-                finally:
-                    self.watching = False
-                    self._notify()
-            else:
-                why = "is waiting for the folder (missing)"
+            if not root.is_dir():  # removed, perhaps to be put back: said once, looked for again every second
+                if not missing:
+                    self._say(root, "stopped: the folder is missing; watching again once it is back")
+                missing = True
+                self._stop.wait(SEEDS_RESTART_S)
+                continue
+            if missing:
+                log.warning("seeds: %s is back; watching it again", root)
+            missing = False
+            if not first:  # what changed while nothing watched
+                self.restarts += 1
+                self._rebuild_logged()
+            first = False
+            why = ""
+            try:
+                self._watch(root)
+            except Exception as exc:  # anything at all: said, and watched again
+                why = f"failed ({type(exc).__name__}: {exc})"
+            finally:
+                began = self.watching  # the watch was set up (then stopped), or failed as it began
+                self.watching = False
+                self._notify()
             if self._stop.is_set():
                 return
-            log.warning(
-                "seeds: watching %s %s; watching again in %.0f s, answering from %s meanwhile",
-                root,
-                why,
-                SEEDS_RESTART_S,
-                self.live.generation,
-            )
-            self.restarts += 1
-            self._stop.wait(SEEDS_RESTART_S)
+            if not root.is_dir():
+                continue  # said above, once
+            delay = SEEDS_RESTART_S if began else min(delay * 2, SEEDS_RESTART_MAX_S)  # a watch failing at once
+            self._say(root, f"{why or 'ended'}; watching again in {delay:.0f} s")
+            self._stop.wait(delay)
+
+    def _say(self, root: Path, what: str) -> None:
+        log.warning("seeds: watching %s %s, answering from %s meanwhile", root, what, self.live.generation)
 
 
 def watch_health(engine: object) -> dict[str, bool | None]:

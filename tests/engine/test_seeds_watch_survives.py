@@ -64,7 +64,7 @@ def test_the_watcher_outlives_chmod_and_the_folder_removed_and_put_back(hash_set
             assert watcher.wait_for(lambda: serves(live, "third.md"), PATIENCE_S), (
                 "a document after the folder's return"
             )
-        assert watcher.watching and watcher.restarts >= 1
+        assert watcher.wait_for(lambda: watcher.watching, PATIENCE_S) and watcher.restarts >= 1
         assert any("watching" in r.getMessage() and str(seeds) in r.getMessage() for r in caplog.records)
     finally:
         live.stop()
