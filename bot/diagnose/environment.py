@@ -30,6 +30,7 @@ from bot.diagnose.environment_patterns import (
     COLLECT_ENV_CUDA,
     CONDA_LINE,
     CPU_VERSION,
+    CUDA_DIR,
     CUDA_OLDER,
     CUDA_WIN_PATH,
     CUDA_WITH,
@@ -44,6 +45,7 @@ from bot.diagnose.environment_patterns import (
     GPU_WORKS,
     INSUFFICIENT,
     KEYWORD,
+    LD_PATH,
     LDCONFIG,
     LIB_DLL,
     LIB_FAIL,
@@ -113,6 +115,7 @@ from bot.kb.signature import HINT_LINE
 from bot.limits import ENVIRONMENT_CHARS as MAX_ENV_CHARS
 from bot.limits import ENVIRONMENT_ITEMS as MAX_ITEMS
 from bot.limits import ENVIRONMENT_LINE_CHARS as MAX_LINE_CHARS
+from bot.limits import ENVIRONMENT_TYPED_CHARS, ENVIRONMENT_TYPED_ITEMS
 from bot.records import Environment, Package, Signal
 
 __all__ = ["Environment", "Package", "merge", "normalise", "read_environment"]
@@ -176,6 +179,42 @@ def _variant(version: str) -> str:
     return m.group(1) if m else ""
 
 
+def _value_line(text: str, at: int) -> str:
+    """The value of a template field as typed: the line holding position ``at``, after its label's colon
+    ("- CUDA/cuDNN version: 10.2, 8.0.2" -> "10.2, 8.0.2"; "CUDA 12.0 / cuDNN 8.9.4" stays whole).
+
+    >>> _value_line("- CUDA/cuDNN version: 11.1 & 8.0.5\\n- GPU", 22)
+    '11.1 & 8.0.5'
+    """
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    line = text[start : end if end >= 0 else len(text)]
+    cut = max(line.rfind(":", 0, at - start), line.rfind("：", 0, at - start))
+    return (line[cut + 1 :] if cut >= 0 else line).strip()
+
+
+# Where a path or file name ends in a log line: a quote, a space, a separator of a path list.
+_TOKEN_END = frozenset(" \t'\"`;,()[]<>")
+
+
+def _ends(c: str) -> bool:
+    return c in _TOKEN_END or "\u3000" <= c <= "\u9fff" or "\uff00" <= c <= "\uffef"  # CJK text has no spaces
+
+
+def _token(line: str, start: int, end: int, *, left: bool = True) -> str:
+    """The token of ``line`` around ``line[start:end]``, to a space, quote, separator or CJK character on either side
+    (a library's full path; "1.15.0/py37"); with ``left=False`` it grows to the right only ("2.4.0" -> "2.4.0-rc1").
+
+    >>> _token('Error loading "D:\\\\x\\\\cudnn64_8.dll" or', 20, 33), _token("版本是2.4.0-rc1。", 3, 8, left=False)
+    ('D:\\\\x\\\\cudnn64_8.dll', '2.4.0-rc1')
+    """
+    while left and start > 0 and not _ends(line[start - 1]):
+        start -= 1
+    while end < len(line) and not _ends(line[end]):
+        end += 1
+    return line[start:end].rstrip(".")
+
+
 def _add(values: tuple[str, ...], value: str) -> tuple[str, ...]:
     """Append a value unless it is there already (10.2 and 10.2.89 count as one: the first, longer one stays)."""
     if len(values) >= MAX_ITEMS or any(v == value or (v.startswith(value + ".") and "." in value) for v in values):
@@ -206,6 +245,22 @@ def read_environment(text: str) -> Environment:
     packages: dict[tuple[str, str], Package] = {}
     libs: tuple[str, ...] = ()
     build_arch: tuple[str, ...] = ()
+    typed: list[tuple[str, str, str]] = []
+
+    def said(field: str, value: str | None, words: str) -> None:
+        """Keep ``words`` (a span of the paste) as how the user typed ``value``: trimmed at its ends only, so it stays
+        a substring of the paste; a span with a backtick or over the length limit is not kept (never cut)."""
+        words = words.strip().strip("`'\"").strip(" ,;，；。:：")
+        entry = (field, value or "", words)
+        if (
+            value
+            and words
+            and "`" not in words
+            and len(words) <= ENVIRONMENT_TYPED_CHARS
+            and len(typed) < ENVIRONMENT_TYPED_ITEMS
+            and entry not in typed
+        ):
+            typed.append(entry)
 
     def first(key: str, value: str | None) -> None:
         if value and key not in env:
@@ -238,10 +293,13 @@ def read_environment(text: str) -> Environment:
     for m in TF_TEMPLATE.finditer(whole):
         version = m.group(1) or m.group(2)
         package("tensorflow-any", version, "")
+        said("package", f"tensorflow-any=={version}", _value_line(whole, m.start(1 if m.group(1) else 2)))
     for m in TEMPLATE_CUDA.finditer(whole):
         toolkit = _add(toolkit, m.group(1))
+        said("cuda", m.group(1), _value_line(whole, m.start(1)))
         if m.group(2):
             cudnn = _add(cudnn, m.group(2))
+            said("cudnn", m.group(2), _value_line(whole, m.start(2)))
     if m := TF_BUILD_CUDA.search(text):
         env["build_cuda"] = f"{m.group(1)}.{m.group(2)}"
     if m := TF_BUILD_CUDNN.search(text):
@@ -268,11 +326,14 @@ def read_environment(text: str) -> Environment:
         elif not smi_line and "|" not in line:
             for m in TEXT_GPU.finditer(line):
                 gpus = _add(gpus, m.group(1).strip())
+                said("gpu", m.group(1).strip(), m.group(1))
             for m in BARE_GPU.finditer(line):
                 number = m.group(1).strip()
                 gpus = _add(gpus, f"{'GTX' if number.startswith('1') else 'RTX'} {number}")
+                said("gpu", f"{'GTX' if number.startswith('1') else 'RTX'} {number}", number)
         if not smi_line and "API" not in line and (m := TEXT_DRIVER.search(line)):
             first("driver", m.group(1))
+            said("driver", m.group(1), m.group(0))
         if m := PADDLE_CC.search(line):
             major, minor = m.group(1), m.group(2)
             first("compute_capability", f"{major}.{minor}" if minor is not None else f"{major[:-1]}.{major[-1]}")
@@ -338,19 +399,31 @@ def read_environment(text: str) -> Environment:
                     continue  # nvidia-smi's header: the CUDA the driver supports, not a toolkit
                 if "." in m.group(1) or int(m.group(1)) <= NEWEST_CUDA_MAJOR:
                     toolkit = _add(toolkit, m.group(1))  # "cuda90" is conda's package name, not CUDA 90
+                    said(
+                        "cuda",
+                        m.group(1),
+                        line[m.start() : m.start(1)] + _token(line, m.start(1), m.end(1), left=False),
+                    )
         for m in CUDA_WIN_PATH.finditer(line):
             toolkit = _add(toolkit, m.group(1))
+            said("cuda", m.group(1), _token(line, m.start(), m.end()))
+        for m in CUDA_DIR.finditer(line):
+            # A path names it (one entry of a path list); the toolkit is not read from it.
+            said("cuda", m.group(1), next(p for p in _token(line, m.start(), m.end()).split(":") if m.group(0) in p))
         if "API" not in line and "compiled with" not in line.lower() and "Loaded runtime" not in line:
             for m in TEXT_CUDNN.finditer(line):
                 cudnn = _add(cudnn, m.group(1))
+                said("cudnn", m.group(1), line[m.start() : m.start(1)] + _token(line, m.start(1), m.end(1), left=False))
         if m := CONDA_LINE.search(line):
             what = m.group(1).lower()
             if "cudnn" in what:
                 cudnn = _add(cudnn, m.group(2))
+                said("cudnn", m.group(2), m.group(0))
             elif "nccl" in what:
                 first("nccl", m.group(2))
             else:
                 toolkit = _add(toolkit, m.group(2))
+                said("cuda", m.group(2), m.group(0))
         if m := LDCONFIG.search(line):
             what, version = m.group(1), m.group(2)
             if what == "cudnn":
@@ -367,6 +440,7 @@ def read_environment(text: str) -> Environment:
                 first("docker_image", tag.strip("`'\" "))
         if (m := PIP_LINE.search(line)) and not ANOTHER_VERSION.match(line, m.end(2)):
             package(_name(m.group(1)), m.group(2))
+            said("package", f"{_name(m.group(1))}=={m.group(2)}", m.group(0))
         for m in PIP_SPEC.finditer(line):
             if ANOTHER_VERSION.match(line, m.end(3)):
                 continue  # one of several versions tried
@@ -375,8 +449,14 @@ def read_environment(text: str) -> Environment:
                 # "PaddlePaddle 2.1.2", "PaddlePaddle: 2.4.1": the framework, not a pinned CPU package.
                 name = "paddle" if name == "paddlepaddle" else "tensorflow-any"
             package(name, version)
+            said(
+                "package",
+                f"{name}=={version}",
+                line[m.start() : m.start(3)] + _token(line, m.start(3), m.end(3), left=False),
+            )
         if m := TORCH_VER.search(line):
             package("torch", m.group(0), m.group(2))
+            said("package", f"torch=={m.group(0)}", _token(line, m.start(), m.end()))
         if m := TORCH_INDEX.search(line):
             first("torch_index", m.group(1) or m.group(2))
         if not any(p.name.startswith(("paddlepaddle", "tensorflow", "torch")) for p in packages.values()):
@@ -391,14 +471,20 @@ def read_environment(text: str) -> Environment:
                     "pytorch": "torch",
                 }.get(m.group(1).lower(), m.group(1).lower())
                 first("framework_text", f"{name}=={m.group(2)}")
+                said(
+                    "package",
+                    f"{name}=={m.group(2)}",
+                    line[m.start() : m.start(2)] + _token(line, m.start(2), m.end(2), left=False),
+                )
         # A trace or hint line ("NCCL INFO … No plugin found (libnccl-net.so)", "[Hint: … e.g. a dlopen of
         # libnccl.so]") names a library that might matter, not one that failed to load.
         failed = LIB_FAIL.search(line) and not HINT_LINE.search(line)
         if failed:
-            for m in LIB_SO.finditer(line):
+            for m in (*LIB_SO.finditer(line), *LIB_DLL.finditer(line)):
                 libs = _add(libs, m.group(1))
-            for m in LIB_DLL.finditer(line):
-                libs = _add(libs, m.group(1))
+                said("library", m.group(1), _token(line, m.start(), m.end()))  # the path the loader tried
+            if m := LD_PATH.search(line):
+                said("library_path", m.group(1), m.group(2))  # where the loader looked, as printed
         if CUDNN_NOT_LOADED.search(line):
             libs = _add(libs, "libcudnn")
         signals |= {signal for pattern, signal in _LINE_SIGNALS if pattern.search(line)}
@@ -461,6 +547,7 @@ def read_environment(text: str) -> Environment:
         os=os_name,  # type: ignore[arg-type]
         python=env.get("python"),  # type: ignore[arg-type]
         missing_libraries=libs,
+        typed=tuple(typed),
         signals=frozenset(signals),
         gpu_intent=bool(GPU_INTENT.search(text)),
     )
@@ -485,6 +572,8 @@ def merge(earlier: Environment, later: Environment) -> Environment:
                 s for field_name, about in _SIGNALS_ABOUT.items() if _changed(earlier, later, field_name) for s in about
             }
             changes[f.name] = (old - stale) | new
+        elif f.name == "typed":
+            changes[f.name] = tuple(dict.fromkeys((*new, *old)))[:ENVIRONMENT_TYPED_ITEMS]  # the newest turn first
         elif f.name in ("docker", "wsl", "gpu_intent"):
             changes[f.name] = old or new
         elif f.name == "driver_api_from_framework":

@@ -86,6 +86,11 @@ TEXT_CUDA = re.compile(
 )
 # Windows' toolkit folder, as CUDA_PATH and PATH print it: "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8".
 CUDA_WIN_PATH = re.compile(r"GPU Computing Toolkit[\\/]{1,2}CUDA[\\/]{1,2}v(\d{1,2}\.\d)(?!\d)", re.IGNORECASE)
+# A Linux toolkit folder in a path ("/usr/local/cuda-11.2/lib64"): quoted as the user's words for that CUDA, not read
+# as the toolkit (a path on LD_LIBRARY_PATH may be stale).
+CUDA_DIR = re.compile(r"/cuda-(\d{1,2}\.\d{1,2})(?![\d.]\d)")
+# The search path a loader prints with its failure: "…; LD_LIBRARY_PATH: /usr/local/cuda-11.2/lib64:/usr/local/…".
+LD_PATH = re.compile(r"(LD_LIBRARY_PATH)\s{0,3}[:=]\s{0,3}([^\s;'\"]{1,300})")
 CUDA_WITH = re.compile(r"paddle\s{0,3}with\s{0,3}cuda\s{0,3}[:：=]?\s{0,3}(\d{1,2}\.\d{1,2})", re.IGNORECASE)
 TEXT_CUDNN = re.compile(
     r"(?<![A-Za-z0-9_\-./])cudnn(?:\s{0,3}(?:版本|ver[A-Za-z]{0,8}|version))?\s{0,3}(?:[:：=]|为|是)?\s{0,3}v?(\d\.\d{1,2}(?:\.\d{1,2})?)",
@@ -141,14 +146,14 @@ COLLECT_ENV_CUDA = re.compile(r"^CUDA runtime version:\s{0,4}(\d{1,2}\.\d{1,2})"
 # "v2.12.0-rc1-… 2.12.0"); the older "- TensorFlow version (use command below): 2.1.0".
 TF_TEMPLATE = re.compile(
     r"^#{2,4} {0,3}tensorflow version {0,3}\n(?: {0,8}\n){0,3} {0,8}(?:tf {0,2})?v?(\d\.\d{1,2}(?:\.\d{1,2})?)|"
-    r"tensorflow version \(use command below\): {0,4}(?:tf {0,2})?v?(\d\.\d{1,2}(?:\.\d{1,2})?)",
+    r"tensorflow version(?: \(use command below\))?: {0,4}(?:(?:tf|tensorflow(?:[ _-]gpu)?) {0,2})?v?(\d\.\d{1,2}(?:\.\d{1,2})?)",
     re.IGNORECASE | re.MULTILINE,
 )
 # The same templates' "CUDA/cuDNN version": the first number is the CUDA toolkit ("10.2.89", "cuda_11.8.0_522.06_…"),
-# a second one after a slash the cuDNN ("`11.0 / v8.0.1`").
+# a second one after a slash, "&" or comma the cuDNN ("`11.0 / v8.0.1`", "11.1 & 8.0.5", "10.2, 8.0.2").
 TEMPLATE_CUDA = re.compile(
     r"^(?:#{2,4} {0,3}|[-*] {0,3})?CUDA/cuDNN version:? {0,3}\n?(?: {0,8}\n){0,3} {0,8}`?(?:cuda[_ ]?)?v?"
-    r"(\d{1,2}\.\d)(?:\.\d{1,4})?(?![\d.]{0,1}\d)(?: {0,3}/ {0,3}(?:cudnn[_ ]?)?v?(\d\.\d{1,2}(?:\.\d{1,3})?))?",
+    r"(\d{1,2}\.\d)(?:\.\d{1,4})?(?![\d.]{0,1}\d)(?: {0,3}[/&,] {0,3}(?:cudnn[_ ]?)?v?(\d\.\d{1,2}(?:\.\d{1,3})?))?",
     re.IGNORECASE | re.MULTILINE,
 )
 TF_BUILD_CUDA = re.compile(r"'cuda_version'[:,]\s{0,2}'(?:64_)?(\d{1,2})\.?(\d)'")
@@ -176,7 +181,8 @@ LIB_DLL = re.compile(
 )
 LIB_FAIL = re.compile(
     r"cannot open shared object|not found|No such file|Could not load|Could not locate|Can not find|"
-    r"Cannot load|Failed to find|not configured correctly|error code is 126|找不到|缺少|缺失|dlerror",
+    r"Cannot load|Failed to find|not configured correctly|error code is 126|找不到|缺少|缺失|dlerror|"
+    r"没有(?:正确)?找到|没找到|未找到",
     re.IGNORECASE,
 )
 CUDNN_NOT_LOADED = re.compile(r"Cannot load cudnn shared library|cudnn_dso_handle should not be null", re.IGNORECASE)
@@ -201,7 +207,7 @@ GPU_BUILD = re.compile(
 )
 # A GPU named in prose: GeForce/RTX/GTX numbers, and data-centre models (two-character ones only with a prefix).
 TEXT_GPU = re.compile(
-    r"(?<![A-Za-z0-9])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX) ?\d{3,4}(?: ?Ti)?(?: Laptop GPU| SUPER)?|"
+    r"(?<![A-Za-z0-9])((?:NVIDIA )?(?:GeForce )?(?:RTX|GTX) ?\d{3,4}(?: ?[Tt][Ii])?(?: Laptop GPU| SUPER)?|"
     r"(?:NVIDIA |Tesla )?(?:A100|A30|A40|A10|A16|H100|H200|H800|A800|L40S|L40|T4|V100|P100|P40)(?:-[A-Z0-9]{2,8}){0,2}|"
     r"(?:NVIDIA |Tesla )(?:A2|L4|P4|K80))(?![A-Za-z0-9])"
 )
