@@ -355,24 +355,33 @@ def read_environment(text: str) -> Environment:
             signals.add("torch_arch")
             sm = m.group(1)
             first("compute_capability", f"{sm[:-1]}.{sm[-1]}")
+            said("compute_capability", f"{sm[:-1]}.{sm[-1]}", f"sm_{sm}")
         if m := TORCH_ARCH_LIST.search(line):
             for arch in m.group(1).split():
                 build_arch = _add(build_arch, arch.removeprefix("sm_"))
+            said("build_arch", " ".join(build_arch), m.group(1))
         if m := TF_CUDNN.search(line):
             signals.add("tf_cudnn_mismatch")
             first("cudnn_loaded", m.group(1))
             first("build_cudnn", m.group(2))
+            # As the library prints them ("7.1.4", "7.2.1"): the finding names major.minor.
+            said("cudnn", m.group(1), _token(line, m.start(1), m.end(1), left=False))
+            said("build_cudnn", m.group(2), _token(line, m.start(2), m.end(2), left=False))
         if m := TF_CUDNN_INT.search(line):
             signals.add("tf_cudnn_mismatch")
             first("cudnn_loaded", f"{m.group(1)}.{m.group(2)}")
             first("build_cudnn", f"{m.group(3)}.{m.group(4)}")
+            said("cudnn", f"{m.group(1)}.{m.group(2)}", line[m.start(1) : m.start(1) + 4])  # "7301" as printed
+            said("build_cudnn", f"{m.group(3)}.{m.group(4)}", line[m.start(3) : m.start(3) + 4])
         if m := TF_DEVICE.search(line):
             gpus = _add(gpus, m.group(1).strip())
             cc = m.group(2) or m.group(5) or (f"{m.group(3)}.{m.group(4)}" if m.group(3) else None)
             first("compute_capability", cc)
         if m := TF_LOADED_CUDNN.search(line):
             digits = m.group(1)
-            first("cudnn_loaded", f"{digits[0]}.{int(digits[1:3]) if len(digits) == 5 else int(digits[1])}")
+            loaded = f"{digits[0]}.{int(digits[1:3]) if len(digits) == 5 else int(digits[1])}"
+            first("cudnn_loaded", loaded)
+            said("cudnn", loaded, digits)  # "Loaded cuDNN version 8100": the finding says 8.1
         if (m := TORCH_CUDNN.search(line)) or (m := TORCH_CUDNN_INT.search(line)):
             signals.add("torch_cudnn_mismatch")
             first("build_cudnn", f"{m.group(1)}.{m.group(2)}")
