@@ -420,7 +420,8 @@ _LINUX = re.compile(r"ubuntu|centos|debian|red hat|linux", re.IGNORECASE)
 
 def library_fix(m: Mismatch, env: Environment, language: Language) -> str:
     """The commands that find a missing library and put its folder on the search path, for the system the paste
-    shows (its OS as read, else the library's kind: ``.dll`` Windows, ``.so`` Linux); empty when neither says.
+    shows (its OS as read, else the library's kind: ``.dll`` Windows, ``.so`` Linux); empty when the paste shows
+    neither the OS nor the library's folder (a bare "libnccl.so not found": the section's own steps say the rest).
 
     >>> print(library_fix(Mismatch("missing_library", {"library": "libcudnn.so.8"}, Source("message", "k", "u"), "message"),
     ...                   Environment(os="Ubuntu 18.04"), "en"))
@@ -436,13 +437,13 @@ def library_fix(m: Mismatch, env: Environment, language: Language) -> str:
     system = env.os or ""
     windows = bool(_WINDOWS.search(system)) or (not _LINUX.search(system) and library.lower().endswith(".dll"))
     linux = not windows and (bool(_LINUX.search(system)) or ".so" in library)
-    if not library or not (windows or linux):
-        return ""
-    name = library if "." in library else f"{library}.so"
-    where = (f"（{system}）" if lang == "zh" else f" ({system})") if system else ""
     # The folder the loader printed for it, exactly as pasted (a dependency beside it is what failed to load).
     paths = [w for f, read, w in env.typed if f == "library" and read == library and w != read]
     folder = re.split(r"[\\/](?=[^\\/]*$)", paths[0])[0] if paths else ""
+    if not library or not (windows or linux) or not (system or folder):
+        return ""  # the paste shows neither the system nor the folder: the general fix says as much
+    name = library if "." in library else f"{library}.so"
+    where = (f"（{system}）" if lang == "zh" else f" ({system})") if system else ""
     if windows:
         variable, fence = "PATH", "bat"
         found = folder or "C:\\the\\folder\\found"
