@@ -1,4 +1,4 @@
-"""Issue 45, hardening round five, finding 4: a deeply nested ``seeds/vocabulary.toml`` (or ``seeds/domain.toml``)
+"""Issue 45, hardening round five, finding 4: a deeply nested ``seeds/vocabulary.toml`` (or ``domain.toml``, ``environment.toml``)
 gave a RecursionError traceback at build and "the index failed to load (RecursionError…)" at start, naming no file.
 Now the file and the fix are named: a command stops (exit 2), the app serves with the shipped lists meanwhile."""
 
@@ -15,8 +15,8 @@ DEEP = "problem = " + "[" * 100_000 + "]" * 100_000 + "\n"
 DEEP_TABLES = "[faq]\nfields = " + "{ a = " * 50_000 + "1" + " }" * 50_000 + "\n"
 FILES = pytest.mark.parametrize(
     "name, content",
-    [("vocabulary.toml", DEEP), ("domain.toml", DEEP), ("domain.toml", DEEP_TABLES)],
-    ids=["vocabulary", "domain", "domain-inline-tables"],
+    [("vocabulary.toml", DEEP), ("domain.toml", DEEP), ("domain.toml", DEEP_TABLES), ("environment.toml", DEEP)],
+    ids=["vocabulary", "domain", "domain-inline-tables", "environment"],
 )
 
 
