@@ -60,21 +60,26 @@ def main(paths: list[str]) -> None:
         )
     )
     print(f"{'feature':<16}{'fit mean':>9}{'coef':>7}{'hedged':>9}{'sure':>9}{'term h':>8}{'term s':>8}")
+
+    def avg(group: list, name: str, term: tuple[float, float, float] | None = None) -> float:
+        values = [float(r[3].get(name, 0.0)) for r in group]
+        values = [v for v in values if not np.isnan(v)]
+        if not values:
+            return float("nan")
+        if term is None:
+            return float(np.mean(values))
+        mean, scale, coef = term
+        return float(np.mean([coef * (v - mean) / scale for v in values]))
+
     for n, name in enumerate(FEATURES):
-        mean, scale, coef = cal.mean[n], cal.scale[n] or 1.0, cal.coef[n]
-
-        def avg(group: list, term: bool = False) -> float:
-            values = [float(r[3].get(name, 0.0)) for r in group]
-            values = [v for v in values if not np.isnan(v)]
-            if not values:
-                return float("nan")
-            return float(np.mean([coef * (v - mean) / scale for v in values] if term else values))
-
+        term = (cal.mean[n], cal.scale[n] or 1.0, cal.coef[n])
         print(
-            f"{name:<16}{mean:>9.3f}{coef:>7.2f}{avg(hedged):>9.3f}{avg(sure):>9.3f}"
-            f"{avg(hedged, True):>8.2f}{avg(sure, True):>8.2f}"
+            f"{name:<16}{term[0]:>9.3f}{term[2]:>7.2f}{avg(hedged, name):>9.3f}{avg(sure, name):>9.3f}"
+            f"{avg(hedged, name, term):>8.2f}{avg(sure, name, term):>8.2f}"
         )
-    print(f"{'probability':<16}{'':>16}{np.mean([r[2] for r in hedged] or [np.nan]):>9.3f}{np.mean([r[2] for r in sure] or [np.nan]):>9.3f}")
+    print(
+        f"{'probability':<16}{'':>16}{np.mean([r[2] for r in hedged] or [np.nan]):>9.3f}{np.mean([r[2] for r in sure] or [np.nan]):>9.3f}"
+    )
 
 
 if __name__ == "__main__":
