@@ -60,6 +60,9 @@ class SelfTest:
     folds: int = 0
     by_kind: dict = field(default_factory=dict)
     hit1: dict = field(default_factory=dict)  # held out: fitted, dense, bm25, calibration (the weights before)
+    wins: int = 0  # held-out questions right only with the fitted weights
+    losses: int = 0  # … right only with the calibration's
+    chosen: dict = field(default_factory=dict)  # the weights the grid chose on every question (kept or not)
 
     def weights(self, base: Weights) -> Weights:
         """``base`` with the fitted weights as its shared rule's (:attr:`Weights.shared`), where they were fitted:
@@ -90,6 +93,9 @@ class SelfTest:
             folds=int(data.get("folds", 0)),
             by_kind=dict(data.get("by_kind") or {}),
             hit1={str(k): float(v) for k, v in (data.get("hit1") or {}).items()},
+            wins=int(data.get("wins", 0)),
+            losses=int(data.get("losses", 0)),
+            chosen={str(k): float(v) for k, v in (data.get("chosen") or {}).items()},
         )
 
     def summary(self) -> str:
@@ -97,11 +103,15 @@ class SelfTest:
         if not self.hit1:
             return f"self-test: {self.questions} pseudo-questions, too few to fit; the calibration's weights rank"
         h = self.hit1
-        fitted = "" if self.lexical is None else f" (lexical {self.lexical:g}, subject {self.subject:g})"
+        kept = (
+            f"kept: lexical {self.lexical:g}, subject {self.subject:g}"
+            if self.lexical is not None
+            else "not kept, the calibration's weights rank"
+        )
         return (
             f"self-test on {self.questions} pseudo-questions of {self.documents} documents, held out by document: "
-            f"hit@1 fitted {h['fitted']:.3f}{fitted}, before {h['calibration']:.3f}, "
-            f"dense alone {h['dense']:.3f}, BM25 alone {h['bm25']:.3f}"
+            f"hit@1 fitted {h['fitted']:.3f} ({self.wins} won, {self.losses} lost; {kept}), "
+            f"before {h['calibration']:.3f}, dense alone {h['dense']:.3f}, BM25 alone {h['bm25']:.3f}"
         )
 
 
@@ -193,29 +203,28 @@ def probe(
 # ---------------------------------------------------------------- fitting
 
 
-def _hits(batch: RankingBatch, answers: Sequence[int], weights: Weights, rows: np.ndarray) -> float:
-    orders = batch.orders(weights, k=1)
-    if not len(rows):
-        return 0.0
-    return float(np.mean([bool(orders[i]) and orders[i][0] == answers[i] for i in rows]))
+def _right(batch: RankingBatch, answers: np.ndarray, weights: Weights) -> np.ndarray:
+    """Per question: its own section ranked first under ``weights``."""
+    return np.array([bool(o) and o[0] == a for o, a in zip(batch.orders(weights, k=1), answers)], dtype=bool)
 
 
-def _best(batch: RankingBatch, answers: Sequence[int], base: Weights, rows: np.ndarray) -> Weights:
+def _alone(evidences: Sequence[Evidence], answers: np.ndarray, mode: str) -> np.ndarray:
+    return np.array([rank(e, Weights(), mode=mode, k=1).order[:1] == (a,) for e, a in zip(evidences, answers)])
+
+
+def _best(grid: dict[Weights, np.ndarray], base: Weights, rows: np.ndarray) -> Weights:
     """Best hit@1 on ``rows``; ties towards the base weights, then smaller ones."""
-    best, best_key = base, (_hits(batch, answers, base, rows), 1, 0.0)
-    for lw in LEXICAL_GRID:
-        for sw in SUBJECT_GRID:
-            weights = replace(base, lexical=lw, subject=sw)
-            key = (_hits(batch, answers, weights, rows), 0, -(lw + sw))
-            if key > best_key:
-                best, best_key = weights, key
-    return best
+    return max(grid, key=lambda w: (grid[w][rows].mean(), w == base, -(w.lexical + w.subject)))
 
 
-def _single(evidences: Sequence[Evidence], answers: Sequence[int], mode: str, rows: np.ndarray, base: Weights) -> float:
-    if not len(rows):
-        return 0.0
-    return float(np.mean([rank(evidences[i], base, mode=mode, k=1).order[:1] == (answers[i],) for i in rows]))
+def better(wins: int, losses: int) -> bool:
+    """Whether ``wins`` questions right only with the fitted weights against ``losses`` right only with the
+    calibration's show a real gain: a sign test, the difference at least two standard deviations of a tie.
+
+    >>> better(12, 3), better(6, 3), better(0, 0)
+    (True, False, False)
+    """
+    return wins - losses >= max(2.0 * float(np.sqrt(wins + losses)), 1.0)
 
 
 def folds_of(questions: Sequence[PseudoQuestion], sources: Sequence[str], folds: int = FOLDS) -> np.ndarray:
@@ -231,39 +240,48 @@ def folds_of(questions: Sequence[PseudoQuestion], sources: Sequence[str], folds:
 def fit(
     evidences: Sequence[Evidence], questions: Sequence[PseudoQuestion], sources: Sequence[str], base: Weights
 ) -> SelfTest:
-    """The shared rule's weights on every question, and the held-out figures (each fold ranked by weights chosen on
-    the others) of the fitted rule, the base weights, dense alone and BM25 alone."""
+    """The held-out figures (each fold ranked by weights chosen on the others) of the fitted rule, the base weights,
+    dense alone and BM25 alone; and the weights chosen on every question, kept only where the held-out folds show
+    them :func:`better` than the base weights (else the base weights stay: nothing fitted that does not help)."""
     usable = [n for n, e in enumerate(evidences) if not e.empty and e.own is not None]
     evidences = [evidences[n] for n in usable]
     questions = [questions[n] for n in usable]
     documents = len({sources[q.section] for q in questions})
-    base = replace(base, precedent=0.0, learned=0.0)
+    base = replace(base, precedent=0.0, learned=0.0, shared=None)
     if len(questions) < MIN_QUESTIONS:
         return SelfTest(questions=len(questions), documents=documents)
-    answers = [q.section for q in questions]
+    answers = np.array([q.section for q in questions])
     batch = RankingBatch(evidences)
+    grid = {replace(base, lexical=lw, subject=sw): None for lw in LEXICAL_GRID for sw in SUBJECT_GRID}
+    grid = {w: _right(batch, answers, w) for w in {base, *grid}}
     fold = folds_of(questions, sources)
-    held = {"fitted": 0, "calibration": 0, "dense": 0, "bm25": 0}
+    held = np.zeros(len(questions), dtype=bool)
     for f in sorted(set(fold.tolist())):
-        train, test = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
-        chosen = _best(batch, answers, base, train)
-        held["fitted"] += _hits(batch, answers, chosen, test) * len(test)
-        held["calibration"] += _hits(batch, answers, base, test) * len(test)
-        held["dense"] += _single(evidences, answers, "dense", test, base) * len(test)
-        held["bm25"] += _single(evidences, answers, "bm25", test, base) * len(test)
-    every = np.arange(len(questions))
-    chosen = _best(batch, answers, base, every)
+        test = fold == f
+        held[test] = grid[_best(grid, base, np.flatnonzero(~test))][test]
+    before = grid[base]
+    wins, losses = int((held & ~before).sum()), int((before & ~held).sum())
+    chosen = _best(grid, base, np.arange(len(questions)))
     kinds: dict[str, int] = {}
     for q in questions:
         kinds[q.kind] = kinds.get(q.kind, 0) + 1
+    adopted = better(wins, losses)
     return SelfTest(
-        lexical=chosen.lexical,
-        subject=chosen.subject,
+        lexical=chosen.lexical if adopted else None,
+        subject=chosen.subject if adopted else None,
         questions=len(questions),
         documents=documents,
         folds=len(set(fold.tolist())),
         by_kind=kinds,
-        hit1={name: round(value / len(questions), 4) for name, value in held.items()},
+        hit1={
+            "fitted": round(float(held.mean()), 4),
+            "calibration": round(float(before.mean()), 4),
+            "dense": round(float(_alone(evidences, answers, "dense").mean()), 4),
+            "bm25": round(float(_alone(evidences, answers, "bm25").mean()), 4),
+        },
+        wins=wins,
+        losses=losses,
+        chosen={"lexical": chosen.lexical, "subject": chosen.subject},
     )
 
 

@@ -15,7 +15,7 @@ from bot.engine.facts import build
 from bot.engine.rank import rank
 from bot.engine.retrieve import Engine
 from bot.engine.scores import Scores
-from bot.engine.selftest import SELFTEST_FILE, SelfTest, probe
+from bot.engine.selftest import SELFTEST_FILE, SelfTest, fit, probe
 from bot.kb.embed import HashEmbedder
 from bot.kb.index import read_manifest
 from bot.kb.pseudo import PseudoQuestion
@@ -63,12 +63,49 @@ def test_the_build_stores_its_self_test_in_the_generation_and_the_engine_ranks_t
     assert stored["questions"] >= 20 and stored["documents"] == 3 and stored["folds"] == 3
     assert set(stored["hit1"]) == {"fitted", "calibration", "dense", "bm25"}
     test = engine.selftest
-    assert test is not None and test.lexical is not None
-    # the fitted weights are the shared rule's; the calibration's stay for the sections with evidence of their own
-    assert engine.weights.shared == replace(
-        engine.calibration.weights, lexical=test.lexical, subject=test.subject, shared=None
-    )
-    assert replace(engine.weights, shared=None) == engine.calibration.weights
+    assert test is not None and test.hit1 == stored["hit1"]
+    if test.lexical is None:  # the held-out folds showed no gain: the calibration's weights rank everything
+        assert engine.weights == engine.calibration.weights
+    else:  # the fitted weights are the shared rule's; the calibration's stay for sections with evidence of their own
+        assert engine.weights.shared == replace(
+            engine.calibration.weights, lexical=test.lexical, subject=test.subject, shared=None
+        )
+        assert replace(engine.weights, shared=None) == engine.calibration.weights
+
+
+def _pseudo(n: int, sections: int, rng: np.random.Generator, words_decide: bool) -> tuple[list, list]:
+    """``n`` questions over ``sections`` sections: dense finds the answer about half the time; BM25 always when
+    ``words_decide``, else never."""
+    evidences, questions = [], []
+    for i in range(n):
+        answer = i % sections
+        dense = rng.normal(size=sections).astype(np.float32)
+        if i % 2:
+            dense[answer] = dense.max() + 1.0
+        lexical = np.zeros(sections, np.float32)
+        lexical[answer if words_decide else (answer + 1) % sections] = 5.0
+        scores = Scores(np.zeros(4), dense, lexical, [], 0.0, {}, [])
+        evidences.append(
+            Evidence(
+                "q", "en", own=scores, allowed=np.ones(sections, bool), subject_share=np.zeros(sections, np.float32)
+            )
+        )
+        questions.append(PseudoQuestion(f"q{i}", answer, "heading", (f"q{i}",)))
+    return evidences, questions
+
+
+def test_the_fit_keeps_weights_only_where_held_out_documents_show_a_gain():
+    rng = np.random.default_rng(0)
+    sources = [f"doc{s % 4}.md" for s in range(12)]
+    base = Weights(0.0, 0.0)  # dense alone: what the seeds' fit might have chosen
+    evidences, questions = _pseudo(120, 12, rng, words_decide=True)
+    kept = fit(evidences, questions, sources, base)
+    assert kept.lexical is not None and kept.lexical > 0 and kept.wins > kept.losses
+    assert kept.hit1["fitted"] > kept.hit1["calibration"] and kept.folds == 4
+    # BM25 points at the wrong section: nothing better than the base weights, nothing kept
+    evidences, questions = _pseudo(120, 12, rng, words_decide=False)
+    assert fit(evidences, questions, sources, base).lexical is None
+    assert fit(evidences[:10], questions[:10], sources, base).hit1 == {}  # too few to fit
 
 
 def test_a_rebuild_embeds_no_stripped_key_again(tmp_path):
