@@ -153,7 +153,7 @@ def settle(embedder: object) -> None:
 
 
 def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.engine.facts import build  # the index with the engine's section facts stored in it
+    from bot.engine.retrieve import build  # the index with the engine's section facts and its self-test
 
     report = build(settings, make_embedder(settings.embedder), progress=True)
     for error in report.parse_errors:

@@ -169,12 +169,9 @@ class SectionFactsHook:
 
 def build(settings: Settings, embedder: Embedder, **options: Any) -> BuildReport:
     """``python -m bot build``: :func:`bot.kb.index.build_index` with the engine's section facts stored, for the
-    seeds' domain (loaded once here, handed to the parser and to the facts), and the knowledge base's self-test
-    (:mod:`bot.engine.selftest`) fitted on the new generation before it goes live."""
-    from bot.engine.selftest import SelfTestHook  # it opens the new generation with the engine, which imports this
-
+    seeds' domain (loaded once here, handed to the parser and to the facts). :func:`bot.engine.retrieve.build` adds
+    the knowledge base's self-test (``fitted``, :mod:`bot.engine.selftest`), which needs the engine."""
     domain = load_domain(settings.seeds_dir)
-    options.setdefault("fitted", SelfTestHook(settings, embedder))
     return build_index(settings, embedder, facts=SectionFactsHook(domain), domain=domain, **options)
 
 

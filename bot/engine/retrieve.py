@@ -27,17 +27,19 @@ engine returns reason codes and section keys; :mod:`bot.answer` writes the words
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
 from bot.engine import evidence as evidence_of
+from bot.engine import facts
 from bot.engine import judge as judging
 from bot.engine.acts import ActModel, acts_path
 from bot.engine.acts import load_for as load_acts
 from bot.engine.calibration import Calibration, Weights, calibration_path, load_for, sources_fingerprint
 from bot.engine.catalog import Catalog
 from bot.engine.evidence import Evidence
-from bot.engine.facts import build, facts_of
+from bot.engine.facts import facts_of
 from bot.engine.judge import Verdict, judge
 from bot.engine.learned import Adapter, adapter_path
 from bot.engine.learned import load_for as load_adapter
@@ -50,14 +52,22 @@ from bot.engine.read import read_message, title_of
 from bot.engine.read import reading as read_for_plan
 from bot.engine.result import answer_of, unsearched
 from bot.engine.scores import QueryCache, Scores, score
-from bot.engine.selftest import SelfTest
+from bot.engine.selftest import SelfTest, SelfTestHook
 from bot.engine.selftest import load as load_selftest
 from bot.engine.subjects import Lexicon
 from bot.kb.embed import Embedder, make_embedder
-from bot.kb.index import IndexProblem, KnowledgeIndex, load_index
+from bot.kb.index import BuildReport, IndexProblem, KnowledgeIndex, load_index
 from bot.kb.tokenize import detect_language, warm_up
 from bot.records import Answer, Case, Section
 from bot.settings import Settings
+
+
+def build(settings: Settings, embedder: Embedder, **options: Any) -> BuildReport:
+    """``python -m bot build`` (and the live reload's): the index with the engine's section facts
+    (:func:`bot.engine.facts.build`) and the knowledge base's self-test, fitted on the new generation with this engine
+    before it goes live (:mod:`bot.engine.selftest`)."""
+    hook = SelfTestHook(settings, embedder, lambda index: Engine(index, embedder, settings))
+    return facts.build(settings, embedder, fitted=hook, **options)
 
 
 class Engine:

@@ -1,7 +1,7 @@
 """The knowledge base's self-test: its own pseudo-questions (:mod:`bot.kb.pseudo`) fit the shared rule's weights
 and measure the ranking before any label.
 
-At build (:func:`bot.engine.facts.build`) every pseudo-question is scored the way a real question is
+At build (:func:`bot.engine.retrieve.build`) every pseudo-question is scored the way a real question is
 (:meth:`Engine.evidence` on each section's own text, no curated phrasings, no precedents, no adapter) except that
 its own section is scored *with the question's source text removed* (:func:`bot.kb.pseudo.stripped`: its heading,
 the problem field, the quoted error, wherever they occur in the section; its keys embedded again without them, its
@@ -21,6 +21,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +31,14 @@ from bot.engine.rank import rank
 from bot.engine.rank_batch import RankingBatch
 from bot.engine.scores import Scores
 from bot.kb.embed import Embedder
-from bot.kb.index import IndexProblem, load_generation, read_manifest, retrieval_keys, section_documents
+from bot.kb.index import (
+    IndexProblem,
+    KnowledgeIndex,
+    load_generation,
+    read_manifest,
+    retrieval_keys,
+    section_documents,
+)
 from bot.kb.pseudo import PseudoQuestion, draw, stripped
 from bot.kb.tokenize import tokenize
 from bot.settings import Settings
@@ -335,14 +343,12 @@ class SelfTestHook:
     """The build's :class:`bot.kb.index.GenerationHook`: the self-test of the new generation, stored in it
     (``selftest.json``, and the stripped keys' vectors for the next build)."""
 
-    def __init__(self, settings: Settings, embedder: Embedder) -> None:
-        self.settings, self.embedder = settings, embedder
+    def __init__(self, settings: Settings, embedder: Embedder, engine_of: Callable[[KnowledgeIndex], Any]) -> None:
+        # engine_of: the engine over an index (bot.engine.retrieve.Engine, which imports this module: handed in)
+        self.settings, self.embedder, self.engine_of = settings, embedder, engine_of
 
     def __call__(self, generation: Path) -> tuple[dict[str, bytes], str]:
-        from bot.engine.retrieve import Engine  # the facade imports the build (bot.engine.facts): loaded when run
-
-        index = load_generation(self.settings, self.embedder.id, self.embedder.dim, generation)
-        engine = Engine(index, self.embedder, self.settings)
+        engine = self.engine_of(load_generation(self.settings, self.embedder.id, self.embedder.dim, generation))
         test, vectors = self_test(engine, cache=_read_cache(self.settings.index_dir))
         buffer = io.BytesIO()
         hashes = sorted(vectors)

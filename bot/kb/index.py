@@ -385,7 +385,7 @@ def build_index(
     ``facts`` computes what never changes about each section (``bot.engine.facts.build`` passes the engine's;
     without it the index holds no facts, and the engine refuses it). ``after_step`` is called with a step
     name between steps (tests use it to simulate a crash mid-build). ``fitted`` adds files to the generation before
-    it is switched in (``bot.engine.facts.build`` passes the self-test), checksummed in its manifest.
+    it is switched in (``bot.engine.retrieve.build`` passes the self-test), checksummed in its manifest.
     """
     import bm25s
 

@@ -11,9 +11,8 @@ import numpy as np
 
 from bot.engine.calibration import Weights
 from bot.engine.evidence import Evidence
-from bot.engine.facts import build
 from bot.engine.rank import rank
-from bot.engine.retrieve import Engine
+from bot.engine.retrieve import Engine, build
 from bot.engine.scores import Scores
 from bot.engine.selftest import SELFTEST_FILE, SelfTest, fit, probe
 from bot.kb.embed import HashEmbedder
