@@ -169,7 +169,8 @@ class SectionFactsHook:
 
 def build(settings: Settings, embedder: Embedder, **options: Any) -> BuildReport:
     """``python -m bot build``: :func:`bot.kb.index.build_index` with the engine's section facts stored, for the
-    seeds' domain (loaded once here, handed to the parser and to the facts)."""
+    seeds' domain (loaded once here, handed to the parser and to the facts). :func:`bot.engine.retrieve.build` adds
+    the knowledge base's self-test (``fitted``, :mod:`bot.engine.selftest`), which needs the engine."""
     domain = serving_domain(settings.seeds_dir)  # `python -m bot` and the seeds watcher refuse a broken file first
     return build_index(settings, embedder, facts=SectionFactsHook(domain), domain=domain, **options)
 
