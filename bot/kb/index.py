@@ -148,14 +148,6 @@ class BuildReport:
     seconds: float
     parse_errors: tuple[str, ...]
     meta_problems: tuple[str, ...]
-    notes: tuple[str, ...] = ()  # what the generation hook reported (the engine's self-test)
-
-
-class GenerationHook(Protocol):
-    """What the engine fits on a new generation before it goes live (its self-test, a stage above): the generation's
-    folder in (:func:`load_generation` opens it), files to store in it (name -> bytes) and a line to report out."""
-
-    def __call__(self, generation: Path) -> tuple[dict[str, bytes], str]: ...
 
 
 # ---------------------------------------------------------------- sources
@@ -377,15 +369,13 @@ def build_index(
     domain: Domain | None = None,
     progress: bool = False,
     after_step: Callable[[str], None] | None = None,
-    fitted: GenerationHook | None = None,
 ) -> BuildReport:
     """seeds/ -> a new index generation, switched in atomically.
     ``domain`` (default: the seeds' own) decides how the documents are split into sections and fields.
 
     ``facts`` computes what never changes about each section (``bot.engine.facts.build`` passes the engine's;
     without it the index holds no facts, and the engine refuses it). ``after_step`` is called with a step
-    name between steps (tests use it to simulate a crash mid-build). ``fitted`` adds files to the generation before
-    it is switched in (``bot.engine.retrieve.build`` passes the self-test), checksummed in its manifest.
+    name between steps (tests use it to simulate a crash mid-build).
     """
     import bm25s
 
@@ -492,13 +482,6 @@ def build_index(
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         fsync_write(tmp / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=1).encode())
-        files, note = fitted(tmp) if fitted is not None else ({}, "")
-        for name, data in files.items():
-            fsync_write(tmp / name, data)
-            manifest["artifacts"][name] = _sha256(data)
-        if files:
-            fsync_write(tmp / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=1).encode())
-        step("fitted")
         fsync_dir(tmp)
         generation = f"gen-{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
         os.rename(tmp, index_dir / generation)
@@ -524,7 +507,6 @@ def build_index(
         seconds=time.perf_counter() - started,
         parse_errors=tuple(str(e) for e in errors),
         meta_problems=tuple(str(p) for p in meta_problems if p.severity == "error"),
-        notes=(note,) if note else (),
     )
 
 
@@ -607,11 +589,6 @@ def load_index(settings: Settings, embedder_id: str, dim: int, *, check_sources:
         if gen is None or gen.is_dir():
             raise
     return _load_generation(settings, embedder_id, dim, check_sources)
-
-
-def load_generation(settings: Settings, embedder_id: str, dim: int, gen: Path) -> KnowledgeIndex:
-    """The generation in folder ``gen`` (a build's own, before it is switched in), its sources not checked."""
-    return _load_files(settings, embedder_id, dim, False, gen, read_manifest(settings.index_dir, gen)[1])
 
 
 def _load_generation(settings: Settings, embedder_id: str, dim: int, check_sources: bool) -> KnowledgeIndex:
