@@ -25,6 +25,8 @@ class Section:
     text: str  # body text (markdown), without the heading line
     title: str  # document title
     fields: tuple[tuple[str, str], ...] = ()  # recognised FAQ fields, e.g. ("解决方法", "...")
+    # Where in a converted original (bot.kb.formats) the section is: "#page=3" of a PDF, "#id" of an HTML heading.
+    locator: str = ""
 
     @property
     def breadcrumb(self) -> str:
@@ -70,6 +72,7 @@ class Hit:
             "anchor": s.anchor,
             "lines": [s.start_line, s.end_line],
             "score": round(float(self.score), 4),
+            **({"locator": s.locator} if s.locator else {}),  # a converted original's page or heading id
         }
 
 

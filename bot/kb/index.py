@@ -48,6 +48,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from bot.kb.embed import Embedder
+from bot.kb.formats import CACHE_DIR, ConversionCache
 from bot.kb.meta import META_DIR, MetaProblem, SectionMeta, load_meta
 from bot.kb.parse import document_paths, parse_folder
 from bot.kb.tokenize import detect_language, tokenize
@@ -147,6 +148,7 @@ class BuildReport:
     seconds: float
     parse_errors: tuple[str, ...]
     meta_problems: tuple[str, ...]
+    conversion: str = ""  # documents converted from HTML, Word, PDF, rst: how many, how long, how many cached
 
 
 # ---------------------------------------------------------------- sources
@@ -419,9 +421,13 @@ def build_index(
                 leftover.unlink(missing_ok=True)
         hashes = source_hashes(seeds_dir)
         hashes[BACKGROUND_SOURCE] = _sha256(BACKGROUND_FILE.read_bytes())
+        converted = ConversionCache(index_dir / CACHE_DIR)  # index/converted/: by content hash, beside generations
         sections, errors = parse_folder(
-            seeds_dir, max_bytes=settings.max_seed_bytes, max_sections=settings.max_seed_sections
+            seeds_dir, max_bytes=settings.max_seed_bytes, max_sections=settings.max_seed_sections, cache=converted
         )
+        converted.prune()
+        if progress and converted.summary():
+            print(converted.summary(), file=sys.stderr)
         meta: dict[str, SectionMeta] = {}
         meta_problems: list[MetaProblem] = []
         if settings.use_meta:
@@ -532,6 +538,7 @@ def build_index(
         seconds=time.perf_counter() - started,
         parse_errors=tuple(str(e) for e in errors),
         meta_problems=tuple(str(p) for p in meta_problems if p.severity == "error"),
+        conversion=converted.summary(),
     )
 
 

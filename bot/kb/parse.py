@@ -1,4 +1,5 @@
-"""Markdown/text documents -> sections, the unit of citation.
+"""Markdown/text documents (and HTML, Word, PDF, rst converted to Markdown: :mod:`bot.kb.formats`) -> sections,
+the unit of citation.
 
 A section is the text under one heading up to the next heading of any level.
 Worked example::
@@ -20,9 +21,11 @@ import re
 import stat
 from pathlib import Path
 
+from bot.kb.formats import CONVERTED_SUFFIXES, ConversionCache, Unreadable, place, read_document
 from bot.records import Section
 
-DOCUMENT_SUFFIXES = (".md", ".markdown", ".txt")
+# Markdown and text are read as they are; HTML, Word, PDF and reStructuredText through bot.kb.formats.
+DOCUMENT_SUFFIXES = (".md", ".markdown", ".txt", *CONVERTED_SUFFIXES)
 # Caps per document (Settings.max_seed_bytes / max_seed_sections, BOT_MAX_SEED_BYTES / BOT_MAX_SEED_SECTIONS):
 # a 20 MB one-line file plus a 20,000-heading file took 357 s and 1.35 GB to build. What is over a cap is
 # named in a warning; the other documents (and a capped document's first sections) are still indexed.
@@ -285,8 +288,13 @@ def parse_file(
     max_bytes: int | None = None,
     max_sections: int | None = None,
     warnings: list[ParseError] | None = None,
+    cache: ConversionCache | None = None,
 ) -> list[Section]:
-    """Parse one file; ``source`` defaults to the file name. A file over ``max_bytes`` raises ParseError unread."""
+    """Parse one file; ``source`` defaults to the file name. A file over ``max_bytes`` raises ParseError unread.
+
+    An HTML, Word, PDF or reStructuredText file is converted first (through ``cache`` when given); one that
+    cannot be read raises ParseError with the reason.
+    """
     source = source or path.name
     if max_bytes is not None:
         size = path.stat().st_size
@@ -296,6 +304,12 @@ def parse_file(
                 f"is {size:,} bytes, over the cap of {max_bytes:,} bytes per document "
                 "(BOT_MAX_SEED_BYTES); skipped: split it into smaller documents or raise BOT_MAX_SEED_BYTES",
             )
+    if path.suffix.lower() in CONVERTED_SUFFIXES:
+        try:
+            converted = read_document(path, max_bytes or MAX_SEED_BYTES, cache)
+        except Unreadable as exc:
+            raise ParseError(source, str(exc)) from None
+        return place(parse_text(converted.text, source, max_sections=max_sections, warnings=warnings), converted)
     return parse_text(decode_document(path.read_bytes(), source), source, max_sections=max_sections, warnings=warnings)
 
 
@@ -343,7 +357,11 @@ def document_paths(seeds_dir: Path) -> list[Path]:
 
 
 def parse_folder(
-    seeds_dir: Path, *, max_bytes: int | None = MAX_SEED_BYTES, max_sections: int | None = MAX_SEED_SECTIONS
+    seeds_dir: Path,
+    *,
+    max_bytes: int | None = MAX_SEED_BYTES,
+    max_sections: int | None = MAX_SEED_SECTIONS,
+    cache: ConversionCache | None = None,
 ) -> tuple[list[Section], list[ParseError]]:
     """Parse every document; a broken or oversized file is reported and the others still load."""
     sections: list[Section] = []
@@ -352,7 +370,9 @@ def parse_folder(
     for path in documents:
         source = path.relative_to(seeds_dir).as_posix()
         try:
-            sections.extend(parse_file(path, source, max_bytes=max_bytes, max_sections=max_sections, warnings=errors))
+            sections.extend(
+                parse_file(path, source, max_bytes=max_bytes, max_sections=max_sections, warnings=errors, cache=cache)
+            )
         except ParseError as exc:
             errors.append(exc)
         except OSError as exc:

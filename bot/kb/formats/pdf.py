@@ -1,0 +1,223 @@
+"""PDF (with a text layer) -> Markdown, through pdfminer.six: headings recovered from font sizes, pages kept.
+
+A PDF has no headings, only text drawn in fonts. pdfminer gives every character's size and font, so: the size most
+of the text is set in is the body's; lines set larger are headings, the largest the first level; a line alone
+in its block, all bold at the body's size, is a heading one level below those (a Word or browser ``h4``). Runs of
+lines in a monospaced font are code. A line repeated in the top or bottom margin of most pages (a running head, a
+page number) is left out. Each line remembers its page, so a citation says "page 3".
+
+Not read: the images (a scanned page has none of its text in the file: OCR is not done, and such a PDF is named).
+
+Why pdfminer.six (MIT): it reports each character's font size and name, which headings are recovered from; pypdf's
+text extraction does not group lines into blocks. PyMuPDF is faster but AGPL, a licence a company product
+shipped to customers cannot take on without publishing its source.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from bot.kb.formats import Converted, Unreadable, check_text_size
+
+VERSION = 1
+HEADING_RATIO = 1.12  # a line set this much larger than the body text is a heading (Chromium's h3 is 1.17 em)
+BOLD_HEADING_CHARS = 120  # a bold line alone in its block is a heading when it is no longer than this
+MARGIN = 0.07  # the top and bottom of a page where running heads and page numbers stand
+_BOLD = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
+_MONO = re.compile(r"mono|courier|consol|code|menlo", re.IGNORECASE)
+_BULLET = re.compile(r"^\s*[•◦▪●○■□‣⁃–]\s*")
+_CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
+_CID = re.compile(r"\(cid:\d+\)")  # a glyph its font maps to no character (an emoji, a symbol): nothing to read
+_ENDS_SENTENCE = re.compile(r"[:：.。,，;；、]$")
+
+
+@dataclass
+class _Line:
+    page: int
+    text: str
+    size: float  # the size most of its characters are set in
+    bold: bool
+    mono: bool
+    margin: bool  # in the top or bottom margin of its page
+    alone: bool  # the only line of its block
+    first: bool  # the first line of its block
+    top: float  # its top and bottom, in points from the page's foot
+    bottom: float
+
+
+def convert(data: bytes, max_bytes: int) -> Converted:
+    from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
+
+    try:
+        lines, pages, chars = _read(data, max_bytes)
+    except PDFPasswordIncorrect:
+        raise Unreadable("is encrypted: a password is needed to open it; save a copy without the password") from None
+    except PDFEncryptionError as exc:
+        raise Unreadable(f"is encrypted in a way that cannot be read ({exc}); save a copy without encryption") from None
+    except Unreadable:
+        raise
+    except Exception as exc:  # pdfminer raises many kinds (PDFSyntaxError, PSEOF, KeyError…) on a damaged file
+        raise Unreadable(f"is not a readable PDF ({type(exc).__name__}: {exc})") from None
+    if not chars:
+        raise Unreadable(
+            f"has no text layer ({pages} page(s) of images: a scan?); OCR is not done, so nothing is indexed: "
+            "export the PDF from its source with its text, or run OCR on it first"
+        )
+    text, page_starts = _markdown(_without_running_heads(lines, pages), pages)
+    return Converted(check_text_size(text, max_bytes), page_starts, {})
+
+
+def _read(data: bytes, max_bytes: int) -> tuple[list[_Line], int, int]:
+    """Every text line of the document, in reading order, with its page, font and place."""
+    from pdfminer.high_level import extract_pages
+    from pdfminer.layout import LAParams, LTChar, LTTextBox
+
+    lines: list[_Line] = []
+    pages = chars = 0
+    for number, page in enumerate(extract_pages(io.BytesIO(data), laparams=LAParams()), start=1):
+        pages = number
+        height = page.height or 1.0
+        for box in page:
+            if not isinstance(box, LTTextBox):
+                continue
+            box_lines = [line for line in box if line.get_text().strip()]
+            for n, line in enumerate(box_lines):
+                glyphs = [c for c in line if isinstance(c, LTChar) and c.get_text().strip()]
+                if not glyphs:
+                    continue
+                chars += len(glyphs)
+                size = Counter(round(c.size * 2) / 2 for c in glyphs).most_common(1)[0][0]
+                top = max(line.y1, 0.0) / height
+                lines.append(
+                    _Line(
+                        page=number,
+                        text=" ".join(_CID.sub("", line.get_text()).split()),
+                        size=size,
+                        bold=all(_BOLD.search(c.fontname) for c in glyphs),
+                        mono=all(_MONO.search(c.fontname) for c in glyphs),
+                        margin=top > 1 - MARGIN or line.y0 / height < MARGIN,
+                        alone=len(box_lines) == 1,
+                        first=n == 0,
+                        top=line.y1,
+                        bottom=line.y0,
+                    )
+                )
+        if chars * 3 > max_bytes * 2:  # already past the cap (a character is 1-3 bytes): stop reading
+            raise Unreadable(
+                f"holds more than {max_bytes:,} bytes of text, over the cap per document (BOT_MAX_SEED_BYTES); "
+                "skipped: split it into smaller documents or raise BOT_MAX_SEED_BYTES"
+            )
+    return lines, pages, chars
+
+
+def _without_running_heads(lines: list[_Line], pages: int) -> list[_Line]:
+    """Leave out a line that stands in the margins of at least half the pages (3 or more), page numbers alike."""
+    if pages < 3:
+        return lines
+
+    def key(line: _Line) -> str:
+        return re.sub(r"\d+", "#", line.text)
+
+    seen = Counter(k for k in {(line.page, key(line)) for line in lines if line.margin})
+    repeated = Counter(k for _, k in seen)
+    running = {k for k, count in repeated.items() if count >= max(3, pages / 2)}
+    return [line for line in lines if not (line.margin and key(line) in running)]
+
+
+def _markdown(lines: list[_Line], pages: int) -> tuple[str, tuple[int, ...]]:
+    body = Counter()
+    for line in lines:
+        if not line.mono:
+            body[line.size] += len(line.text)
+    body_size = body.most_common(1)[0][0] if body else 0.0
+    sizes = sorted({ln.size for ln in lines if not ln.mono and _is_big(ln, body_size)}, reverse=True)[:5]
+    level = {size: n + 1 for n, size in enumerate(sizes)}
+    bold_level = min(len(sizes) + 1, 6)
+
+    out: list[str] = []
+    page_starts: list[int] = []
+    fenced = wrapped = False
+    previous: _Line | None = None
+    for line in lines:
+        while len(page_starts) < line.page:
+            page_starts.append(len(out) + 1)
+        heading = 0
+        if not line.mono and line.size in level and len(line.text) <= 200:
+            heading = level[line.size]
+        elif line.bold and line.alone and line.size == body_size and len(line.text) <= BOLD_HEADING_CHARS:
+            heading = bold_level if not _ENDS_SENTENCE.search(line.text) else 0
+        if fenced and not line.mono:
+            out += ["```", ""]
+            fenced = False
+        if heading:
+            if wrapped and previous is not None and _next_line(previous, line):
+                out[-2] = _join(out[-2], line.text)  # a heading wrapped over two lines (pdfminer may make each a block)
+            else:
+                _blank(out)
+                out += ["#" * heading + " " + line.text, ""]
+            wrapped = True
+        elif line.mono:
+            wrapped = False
+            if not fenced:
+                _blank(out)
+                out.append("```")
+                fenced = True
+            out.append(line.text)
+        else:
+            wrapped = False
+            text = _BULLET.sub("- ", line.text)
+            if text.startswith("#"):
+                text = "\\" + text
+            continued = previous is not None and previous.page < line.page and _runs_on(out, text)
+            if continued:  # a paragraph that goes on over a page break
+                out[-1] = _join(out[-1], text)
+            elif line.first or not out or not out[-1] or text.startswith("- "):
+                _blank(out)
+                out.append(text)
+            else:
+                out[-1] = _join(out[-1], text)
+        previous = line
+    if fenced:
+        out.append("```")
+    while len(page_starts) < pages:
+        page_starts.append(len(out) + 1)
+    return "\n".join(out).strip("\n") + "\n", tuple(page_starts)
+
+
+def _is_big(line: _Line, body_size: float) -> bool:
+    return body_size > 0 and line.size >= body_size * HEADING_RATIO
+
+
+def _next_line(previous: _Line, line: _Line) -> bool:
+    """Whether ``line`` is the next line of the same heading as ``previous``: same page and size, close below it."""
+    gap = previous.bottom - line.top
+    return previous.page == line.page and previous.size == line.size and -1 < gap < 0.5 * line.size
+
+
+def _runs_on(out: list[str], text: str) -> bool:
+    """Whether the text before a page break runs on into ``text``: it stops mid-sentence, ``text`` goes on in lower
+    case."""
+    last = next((line for line in reversed(out) if line), "")
+    return bool(last) and not last.startswith(("#", "```", "- ")) and text[:1].islower() and last[-1:] not in ".:!?。："
+
+
+def _blank(out: list[str]) -> None:
+    if out and out[-1] != "":
+        out.append("")
+
+
+def _join(left: str, right: str) -> str:
+    """Two lines of one paragraph: no space between Chinese characters, nor after a hyphen ending a line (a browser
+    breaks a line after a word's hyphen; the hyphen is kept).
+
+    >>> _join("显存不", "足时"), _join("out of", "memory"), _join("the nvidia-", "docker wrapper")
+    ('显存不足时', 'out of memory', 'the nvidia-docker wrapper')
+    """
+    if left and right and _CJK.match(left[-1]) and _CJK.match(right[0]):
+        return left + right
+    if left[-2:-1].isalpha() and left.endswith("-") and right[:1].isalpha():  # "nvidia-" + "docker": one word
+        return left + right
+    return f"{left} {right}"
