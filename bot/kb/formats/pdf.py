@@ -16,13 +16,15 @@ shipped to customers cannot take on without publishing its source.
 from __future__ import annotations
 
 import io
+import logging
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 
 from bot.kb.formats import Converted, Unreadable, check_text_size
 
-VERSION = 1
+VERSION = 2
 HEADING_RATIO = 1.12  # a line set this much larger than the body text is a heading (Chromium's h3 is 1.17 em)
 BOLD_HEADING_CHARS = 120  # a bold line alone in its block is a heading when it is no longer than this
 MARGIN = 0.07  # the top and bottom of a page where running heads and page numbers stand
@@ -31,6 +33,13 @@ _MONO = re.compile(r"mono|courier|consol|code|menlo", re.IGNORECASE)
 _BULLET = re.compile(r"^\s*[•◦▪●○■□‣⁃–]\s*")
 _CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
 _CID = re.compile(r"\(cid:\d+\)")  # a glyph its font maps to no character (an emoji, a symbol): nothing to read
+# CJK fonts often map an ideograph to its look-alike Kangxi radical (⽤ U+2F64 for 用 U+7528): the radical blocks are
+# read as the ideographs they compose to, or a PDF's "使⽤GPU" would never match a question's "使用GPU".
+_RADICALS = {
+    c: unicodedata.normalize("NFKC", chr(c))
+    for c in range(0x2E80, 0x2FE0)
+    if unicodedata.normalize("NFKC", chr(c)) != chr(c)
+}
 _ENDS_SENTENCE = re.compile(r"[:：.。,，;；、]$")
 
 
@@ -50,6 +59,8 @@ class _Line:
 
 def convert(data: bytes, max_bytes: int) -> Converted:
     from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
+
+    logging.getLogger("pdfminer").setLevel(logging.ERROR)  # a font without a bounding box is not the operator's news
 
     try:
         lines, pages, chars = _read(data, max_bytes)
@@ -94,7 +105,7 @@ def _read(data: bytes, max_bytes: int) -> tuple[list[_Line], int, int]:
                 lines.append(
                     _Line(
                         page=number,
-                        text=" ".join(_CID.sub("", line.get_text()).split()),
+                        text=" ".join(_CID.sub("", line.get_text()).translate(_RADICALS).split()),
                         size=size,
                         bold=all(_BOLD.search(c.fontname) for c in glyphs),
                         mono=all(_MONO.search(c.fontname) for c in glyphs),
