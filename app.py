@@ -72,13 +72,13 @@ def __getattr__(name: str) -> Any:
 def open_engine(settings: Settings, *, progress: bool = True):
     """Load the index, building it first when it is missing, stale or broken."""
     from bot.engine.retrieve import Engine
-    from bot.engine.subjects import use_seeds_vocabulary
+    from bot.kb.domain import load_domain
     from bot.kb.embed import make_embedder
     from bot.kb.index import IndexProblem
 
     if progress:
         print(f"Opening the index in {settings.index_dir} …", file=sys.stderr, flush=True)
-    use_seeds_vocabulary(settings.seeds_dir)  # seeds/vocabulary.toml, before the build's facts or the engine use it
+    load_domain(settings.seeds_dir)  # a bad seeds/domain.toml or vocabulary.toml is named now, not at the first build
     embedder = make_embedder(settings.embedder)
     try:
         engine = Engine.open(settings, embedder, auto_build=False)

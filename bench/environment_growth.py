@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from bot.engine.environment import read_environment
+from bot.diagnose.environment import read_environment
 
 
 def paste(lines: int) -> str:

@@ -109,7 +109,7 @@ def question_marks(scale: float = 1.0, repeat: int = 5) -> dict:
 
 
 def environment(scale: float = 1.0, repeat: int = 3) -> dict:
-    from bot.engine.environment import read_environment
+    from bot.diagnose.environment import read_environment
 
     def paste(lines: int, adversarial_lines: int) -> str:
         body = "\n".join(f"package-{i:05d}            {i % 7}.{i % 13}.{i % 5}" for i in range(lines))

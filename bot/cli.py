@@ -199,13 +199,13 @@ def cmd_ask(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.answer.evaluate_turns import (
+    from bot.fit.evaluate import evaluate, evaluate_with_baselines, format_table, read_cases
+    from bot.fit.evaluate_turns import (
         evaluate_conversations,
         format_conversation_table,
         is_conversation_file,
         read_conversations,
     )
-    from bot.engine.evaluate import evaluate, evaluate_with_baselines, format_table, read_cases
 
     engine = _engine(settings)
     settle(engine.embedder)
@@ -242,8 +242,8 @@ def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.engine.calibrate import calibrate, format_figures
-    from bot.engine.labels import LABELS_DIR, check_labelled, label_files, usable_files
+    from bot.fit.calibrate import calibrate, format_figures
+    from bot.fit.labels import LABELS_DIR, check_labelled, label_files, usable_files
 
     files = list(args.files) or label_files(settings.seeds_dir)
     if not files:
@@ -283,9 +283,9 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_acts(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.answer.acts_training import evaluate, train
     from bot.engine.acts import acts_path
     from bot.engine.calibration import calibration_path
+    from bot.fit.acts_training import evaluate, train
 
     engine = _engine(settings)
     settle(engine.embedder)
@@ -467,9 +467,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         config = _config(args)
-        from bot.engine.subjects import use_seeds_vocabulary
+        from bot.kb.domain import load_domain
 
-        use_seeds_vocabulary(config.engine.seeds_dir)  # the company's word lists, before any build or load
+        load_domain(config.engine.seeds_dir)  # a bad seeds/domain.toml or vocabulary.toml is named before any work
         if args.command in ("report", "store"):
             return COMMANDS[args.command](config.engine, args, config.store)
         return COMMANDS[args.command](config.engine, args)

@@ -48,7 +48,7 @@ STATE_LIST_ITEMS = 20
 STATE_CHARS = 16_000
 HISTORY_STATE_BYTES = 4 << 20  # the cache of states rebuilt from plain history, by their compressed size (~2,000)
 
-# A pasted environment (bot.engine.environment): characters read at all (a 5,000-line pip list is ~150,000),
+# A pasted environment (bot.diagnose.environment): characters read at all (a 5,000-line pip list is ~150,000),
 # characters of one line given to the line patterns, distinct values kept per field (GPUs, packages, libraries).
 ENVIRONMENT_CHARS = 200_000
 ENVIRONMENT_LINE_CHARS = 1_000

@@ -25,6 +25,9 @@ class Section:
     text: str  # body text (markdown), without the heading line
     title: str  # document title
     fields: tuple[tuple[str, str], ...] = ()  # recognised FAQ fields, e.g. ("解决方法", "...")
+    # What the fields are for, as the domain's FAQ convention says (bot.kb.domain.Faq.roles): ("解决方法", "fix"),
+    # ("问", "question"), ("答", "answer"), ("标签", "quiet"); fix fields in the order a reply prefers them.
+    roles: tuple[tuple[str, str], ...] = ()
     # Where in a converted original (bot.kb.formats) the section is: "#page=3" of a PDF, "#id" of an HTML heading.
     locator: str = ""
 
@@ -42,6 +45,10 @@ class Section:
             if field_name == name:
                 return value
         return ""
+
+    def having(self, role: str) -> tuple[str, ...]:
+        """The names of this section's fields that play ``role`` ("fix", "question", "answer", "quiet")."""
+        return tuple(name for name, played in self.roles if played == role)
 
 
 @dataclass(frozen=True)
@@ -95,6 +102,12 @@ Move = Literal["new", "follow_up", "retry", "switch"]
 # fuller question about the case; the fix failed; a report of what happens now; a pasted log or environment of the
 # case's problem; leaving what the documents cover (another framework, device or product, an everyday question).
 Act = Literal["new", "switch", "detail", "follow_up", "failed_fix", "report", "environment", "leave"]
+# What the reply to a turn is (bot.engine.plan): the engine's answer; the next candidate after a fix that failed (with
+# an apology); an empty message; a clicked section key; "that didn't help" with nothing open to retry; a thanks, a
+# greeting, small talk or a request for a person (answered as such, not searched).
+ReplyKind = Literal[
+    "answer", "retry", "empty", "section", "nothing_to_retry", "thanks", "greeting", "small_talk", "person"
+]
 ReasonCode = Literal[
     "uncovered", "uncovered_top", "weak", "nothing", "empty", "retry_none", "old_release", "setting_conflict"
 ]
@@ -126,7 +139,7 @@ class Package:
     variant: str = ""
 
 
-# What a paste's own messages say (bot.engine.environment reads them; bot.engine.compat weighs them).
+# What a paste's own messages say (bot.diagnose.environment reads them; bot.diagnose.compat weighs them).
 Signal = Literal[
     "insufficient_driver",  # CUDA error 35: the driver is older than the runtime
     "no_kernel_image",  # CUDA error 209: the binary has no code for this GPU
@@ -153,7 +166,7 @@ Signal = Literal[
 
 @dataclass(frozen=True)
 class Environment:
-    """The GPU environment a conversation has shown (read by :func:`bot.engine.environment.read_environment`).
+    """The GPU environment a conversation has shown (read by :func:`bot.diagnose.environment.read_environment`).
     Tuples keep every distinct value seen, in order of appearance; what was not shown stays empty."""
 
     driver: str | None = None  # NVIDIA driver (nvidia-smi; Windows file version 23.21.13.9135 read as 391.35)
@@ -247,6 +260,7 @@ class Case:
     turns: int = 0
     environment: Environment = Environment()  # versions shown so far (kept across the conversation's turns)
     led: tuple[str, ...] = ()  # kept across cases, oldest first
+    clarified: bool = False  # the last reply was a clarifying question (never two in a row)
 
     @property
     def is_open(self) -> bool:
@@ -255,6 +269,101 @@ class Case:
     @property
     def subjects(self) -> frozenset[str]:
         return self.problem | self.setting
+
+
+_TIER_ORDER: dict[Tier, int] = {"none": 0, "tentative": 1, "answer": 2}
+
+
+@dataclass(frozen=True)
+class TurnFeatures:
+    """The features a turn's act is decided from (bot.engine.plan.features_of; a learned model reads the same)."""
+
+    open_case: bool
+    rule_move: Move  # the word lists' reading (bot.engine.case.move_of)
+    failed: bool  # says the fix shown did not work ("没用", "still OOM after allow_growth")
+    not_helpful: bool  # only that ("没用", "that didn't help")
+    elliptical: bool  # only makes sense with the case ("那多机呢？") or points back into it ("那三个 FLAGS")
+    new_topic: bool  # "unrelated: …", "另外一个问题"
+    is_log: bool
+    shows_environment: bool  # versions, GPUs, packages pasted
+    asks_more: bool
+    foreign: bool  # names a framework or device the documents do not cover
+    foreign_product: bool  # asks about a product the documents do not cover, naming no problem
+    margin: float
+    own_lead_shown: bool  # the message's own words rank a section the case led with first
+    own_lead_asked_shown: bool  # and among the sections a follow-up is ranked in
+    shown_similarity: float
+    other_similarity: float
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The turn, decided once (bot.engine.plan.plan): what it is, what the reply is, how it is searched, what may be
+    shown and how sure it may be, what the turn records. Everything after the plan reads these fields.
+
+    ``reply``: what the reply is (:data:`ReplyKind`; only "answer" and "retry" are searched); ``language``: the
+    reply's; ``search``: the message's own search text; ``joined``: the message's words before the case's ("" when
+    the message is searched alone); ``title``: a long new post's first line ("" otherwise); ``own_weight``: the own
+    words against the joined ones; ``exclude``: sections never shown; ``answer_bearing``: only sections that answer
+    on their own; ``not_lead``: sections that may follow but not lead; ``frameworks``: only sections of these
+    frameworks (empty: any); ``prefer``: sections of these frameworks first; ``cover``: sections covering this new
+    setting, when any does; ``focus``: the shown section a detail is about ("" otherwise); ``floor``/``cap``: the
+    tier's bounds for the judge; ``continues``: judged as a turn of its case (the follow-up model);
+    ``clarify``: a clarifying question may be asked; ``says_failed``: the message says the fix failed (the retry
+    rule); ``records_failure``: the turn records "did not help" about what the case showed; ``records_question``: it
+    records the message as a question of its own; ``restates_case``: it is remembered as the case's question (a bare
+    "没用" says nothing of its own); ``offers_person``: the reply offers a person; ``shows_signature``: the reply
+    names the pasted log's error line (not after a retry).
+    """
+
+    act: Act
+    move: Move
+    reply: ReplyKind = "answer"
+    language: str = ""
+    search: str = ""
+    joined: str = ""
+    title: str = ""
+    own_weight: float = 1.0
+    exclude: tuple[str, ...] = ()
+    not_lead: tuple[str, ...] = ()
+    answer_bearing: bool = False
+    frameworks: frozenset[str] = frozenset()
+    prefer: frozenset[str] = frozenset()
+    cover: frozenset[str] = frozenset()
+    focus: str = ""
+    named: frozenset[str] = frozenset()
+    problem: frozenset[str] = frozenset()
+    setting: frozenset[str] = frozenset()
+    says_failed: bool = False
+    floor: Tier | None = None
+    cap: Tier | None = None
+    continues: bool = False
+    clarify: bool = False
+    records_failure: bool = False
+    records_question: bool = False
+    restates_case: bool = False
+    offers_person: bool = False
+    shows_signature: bool = True
+    features: TurnFeatures | None = None
+
+    @property
+    def searched(self) -> bool:
+        """The engine searches, ranks and judges this turn (an answer, or the next candidate after a failed fix)."""
+        return self.reply in ("answer", "retry")
+
+    def bound(self, tier: Tier) -> Tier:
+        """The judge's tier within the plan's bounds.
+
+        >>> Plan("failed_fix", "retry", floor="tentative", cap="tentative").bound("answer")
+        'tentative'
+        >>> Plan("report", "retry", floor="tentative").bound("none"), Plan("new", "new").bound("none")
+        ('tentative', 'none')
+        """
+        if self.floor is not None and _TIER_ORDER[tier] < _TIER_ORDER[self.floor]:
+            tier = self.floor
+        if self.cap is not None and _TIER_ORDER[tier] > _TIER_ORDER[self.cap]:
+            tier = self.cap
+        return tier
 
 
 @dataclass(frozen=True)
@@ -285,6 +394,7 @@ class Answer:
     # A detail of the answer shown: the key of the section it is about (the reply shows its matching part), else "".
     focus_key: str = ""
     case: Case = field(default_factory=Case)  # the case after this turn, its shown sections included
+    plan: Plan = Plan("new", "new")  # the turn's plan (bot.engine.plan): everything after the engine reads it
     # A later turn (not a retry) that leads with a section an earlier turn led with: the 0-based lines of that
     # section's text matching the new detail, where the reply opens it (bot.engine.case.matching_lines).
     focus: tuple[int, ...] = ()

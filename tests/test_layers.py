@@ -1,7 +1,8 @@
 """The package's layout is its pipeline: each stage imports only the stages before it, and no cycle.
 
-Stages in order (``bot/__init__.py`` says what each holds): the shared ``records``/``settings``,
-``kb``, ``engine``, then ``answer`` and ``store`` side by side, ``web``, and the ``cli`` on top.
+Stages in order (``bot/__init__.py`` says what each holds): the shared ``records``/``settings``/``jsonl``,
+``kb``, ``diagnose``, ``engine``, then ``answer`` and ``store`` side by side, ``fit``, ``web``, and the ``cli`` on
+top. Nothing that serves imports ``fit``: it sits above the serving stages, and only the ``cli`` runs it.
 """
 
 from __future__ import annotations
@@ -18,14 +19,18 @@ RANK = {
     "limits": -1,  # every limit, defined once: imports nothing, so any stage (the settings too) may import it
     "records": 0,
     "settings": 0,
+    "jsonl": 0,  # one reader of labelled JSON-lines files, for the environment batches and the fitting sets
     "kb": 1,
-    "engine": 2,
-    "answer": 3,
-    "store": 3,
-    "web": 4,
-    "cli": 5,
-    "__main__": 6,
+    "diagnose": 2,  # environment reading and compatibility: the engine's message reading uses the reader
+    "engine": 3,
+    "answer": 4,
+    "store": 4,
+    "fit": 5,  # calibration, evaluation, training: replays conversations through answer; nothing serving imports it
+    "web": 6,
+    "cli": 7,
+    "__main__": 8,
 }
+SERVING = ("kb", "diagnose", "engine", "answer", "store", "web")
 
 
 def bot_imports(path: Path) -> list[str]:
@@ -84,3 +89,34 @@ def test_no_import_cycle() -> None:
     for module in graph:
         if module not in state:
             visit(module, [module])
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if m.count(".") >= 1 and stage(m) in SERVING])
+def test_nothing_that_serves_imports_fitting_code(module: str) -> None:
+    fitting = [other for other in bot_imports(MODULES[module]) if stage(other) == "fit"]
+    assert not fitting, f"{module} serves and imports {fitting}: fitting code is loaded by the cli only"
+
+
+def private_imports(path: Path) -> list[str]:
+    """``module._name`` for every ``_name`` that ``path`` imports from another module of ``bot``."""
+    found = []
+    for node in ast.walk(parse(path)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.split(".")[0] == "bot":
+            found += [f"{node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+        elif isinstance(node, ast.ImportFrom) and node.level:  # a relative import is another module too
+            found += [f".{node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+    return found
+
+
+def test_private_imports_are_found(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text(
+        "from bot.engine.rank import _shared_only, rank\nfrom .scores import _z\nimport bot.kb\n", encoding="utf-8"
+    )
+    assert private_imports(path) == ["bot.engine.rank._shared_only", ".scores._z"]
+
+
+@pytest.mark.parametrize("module", list(MODULES))
+def test_no_private_name_is_imported_across_modules(module: str) -> None:
+    taken = private_imports(MODULES[module])
+    assert not taken, f"{module} imports private names {taken}: make them public (with a docstring) where they live"

@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.answer.environment_text import describe
-from bot.engine.compat import check, table_for
-from bot.engine.environment import read_environment
-from bot.engine.evaluate_environments import format_figures, read_batch, score
+from bot.diagnose.compat import check, table_for
+from bot.diagnose.environment import read_environment
+from bot.diagnose.evaluate_environments import format_figures, read_batch, score
 
 
 def check_file(path: Path, *, seeds_dir: Path | None, language: str = "en") -> str:

@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bot.engine.compat import check, table_for
-from bot.engine.environment import read_environment
+from bot.diagnose.compat import check, table_for
+from bot.diagnose.environment import read_environment
 from bot.engine.subjects import Lexicon
 
 # Bounded quantifiers only: these run over every message of the conversation (a pasted log of 100,000 characters).

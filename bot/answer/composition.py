@@ -82,7 +82,7 @@ def citation_line(section: Section, url: str, language: str, meta: SectionMeta |
     return render_block(citation_of(section, url, language, meta), language)
 
 
-def _cited(shown: Sequence[Shown]) -> tuple[str, ...]:
+def cited_labels(shown: Sequence[Shown]) -> tuple[str, ...]:
     return tuple(citation_label(s.hit.section, None, "en") for s in shown[:5])
 
 
@@ -117,8 +117,9 @@ class Reply:
     reason: str = ""  # one line in the reply language; empty for a plain answer
     events: list[Event] = field(default_factory=list)  # what the edge should record for this turn
     handoff: bool = False  # the user asked for a person: the edge sends the transcript to BOT_HANDOFF_WEBHOOK
+    offer_person: bool = False  # the turn's plan offers a person (the user said the fix shown did not help)
     environment: dict = field(default_factory=dict)  # the versions the conversation has shown (Environment.as_dict)
-    mismatches: tuple[dict, ...] = ()  # each with code, values and source row (bot.engine.compat.Mismatch.as_dict)
+    mismatches: tuple[dict, ...] = ()  # each with code, values and source row (bot.diagnose.compat.Mismatch.as_dict)
 
     markdown = _Rendered()  # not a field: the blocks are the reply, the markdown is how they read
 
@@ -139,6 +140,7 @@ class Reply:
         reason: str = "",
         events: Iterable[Event] = (),
         handoff: bool = False,
+        offer_person: bool = False,
         environment: dict | None = None,
         mismatches: tuple[dict, ...] = (),
     ) -> None:
@@ -147,6 +149,7 @@ class Reply:
         self.shown, self.options, self.events = list(shown), list(options), list(events)
         self.answered, self.signature, self.truncated_from = answered, signature, truncated_from
         self.confidence, self.tier, self.reason, self.handoff = confidence, tier, reason, handoff
+        self.offer_person = offer_person
         self.environment, self.mismatches = dict(environment or {}), mismatches
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -233,15 +236,15 @@ def with_person(reply: Reply, contact: Contact | None) -> Reply:
     (a new reply; ``reply`` is left as it was).
 
     Tentative and none replies carry it already (:func:`format_no_match`); an answer given after a
-    retry is where the user said the last one failed, so a person is offered there too.
+    retry is where the user said the last one failed, so a person is offered there too (the turn's plan says so:
+    :attr:`Reply.offer_person`).
     """
     contact = contact or Contact()
     if not contact.configured or reply.kind == "intent":
         return reply
-    retry = any(e.kind == "not_helpful" for e in reply.events)
     offered = any(isinstance(b, Person) and b.offers_contact for b in reply.blocks)
-    if (retry or reply.tier in ("tentative", "none")) and not offered:
-        return replace(reply, blocks=(*reply.blocks, Person(contact, _cited(reply.shown), collect=False)))
+    if (reply.offer_person or reply.tier in ("tentative", "none")) and not offered:
+        return replace(reply, blocks=(*reply.blocks, Person(contact, cited_labels(reply.shown), collect=False)))
     return reply
 
 

@@ -5,15 +5,17 @@ reads the message once (``engine.read``) and hands that record on. The APIs are 
 continue a conversation whose history was seen before (:class:`bot.answer.turn.HistoryStates`) or
 rebuild it by replaying the user turns they are sent (:meth:`Conversation.replay`).
 
-Rules, in order, for one user message:
+Every message is asked of the engine once, in its case, as a turn (``engine.ask(..., turn=True)``); the turn's plan
+(:mod:`bot.engine.plan`, on the answer) says what the reply is and the conversation phrases it:
 
 1. empty -> a friendly prompt;
 2. exactly a section key (a clicked suggestion or clarification option) -> that section;
-3. thanks, greetings, "talk to a person" -> answered as such (not a search);
-4. otherwise the engine ranks and judges the message *in its case* (:mod:`bot.engine.case`):
-   a new question, a follow-up ("那多机呢？": searched with the case), a retry ("没用",
-   "still OOM after allow_growth": what was shown is not shown again) or a switch to a new
-   problem. The conversation only phrases the engine's result.
+3. "没用" with nothing open -> nothing to retry;
+4. thanks, greetings, "talk to a person" -> answered as such (not a search);
+5. otherwise the engine's ranked and judged answer *in its case*: a new question, a follow-up ("那多机呢？":
+   searched with the case), a retry ("没用", "still OOM after allow_growth": what was shown is not shown again) or
+   a switch to a new problem. What the turn records, whether a clarifying question may be asked and whether a
+   person is offered are the plan's fields; the conversation reads no word list.
 
 An answer whose top sections are close in score but about different problems
 becomes a clarifying question with the sections as clickable options (never
@@ -44,14 +46,12 @@ from bot.answer.reply import (
     text,
     with_blocks,
 )
+from bot.diagnose.compat import check, table_for
+from bot.diagnose.environment import merge
 from bot.engine.answerer import Answerer
-from bot.engine.case import is_follow_up, is_not_helpful  # noqa: F401  (re-exported: the UI and tests use them)
-from bot.engine.compat import check, table_for
-from bot.engine.environment import merge
 from bot.engine.facts import SectionFacts
 from bot.engine.message import Message
-from bot.engine.plan import MAX_LED
-from bot.kb.tokenize import detect_language
+from bot.engine.plan import MAX_LED, Plan
 from bot.limits import HISTORY_TURNS_REPLAYED, QUESTION_CHARS
 from bot.records import Answer, Case, Environment, Event, Hit
 
@@ -165,6 +165,7 @@ class Conversation:
     base_url: str = ""
     contact: Contact = field(default_factory=Contact)  # where to ask a person (BOT_CONTACT_URL)
     turns: list[Turn] = field(default_factory=list)
+    planned: Plan | None = None  # the last message's plan (what the turn evaluation reads)
 
     @property
     def last(self) -> Turn | None:
@@ -176,7 +177,7 @@ class Conversation:
         turn led with (the plan leaves them out when the user says the fix failed)."""
         last = self.last
         case = last.case() if last is not None and last.search and last.kind != "empty" else Case()
-        return _replace(case, led=self._leads()) if self.turns else case
+        return _replace(case, led=self._leads(), clarified=last.kind == "clarify") if last is not None else case
 
     def _meta(self, key: str):
         return self.engine.meta(key)
@@ -191,21 +192,22 @@ class Conversation:
     # ------------------------------------------------------------ entry points
 
     def respond(self, message: object) -> Reply:
-        """The reply to one message; the message is read once (:meth:`Answerer.read`) and that record travels."""
+        """The reply to one message; the message is read once (:meth:`Answerer.read`) and that record travels, and
+        asked once: the answer carries the turn's plan, which says what the reply is."""
         read = self.engine.read(message)
-        stripped = read.stripped
-        last = self.last
-        if not stripped:
-            return format_empty(last.language if last else read.language)  # not a turn: nothing to follow up on
-        if len(stripped) < 300 and self.engine.section(stripped) is not None:
-            return self._chosen(stripped)
         case = self.case
-        if read.cues.not_helpful and not case.is_open:
-            return Reply(kind="empty", language=read.language, markdown=text(read.language, "nothing_to_retry"))
-        if not read.cues.not_helpful and read.intent is not None:
+        answer = self.engine.ask(read, k=10, case=case, turn=True)
+        plan = self.planned = answer.plan
+        if plan.reply == "empty":
+            return format_empty(plan.language)  # not a turn: nothing to follow up on
+        if plan.reply == "section":
+            return self._chosen(answer)
+        if plan.reply == "nothing_to_retry":
+            return Reply(kind="empty", language=plan.language, markdown=text(plan.language, "nothing_to_retry"))
+        if not plan.searched:
             # thanks, greetings, "转人工": answered as such, not a search, nothing to log
-            return format_intent(read.intent, read.language, self.contact)
-        return self._ask(read, case)
+            return format_intent(plan.reply, plan.language, self.contact)
+        return self._ask(read, case, answer)
 
     @classmethod
     def replay(cls, engine: Answerer, history: Iterable[str], **kwargs) -> Conversation:
@@ -217,43 +219,34 @@ class Conversation:
 
     # ------------------------------------------------------------ cases
 
-    def _ask(self, read: Message, case: Case) -> Reply:
+    def _ask(self, read: Message, case: Case, answer: Answer) -> Reply:
         message = read.sent
-        said = read.cues.failed and case.is_open  # the user says the shown fix did not work ("didn't help" is stored)
-        # Asked once: the engine's plan decides the act, and leaves out every earlier lead when the fix failed.
-        answer = self.engine.ask(read, k=10, case=case)
+        plan = answer.plan  # asked once: the plan decided the act and the reply, and left out every earlier lead
         # The machine does not change with the problem: what this message shows joins what earlier turns showed.
         environment = merge(case.environment, read.environment)
         answer = _replace(answer, case=_replace(answer.case, environment=environment))
         language = answer.language
         notes: list[str] = []
-        if answer.move == "follow_up":
+        if plan.move == "follow_up":
             previous = self.last.question if self.last is not None else ""
             notes.append("_" + text(language, "followup", previous=escape_inline(_clip(user_words(previous)))) + "_")
         top = answer.hits[0].score if answer.hits else 0.0
         answer = _replace(answer, hits=answer.hits[: answer.worth_showing])
-        if answer.act == "failed_fix":
+        if not plan.shows_signature:
+            answer = _replace(answer, signature="", truncated_from=0)
+        if plan.reply == "retry":
             reply = self._retry_reply(answer, language)
         else:
-            # A report without a failure word ("ping 是通的") or a new question read as one ("Keras model.fit does not
-            # use my GPU") is answered as a question: no apology for what the user never said.
-            allow_clarify = answer.move in ("new", "switch") and (self.last is None or self.last.kind != "clarify")
-            if answer.move == "retry":
-                answer = _replace(answer, signature="", truncated_from=0)
-            reply = self._decide(answer, message, language, notes, allow_clarify=allow_clarify)
-            if answer.focus_key:  # a detail of the section shown (the plan's focus): that part only
-                reply = self._detail(answer.focus_key, answer, message, language, notes) or reply
-        # "Didn't help" is stored only when the user says it; anything else they type is a question of its own.
-        events = [self._not_helpful_event(case, language)] if said and case.shown else []
-        if not read.cues.not_helpful:
+            reply = self._decide(answer, message, language, notes, allow_clarify=plan.clarify)
+            if plan.focus:  # a detail of the section shown: that part only
+                reply = self._detail(plan.focus, answer, message, language, notes) or reply
+        events = [self._not_helpful_event(case, language)] if plan.records_failure else []
+        if plan.records_question:
             events.append(self._question_event(message, language, reply, answer))
         reply.events.extend(events)
+        reply.offer_person = plan.offers_person
         self._with_environment(reply, environment, read.environment, language)
-        question = (
-            self._case_question()
-            if answer.move in ("follow_up", "retry") and read.cues.not_helpful
-            else message[:QUESTION_CHARS]
-        )
+        question = self._case_question() if plan.restates_case else message[:QUESTION_CHARS]
         self._remember(question, reply, answer, top_score=top)
         return reply
 
@@ -325,7 +318,6 @@ class Conversation:
 
     def _retry_reply(self, answer: Answer, language: str) -> Reply:
         """ "That didn't help" / "still OOM after …": the next sections for the case, never one already shown."""
-        answer = _replace(answer, signature="", truncated_from=0)
         if not answer.hits:
             return format_exhausted(language, [text(language, "sorry")], contact=self.contact)
         if answer.answered:
@@ -350,16 +342,12 @@ class Conversation:
         )
         return with_blocks(reply, Note(text(language, "sorry"), "apology"))  # the apology first, then how sure
 
-    def _chosen(self, key: str) -> Reply:
-        """A clicked suggestion or clarification option: show that section, searched with the last question's words."""
+    def _chosen(self, answer: Answer) -> Reply:
+        """A clicked suggestion or clarification option: that section, with the case's words that occur in it marked
+        (the engine's answer to the turn: the case after it remembers the section as shown and best)."""
         last = self.last
-        section = self.engine.section(key)
-        assert section is not None
-        language = last.language if last else detect_language(section.heading)
-        # The case's words that occur in the chosen section are highlighted there (no search is run for them).
-        terms = self.engine.terms_in(last.search, key) if last is not None and last.search else ()
-        hit = Hit(section=section, score=0.0, matched_terms=terms)
-        answer = Answer(query=key, language=language, tier="answer", hits=(hit,))
+        section = answer.hits[0].section
+        language = answer.language
         reply = format_answer(
             answer,
             self._meta,
@@ -371,24 +359,10 @@ class Conversation:
             kind="section",
             written_in=self._written_in,
         )
-        case = self.case
-        chosen = Case(
-            search=case.search or section.heading,
-            problem=case.problem,
-            setting=case.setting,
-            shown=tuple(dict.fromkeys((*case.shown, key))),
-            best=key,
-            tried=case.tried,
-            language=language,
-            signature=case.signature,
-            turns=case.turns + 1,
-            environment=case.environment,
-            led=case.led,
-        )
         self._remember(
             last.question if last else section.heading,
             reply,
-            _replace(answer, case=chosen, move="follow_up"),
+            answer,
             top_score=last.top_score if last else 0.0,
         )
         return reply

@@ -1,6 +1,6 @@
 """The words for an environment diagnosis, in the user's language (zh/en). Pure: a Diagnosis in, markdown out.
 
->>> from bot.engine.compat import Diagnosis, Mismatch, Source
+>>> from bot.diagnose.compat import Diagnosis, Mismatch, Source
 >>> from bot.records import Environment
 >>> row = Source("driver", "10.2", "https://docs.nvidia.com/x")
 >>> d = Diagnosis(Environment(driver="418.67"), (Mismatch("driver_too_old", {"driver": "418.67", "cuda": "10.2"}, row, "table"),), "mismatch")
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlparse
 
-from bot.engine.compat import Diagnosis, Install, Mismatch, Source
+from bot.diagnose.compat import Diagnosis, Install, Mismatch, Source
 
 Language = str  # "zh" or "en"; anything else reads as English
 
@@ -110,7 +110,7 @@ def _lang(language: Language) -> str:
 def sentence(m: Mismatch, language: Language) -> str:
     """What is wrong, with every conflicting value read (those the wording leaves out follow in brackets).
 
-    >>> from bot.engine.compat import Mismatch, Source
+    >>> from bot.diagnose.compat import Mismatch, Source
     >>> sentence(Mismatch("driver_too_old", {"driver": "418.67", "driver_cuda": "10.1"}, Source("message", "k", "u"),
     ...                   "message"), "en")  # doctest: +ELLIPSIS
     'the error “CUDA driver version ... (versions pasted: driver 418.67, driver supports CUDA up to 10.1)'
@@ -155,7 +155,7 @@ _LABELS = {
 def _sentence(m: Mismatch, language: Language) -> str:
     """What is wrong, with the values read, in one sentence.
 
-    >>> from bot.engine.compat import Mismatch, Source
+    >>> from bot.diagnose.compat import Mismatch, Source
     >>> sentence(Mismatch("driver_too_old", {"driver": "418.67", "driver_cuda": "10.1", "build_cuda": "11.7"},
     ...                   Source("driver", "11.x", "u"), "table"), "zh")
     '驱动 418.67 最高支持 CUDA 10.1；安装包是 CUDA 11.7 版本'
@@ -307,7 +307,7 @@ def _source_link(m: Mismatch, language: Language = "en") -> str:
 def install_text(install: Install, language: Language) -> str:
     """The exact commands for this machine: uninstall the wrong build, install the one the page lists.
 
-    >>> from bot.engine.compat import Install, Source
+    >>> from bot.diagnose.compat import Install, Source
     >>> print(install_text(Install("paddlepaddle-gpu==2.6.1.post120", "-f https://x/stable.html", "12.0", "linux",
     ...                            Source("wheel", "k", "https://github.com/PaddlePaddle/docs/blob/d/linux-pip.md"), "paddlepaddle"), "en"))
       Fix: install the GPU build for CUDA 12.0 (Linux; source: [PaddlePaddle installation guide](https://github.com/PaddlePaddle/docs/blob/d/linux-pip.md)):

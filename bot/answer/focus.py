@@ -23,7 +23,7 @@ from bot.answer.blocks import Focus, Note
 from bot.answer.composition import Reply, Shown, citation_of
 from bot.answer.safe_markdown import doc_markdown
 from bot.answer.sections_text import section_title, section_url
-from bot.answer.steps import _english_steps, english_lead, fix_steps, render_steps
+from bot.answer.steps import english_lead, english_steps, fix_steps, render_steps
 from bot.kb.meta import SectionMeta
 from bot.records import Hit, Section
 
@@ -70,7 +70,7 @@ def detail(section: Section, meta: SectionMeta | None, language: str, question: 
     question names no detail of a single part of it."""
     if language != "zh" and meta is not None and meta.summary_en.strip():
         _, fixes = english_lead(meta.summary_en)
-        steps = _english_steps(fixes)
+        steps = english_steps(fixes)
     else:
         markdown, _ = doc_markdown(section.text, 4_000, language)
         _, steps, _ = fix_steps(markdown)

@@ -50,9 +50,9 @@ from bot.answer.blocks import (
 from bot.answer.composition import (
     Reply,
     Shown,
-    _cited,
     citation_line,
     citation_of,
+    cited_labels,
     compose,
     person_line,
     with_blocks,
@@ -90,7 +90,7 @@ from bot.answer.sections_text import (
     source_url,
     text_line,
 )
-from bot.answer.steps import MAX_STEPS, Step, _english_steps, english_lead, fix_steps, render_steps
+from bot.answer.steps import MAX_STEPS, Step, english_lead, english_steps, fix_steps, render_steps
 from bot.answer.texts import TEXTS, text
 from bot.kb.meta import SectionMeta
 from bot.records import Answer, Hit, Section
@@ -112,7 +112,7 @@ __all__ = [  # what callers import from here, wherever it lives now
     "Scope",
     "Shown",
     "Step",
-    "_english_steps",
+    "english_steps",
     "citation_label",
     "citation_line",
     "clean_heading",
@@ -311,7 +311,7 @@ def format_tentative(
     if items[1:]:
         blocks.append(Options(items[1:], collapsed=f"{text(language, 'other_candidates')} ({len(shown) - 1})"))
     blocks.append(Collect())
-    person = Person(contact or Contact(), _cited(shown), collect=False)
+    person = Person(contact or Contact(), cited_labels(shown), collect=False)
     if person.offers_contact:
         blocks.append(person)
     return _reply(answer, language, blocks, tier="tentative", shown=shown, options=options, reason=reason)
@@ -340,7 +340,7 @@ def format_none(
         blocks.append(Note(escape_inline(" ".join(reason.split())), "reason"))
     blocks += [ScopeBlock(scope), Collect()]
     shown, _, items = _option_list(answer.hits[:suggestions], meta, base, language, "suggestion")
-    blocks.append(Person(contact or Contact(), _cited(shown)))
+    blocks.append(Person(contact or Contact(), cited_labels(shown)))
     if items:
         blocks.append(Options(items, collapsed=text(language, "pointers")))
     return _reply(answer, language, blocks, tier="none", shown=shown, reason=reason)
@@ -426,6 +426,7 @@ def format_intent(label: str, language: str, contact: Contact | None = None) -> 
         "greeting": "intent_greeting",
         "small_talk": "intent_small_talk",
         "human": "intent_human",
+        "person": "intent_human",  # the plan's reply kind (bot.engine.plan.REPLY_OF_INTENT)
     }.get(label, "intent_small_talk")
     if key != "intent_human":
         scope = (ScopeBlock(always=False),) if key == "intent_small_talk" else ()

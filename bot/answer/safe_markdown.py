@@ -284,7 +284,7 @@ def _prose(block: str, env: dict, language: str) -> str:
     return "\n".join(_blocks_of(_tree(_MD.parse(block, env)), language)).strip("\n")
 
 
-def _blocks(value: str) -> list[tuple[str, str]]:
+def markdown_blocks(value: str) -> list[tuple[str, str]]:
     """Split markdown into ("code", fenced block) and ("prose", paragraph) blocks."""
     blocks: list[tuple[str, str]] = []
     current: list[str] = []
@@ -347,7 +347,7 @@ def doc_markdown(value: str, limit: int | None = None, language: str = "zh") -> 
     cut = False
     env: dict = {}
     _REFERENCES.parse(value, env)  # reference definitions ("[x]: url") anywhere in the document, for every block
-    for kind, block in _blocks(value):
+    for kind, block in markdown_blocks(value):
         if limit is not None and used + len(block) > limit and out:
             cut = True
             break

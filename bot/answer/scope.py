@@ -8,11 +8,10 @@ from dataclasses import dataclass
 
 from bot.answer.safe_markdown import escape_inline
 from bot.answer.texts import text
-from bot.kb.vocabulary import words
+from bot.kb.domain import Domain, shipped
 from bot.records import Section
 
 MAX_SCOPE_TITLES = 8
-_GPU_WORDS = words("gpu")  # bot/data/vocabulary.toml
 
 
 @dataclass(frozen=True)
@@ -24,21 +23,23 @@ class Scope:
     gpu: bool = False  # most documents are about GPUs: ask for `nvidia-smi`, CUDA and cuDNN versions
 
 
-def kb_scope(sections: Sequence[Section]) -> Scope:
-    """The :class:`Scope` of ``engine.sections``: document titles, and whether the documents are about GPUs.
+def kb_scope(sections: Sequence[Section], domain: Domain | None = None) -> Scope:
+    """The :class:`Scope` of ``engine.sections``: document titles, and whether the documents are about GPUs (they
+    name the domain's list ``gpu``; the shipped domain's unless given).
 
     >>> s = [Section(f"{n}.md", "h", ("T",), 1, 2, "h", body, title) for n, (title, body) in
     ...      enumerate([("GPU FAQ", "CUDA error"), ("GPU FAQ", "nccl"), ("Billing", "invoices")])]
     >>> kb_scope(s)
     Scope(titles=('GPU FAQ', 'Billing'), documents=3, gpu=True)
     """
+    gpu_words = (domain or shipped()).word("gpu")
     titles: dict[str, None] = {}
     sources: dict[str, bool] = {}
     for section in sections:
         title = " ".join((section.title or section.source).split())
         if title:
             titles.setdefault(title[:60], None)
-        about = bool(_GPU_WORDS.search(f"{section.title} {section.heading} {section.text[:600]}"))
+        about = bool(gpu_words.search(f"{section.title} {section.heading} {section.text[:600]}"))
         sources[section.source] = sources.get(section.source, False) or about
     gpu = bool(sources) and sum(sources.values()) * 2 > len(sources)
     return Scope(tuple(list(titles)[:MAX_SCOPE_TITLES]), len(sources), gpu)
@@ -48,13 +49,13 @@ _SCOPE_CACHE: list[tuple[Sequence[Section], Scope]] = []  # the last sections li
 _SCOPE_LOCK = threading.Lock()
 
 
-def scope_of(sections: Sequence[Section]) -> Scope:
+def scope_of(sections: Sequence[Section], domain: Domain | None = None) -> Scope:
     """:func:`kb_scope` of ``sections``, computed once per loaded index rather than on every turn
     (a new index generation is a new list, so it is recomputed once then)."""
     with _SCOPE_LOCK:
         if _SCOPE_CACHE and _SCOPE_CACHE[0][0] is sections:
             return _SCOPE_CACHE[0][1]
-    scope = kb_scope(sections)
+    scope = kb_scope(sections, domain)
     with _SCOPE_LOCK:
         _SCOPE_CACHE[:] = [(sections, scope)]
     return scope

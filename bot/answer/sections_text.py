@@ -20,18 +20,17 @@ from bot.answer.render import details_markdown
 from bot.answer.safe_markdown import doc_markdown
 from bot.answer.source_view import focus_lines, old_release, section_terms
 from bot.answer.steps import (
-    _FIRST_ITEM,
+    FIRST_ITEM,
     MAX_STEPS,
-    _english_steps,
-    _summary_parts,
     english_lead,
+    english_steps,
     fix_steps,
     render_steps,
+    summary_parts,
 )
 from bot.answer.texts import text
 from bot.kb.formats import is_converted
 from bot.kb.meta import SectionMeta
-from bot.kb.parse import FIX_FIELDS
 from bot.kb.tokenize import detect_language
 from bot.records import Hit, Section
 
@@ -144,33 +143,38 @@ def era_line(section: Section, language: str) -> str:
 # ---------------------------------------------------------------- section bodies
 
 
-def _fix_field(section: Section, terms: Sequence[str]) -> tuple[str, str] | None:
-    """(field name, text) holding the fix; for Q&A lists the pair that best matches ``terms``."""
-    questions = [value for name, value in section.fields if name == "问"]
+def _fix_field(section: Section, terms: Sequence[str]) -> tuple[str, str, bool] | None:
+    """(field name, text, whether it is a Q&A pair) holding the fix; for Q&A lists the pair that best matches
+    ``terms``. Which fields hold the fix, and which pair up, the parser read from the domain (``section.roles``)."""
+    asks, says = section.having("question"), section.having("answer")
+    question = asks[0] if asks else ""
+    questions = [value for name, value in section.fields if name == question]
     if len(questions) > 1:  # a list of Q&A pairs: pick the pair the question matched
+        answer = says[0]
         pairs: list[tuple[str, str]] = []
         pending = ""
         for name, value in section.fields:
-            if name == "问":
+            if name == question:
                 pending = value
-            elif name == "答" and pending:
+            elif name == answer and pending:
                 pairs.append((pending, value))
                 pending = ""
         if pairs:
             lowered = [t.lower() for t in terms]
             best = max(pairs, key=lambda p: sum(t in (p[0] + p[1]).lower() for t in lowered))
-            return "问", f"**问：** {best[0]}\n\n**答：** {best[1]}"
-    for wanted in FIX_FIELDS:
+            return question, f"**{question}：** {best[0]}\n\n**{answer}：** {best[1]}", True
+    for wanted in section.having("fix"):
         value = section.field(wanted)
         if value.strip():
-            return wanted, value
+            return wanted, value, False
     return None
 
 
 def _other_fields(section: Section, fix_name: str) -> str:
     parts = []
+    quiet = section.having("quiet")
     for name, value in section.fields:
-        if name in (fix_name, "版本号", "标签", "关键字") or not value.strip():
+        if name == fix_name or name in quiet or not value.strip():
             continue
         parts.append(f"**{name}：**\n\n{value}")
     return "\n\n".join(parts)
@@ -204,11 +208,11 @@ def section_fix(
     details: list[Details] = []
     doc_language = written_in or section_language(section)
     if language != "zh" and meta is not None and meta.summary_en.strip():
-        parts = _summary_parts(meta.summary_en)
+        parts = summary_parts(meta.summary_en)
         lead, fix_text = english_lead(parts.get("fix") or parts.get("other") or meta.summary_en)
         remark = parts.get("other", "") if parts.get("fix") else ""
-        if parts.get("fix") or lead or _FIRST_ITEM.match(fix_text):
-            steps = _english_steps(fix_text)
+        if parts.get("fix") or lead or FIRST_ITEM.match(fix_text):
+            steps = english_steps(fix_text)
             body = render_steps(lead, steps[:MAX_STEPS], [remark] if remark else ())
         else:  # a summary in prose lists no steps: its sentences are not numbered as if it did
             body = " ".join(fix_text.split())
@@ -225,19 +229,19 @@ def section_fix(
         return body, details
 
     if fix:
-        name, value = fix
+        name, value, pair = fix
         fix_md, cut = doc_markdown(value, limit, language)
-        body, rest = (fix_md, "") if name == "问" else _steps_or_text(fix_md)
+        body, rest = (fix_md, "") if pair else _steps_or_text(fix_md)
         if cut:
             body += "\n\n" + text(language, "cut")
         if rest:
             details.append(Details(text(language, "more_steps"), rest))
-        other = _other_fields(section, name) if name != "问" else section.text
+        other = _other_fields(section, name) if not pair else section.text
         if other:
             other_md, other_cut = doc_markdown(other, FULL_CHARS, language)
             if other_cut:
                 other_md += "\n\n" + text(language, "cut")
-            details.append(Details(text(language, "details" if name != "问" else "rest"), other_md))
+            details.append(Details(text(language, "details" if not pair else "rest"), other_md))
     else:
         shown_text, note = section.text, ""
         window = focus(section, hit.matched_terms) if len(section.text) > limit // 2 else None

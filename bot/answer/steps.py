@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bot.answer.safe_markdown import _blocks, code_block
+from bot.answer.safe_markdown import code_block, markdown_blocks
 
 MAX_STEPS = 5  # steps shown up front; the rest of the fix goes into the collapsed details
 
@@ -74,7 +74,7 @@ def fix_steps(markdown: str) -> tuple[str, list[Step], list[str]]:
     notes: list[str] = []
     blocks = [
         (kind, piece)
-        for kind, block in _blocks(markdown)
+        for kind, block in markdown_blocks(markdown)
         for piece in ([block] if kind == "code" or _is_table(block) else _ITEM_START.split(block))
         if piece.strip()
     ]  # "(图片: GPU)\n2. 设置…": a numbered item that starts inside a paragraph is still an item
@@ -135,7 +135,7 @@ def render_steps(lead: str, steps: Sequence[Step], notes: Sequence[str]) -> str:
     return "\n\n".join(parts)
 
 
-_FIRST_ITEM = re.compile(r"(?:^|\s)1\)\s")
+FIRST_ITEM = re.compile(r"(?:^|\s)1\)\s")
 
 
 def english_lead(fix: str) -> tuple[str, str]:
@@ -148,19 +148,19 @@ def english_lead(fix: str) -> tuple[str, str]:
     ('', 'lower `batch_size`')
     """
     fix = " ".join(fix.split())
-    match = _FIRST_ITEM.search(fix)
+    match = FIRST_ITEM.search(fix)
     if match is None or not fix[: match.start()].strip():
         return "", fix
     return fix[: match.start()].strip(), fix[match.start() :].strip()
 
 
-def _english_steps(fix: str) -> list[Step]:
+def english_steps(fix: str) -> list[Step]:
     """English fix text -> steps; inline commands become code blocks (said once, with their explanation as a comment).
 
-    >>> steps = _english_steps("1) try a smaller `batch_size`; 2) enable: `export A=0` (free early), `export B=1` (fast).")
+    >>> steps = english_steps("1) try a smaller `batch_size`; 2) enable: `export A=0` (free early), `export B=1` (fast).")
     >>> [(s.text, s.code) for s in steps]
     [('Try a smaller `batch_size`', []), ('Enable:', ['```bash\\nexport A=0  # free early\\nexport B=1  # fast\\n```'])]
-    >>> [(s.text, s.code) for s in _english_steps('search with `find / -name "libnccl.so*"`, then add it to `LD_LIBRARY_PATH`.')]
+    >>> [(s.text, s.code) for s in english_steps('search with `find / -name "libnccl.so*"`, then add it to `LD_LIBRARY_PATH`.')]
     [('Search with:', ['```bash\\nfind / -name "libnccl.so*"\\n```']), ('Add it to `LD_LIBRARY_PATH`.', [])]
     """
     fix = " ".join(fix.split())
@@ -197,7 +197,7 @@ def _english_steps(fix: str) -> list[Step]:
     return [s for s in steps if s.text or s.code]
 
 
-def _summary_parts(summary: str) -> dict[str, str]:
+def summary_parts(summary: str) -> dict[str, str]:
     """English metadata summary -> {"problem", "fix", "background", "other"} by its "Problem:/Fix:" labels."""
     parts: dict[str, str] = {}
     current = "other"

@@ -14,28 +14,31 @@ The labels are the labellers' acts; the plan's acts are finer. A label maps to a
 "detail", "report" vs "failed_fix"), else the model's family's first act is used. ``thanks`` and ``person`` are
 answered before the engine (:mod:`bot.engine.intents`): at plan time the model chooses among the other five.
 
-    >>> x = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]], dtype=np.float32)
-    >>> model = fit(x, np.array([0, 0, 1, 1]), classes=("detail", "failed_fix"), names=("a", "b"), l2=0.01)
-    >>> [model.classes[i] for i in model.probabilities(x).argmax(1)]
-    ['detail', 'detail', 'failed_fix', 'failed_fix']
+The model is fitted in :mod:`bot.fit.acts` (this module is what serving loads).
+
     >>> plan_act("failed_fix", "report"), plan_act("failed_fix", "detail"), plan_act("new_covered", "new")
     ('report', 'failed_fix', 'switch')
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bot.engine.plan import ACTS, TurnFeatures, act_of, features_of
+from bot.engine.plan import (
+    ACTS,
+    FAMILY,
+    Proposal,
+    TurnFeatures,
+    act_of,
+    plan_act,
+)
 from bot.records import Act, Case
 
 if TYPE_CHECKING:
@@ -46,31 +49,16 @@ log = logging.getLogger("bot.engine.acts")
 FILE_FORMAT = 1
 SUFFIX = ".acts.npz"
 FIX = "Run: python -m bot acts"
-TRAIN_FILE = Path("eval/acts/train.jsonl")
 # The labellers' acts (eval/acts/README.md), in the order the model's outputs are stored.
 LABELS: tuple[str, ...] = ("detail", "failed_fix", "new_covered", "new_uncovered", "environment", "thanks", "person")
 # Answered before the engine (bot.engine.intents): never a plan's act.
 BEFORE_ENGINE = frozenset({"thanks", "person"})
-# A label's plan acts, the first one used when the rule's act is not among them.
-FAMILY: dict[str, tuple[Act, ...]] = {
-    "detail": ("detail", "follow_up"),
-    "failed_fix": ("failed_fix", "report"),
-    "new_covered": ("switch",),
-    "new_uncovered": ("leave",),
-    "environment": ("environment",),
-}
 # The plan's act read back as a label (to score the rule on the same labels).
 LABEL_OF_ACT: dict[Act, str] = {"new": "new_covered", **{act: label for label, acts in FAMILY.items() for act in acts}}
-# Intents (bot.engine.intents) read as labels: a greeting or small talk in a conversation is closest to a thanks.
+# The plan's replies to what is not a question, read as labels: a greeting or small talk in a conversation is closest
+# to a thanks.
+LABEL_OF_REPLY: dict[str, str] = {"thanks": "thanks", "greeting": "thanks", "small_talk": "thanks", "person": "person"}
 LABEL_OF_INTENT = {"thanks": "thanks", "greeting": "thanks", "small_talk": "thanks", "human": "person"}
-# The model overrules the rule only when it is this sure of its label, and never where the rule reads a failed fix
-# or a report (the retry rule's turns, 0.96 right by the rule on the labelled turns): on the project's own
-# conversations an unguarded model lowered hit@3 and led a retry conversation with its previous answer more often.
-MIN_PROBABILITY = 0.8
-RULE_KEPT: frozenset[Act] = frozenset({"failed_fix", "report"})
-L2_CHOICES = (0.003, 0.01, 0.03, 0.1, 0.3)  # chosen by cross-validation over whole conversations
-FOLDS = 5
-STEPS = 400
 
 _BOOLS = (
     "failed",
@@ -86,12 +74,12 @@ _BOOLS = (
     "own_lead_asked_shown",
 )
 _MOVES = ("new", "follow_up", "retry", "switch")
-_INTENTS = ("thanks", "greeting", "small_talk", "human")
+INTENTS = ("thanks", "greeting", "small_talk", "human")
 FEATURE_NAMES: tuple[str, ...] = (
     *_BOOLS,
     *(f"move={m}" for m in _MOVES),
     *(f"rule={a}" for a in ACTS),
-    *(f"intent={i}" for i in _INTENTS),
+    *(f"intent={i}" for i in INTENTS),
     "margin",
     "shown_similarity",
     "other_similarity",
@@ -105,19 +93,10 @@ FEATURE_NAMES: tuple[str, ...] = (
 )
 
 
-def plan_act(label: str, rule: Act) -> Act:
-    """The plan's act for the model's label: the rule's own act when it is in the label's family, else the family's
-    first (a label answered before the engine keeps the rule's act)."""
-    family = FAMILY.get(label)
-    if family is None:
-        return rule
-    return rule if rule in family else family[0]
-
-
 def turn_features(features: TurnFeatures, message: Message, case: Case) -> np.ndarray:
     """The numeric features of one turn (:data:`FEATURE_NAMES`), the e5 vector apart.
 
-    >>> from bot.engine.plan import Reading, read
+    >>> from bot.engine.plan import Reading, features_of, read
     >>> f = features_of(read("没用", failed=True, not_helpful=True), Case(search="oom"), Reading(rule_move="retry"))
     >>> v = turn_features(f, read("没用"), Case(search="oom"))
     >>> len(v) == len(FEATURE_NAMES), dict(zip(FEATURE_NAMES, v.tolist()))["rule=failed_fix"]
@@ -129,7 +108,7 @@ def turn_features(features: TurnFeatures, message: Message, case: Case) -> np.nd
         *(float(getattr(features, name)) for name in _BOOLS),
         *(float(features.rule_move == m) for m in _MOVES),
         *(float(rule == a) for a in ACTS),
-        *(float(message.intent == i) for i in _INTENTS),
+        *(float(message.intent == i) for i in INTENTS),
         features.margin,
         features.shown_similarity,
         features.other_similarity,
@@ -180,15 +159,10 @@ class ActModel:
         best = max(allowed, key=lambda i: p[i])
         return self.classes[best], float(p[best] / max(p[allowed].sum(), 1e-12))
 
-    def act(self, features: TurnFeatures, vector: np.ndarray, message: Message, case: Case) -> Act:
-        """The plan's act of an open case's turn: :func:`plan_act` of the model's label and the rule's act when the
-        model is sure (:data:`MIN_PROBABILITY`) and the rule does not read a failed fix (:data:`RULE_KEPT`), else
-        the rule's."""
-        rule = act_of(features)
-        if rule in RULE_KEPT:
-            return rule
-        label, probability = self.weigh(features, vector, message, case)
-        return plan_act(label, rule) if probability >= MIN_PROBABILITY else rule
+    def propose(self, features: TurnFeatures, vector: np.ndarray, message: Message, case: Case) -> Proposal:
+        """The model's proposal for an open case's turn: its best label and how sure it is (the plan decides,
+        :func:`bot.engine.plan.decide_act`)."""
+        return Proposal(*self.weigh(features, vector, message, case))
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -280,187 +254,12 @@ def load_for(path: Path, embedder_id: str, dim: int) -> ActModel | None:
     return model
 
 
-# ------------------------------------------------------------------ fitting
-
-
-def fit(
-    x: np.ndarray,
-    y: np.ndarray,
-    *,
-    classes: Sequence[str],
-    names: Sequence[str] = FEATURE_NAMES,
-    l2: float = 0.03,
-    steps: int = STEPS,
-    embedder: str = "",
-    train_hash: str = "",
-    figures: str = "{}",
-) -> ActModel:
-    """Multinomial logistic regression on standardised inputs, classes weighted to equal totals, L2 on the weights;
-    full-batch gradient descent with Adam (deterministic, a few hundred milliseconds for a few hundred turns)."""
-    x = np.asarray(x, dtype=np.float64)
-    mean = x.mean(0)
-    scale = x.std(0)
-    scale[scale < 1e-6] = 1.0
-    z = (x - mean) / scale
-    n, d = z.shape
-    k = len(classes)
-    target = np.zeros((n, k))
-    target[np.arange(n), y] = 1.0
-    counts = np.maximum(target.sum(0), 1.0)
-    sample = (target / counts).sum(1) * (n / k)  # each class weighs the same in total
-    w = np.zeros((k, d))
-    b = np.zeros(k)
-    moments = [np.zeros_like(w), np.zeros_like(w), np.zeros_like(b), np.zeros_like(b)]
-    rate, beta1, beta2 = 0.05, 0.9, 0.999
-    for step in range(1, steps + 1):
-        logits = z @ w.T + b
-        logits -= logits.max(1, keepdims=True)
-        p = np.exp(logits)
-        p /= p.sum(1, keepdims=True)
-        error = (p - target) * sample[:, None] / n
-        grad_w = error.T @ z + l2 * w
-        grad_b = error.sum(0)
-        for param, grad, m, v in ((w, grad_w, moments[0], moments[1]), (b, grad_b, moments[2], moments[3])):
-            m *= beta1
-            m += (1 - beta1) * grad
-            v *= beta2
-            v += (1 - beta2) * grad**2
-            param -= rate * (m / (1 - beta1**step)) / (np.sqrt(v / (1 - beta2**step)) + 1e-8)
-    return ActModel(
-        weights=w.astype(np.float32),
-        bias=b.astype(np.float32),
-        mean=mean.astype(np.float32),
-        scale=scale.astype(np.float32),
-        classes=tuple(classes),
-        names=tuple(names),
-        embedder=embedder,
-        train_hash=train_hash,
-        figures=figures,
-    )
-
-
-@dataclass(frozen=True)
-class Rows:
-    """Labelled turns read through the engine: inputs, label index, the rule pipeline's label, the conversation."""
-
-    x: np.ndarray
-    y: np.ndarray
-    rule: tuple[str, ...]
-    group: np.ndarray
-    queries: tuple[str, ...]
-
-
-def read_labelled(path: Path) -> list[dict]:
-    """Conversations with an ``act`` on every later turn (``eval/acts/README.md``); a bad row names its line."""
-    out = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            turns = [{"query": str(t["query"]), "act": t.get("act")} for t in row["turns"]]
-            bad = [t["act"] for t in turns[1:] if t["act"] not in LABELS]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f'{path}:{n}: not a labelled conversation ({exc}); expected {{"turns": [...]}}') from None
-        if bad:
-            raise ValueError(f"{path}:{n}: act {bad[0]!r} is not one of {', '.join(LABELS)}")
-        out.append({"id": row.get("id", str(n)), "turns": turns})
-    return out
-
-
-def _read_turn(engine, query: str, case: Case) -> tuple[np.ndarray, str]:
-    message = engine.read(query)
-    own = engine._scores(message.search_text, tokens=message.tokens) if message.has_words else None
-    reading = engine.reading(message, case, own)
-    features = features_of(message, case, reading)
-    vector = own.query_vector if own is not None else np.zeros(engine.embedder.dim, dtype=np.float32)
-    x = np.concatenate([turn_features(features, message, case), np.asarray(vector, dtype=np.float32)])
-    if case.is_open and not message.cues.not_helpful and message.intent is not None:
-        rule = LABEL_OF_INTENT.get(message.intent, "thanks")
-    else:
-        rule = LABEL_OF_ACT.get(act_of(features), "new_covered")
-    return x, rule
-
-
-def pipeline(model: ActModel, x: np.ndarray, *, guarded: bool = True) -> list[str]:
-    """The product's labels from the model: intents first (answered before the engine), else the model's best
-    among the engine's five (``guarded``: the rule's where the model is unsure or the rule reads a failed fix, as
-    :meth:`ActModel.act`)."""
-    p = model.probabilities(x)
-    allowed = np.array([c not in BEFORE_ENGINE for c in model.classes])
-    out = []
-    for i, row in enumerate(p):
-        intent = _intent_of(x[i])
-        best = int(np.argmax(np.where(allowed, row, -1.0)))
-        rule = _rule_of(x[i])
-        if intent:
-            out.append(intent)
-        elif guarded and (rule in RULE_KEPT or row[best] / row[allowed].sum() < MIN_PROBABILITY):
-            out.append(LABEL_OF_ACT.get(rule, "new_covered"))
-        else:
-            out.append(model.classes[best])
-    return out
-
-
-def _rule_of(x: np.ndarray) -> Act:
-    return next((a for a in ACTS if x[FEATURE_NAMES.index(f"rule={a}")] > 0.5), "new")
-
-
-def _intent_of(x: np.ndarray) -> str:
-    for name in _INTENTS:
-        if x[FEATURE_NAMES.index(f"intent={name}")] > 0.5:
-            return LABEL_OF_INTENT[name]
-    return ""
-
-
-def per_act(truth: Sequence[str], said: Sequence[str]) -> dict:
-    """Accuracy over all turns and per labelled act (recall of each act).
-
-    >>> per_act(["detail", "detail", "thanks"], ["detail", "failed_fix", "thanks"])
-    {'all': 0.6667, 'n': 3, 'detail': 0.5, 'thanks': 1.0}
-    """
-    out: dict = {"all": round(float(np.mean([t == s for t, s in zip(truth, said)])), 4), "n": len(truth)}
-    for label in LABELS:
-        rows = [s == label for t, s in zip(truth, said) if t == label]
-        if rows:
-            out[label] = round(float(np.mean(rows)), 4)
-    return out
-
-
-def cross_validate(rows: Rows, l2: float, folds: int = FOLDS) -> list[str]:
-    """Each turn's pipeline label from a model fitted without its conversation's fold."""
-    said: list[str] = [""] * len(rows.y)
-    fold_of = rows.group % folds
-    for fold in range(folds):
-        test = fold_of == fold
-        model = fit(rows.x[~test], rows.y[~test], classes=LABELS, l2=l2)
-        for i, label in zip(np.flatnonzero(test), pipeline(model, rows.x[test])):
-            said[i] = label
-    return said
-
-
-def _one_thread():
-    """Small matrices on a shared host: one BLAS thread (several thrash: 22 s for one fit at load 28, 1.2 s on one)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # not installed: numpy's default threads
-        from contextlib import nullcontext
-
-        return nullcontext()
-    return threadpool_limits(1)
-
-
-def file_hash(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 __all__ = [
     "FAMILY",
     "FEATURE_NAMES",
     "LABELS",
     "ActModel",
     "acts_path",
-    "fit",
     "load_for",
     "plan_act",
     "turn_features",

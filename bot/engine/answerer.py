@@ -6,7 +6,7 @@ test may pass a small fake. The conversation, the turn and every edge (``app.py`
 against these protocols, never against ``Any``; the heavy engine module is not imported to name them.
 
 Serving asks with the product's ranking only: the evaluation's baselines (one kind of evidence, no curated
-phrasings) are not part of :meth:`Answerer.ask`; ``bot.engine.evaluate`` reaches them on the concrete engine.
+phrasings) are not part of :meth:`Answerer.ask`; ``bot.fit.evaluate`` reaches them on the concrete engine.
 """
 
 from __future__ import annotations
@@ -38,7 +38,9 @@ class Answerer(Protocol):
 
     def read(self, message: object) -> Message: ...
 
-    def ask(self, text: object, *, k: int = 10, case: Case | None = None, exclude: Iterable[str] = ()) -> Answer: ...
+    def ask(
+        self, text: object, *, k: int = 10, case: Case | None = None, exclude: Iterable[str] = (), turn: bool = False
+    ) -> Answer: ...
 
     def terms_in(self, search: str, key: str) -> tuple[str, ...]: ...
 

@@ -381,7 +381,7 @@ class Calibration:
     def for_unseen_documents(self) -> Calibration:
         """This calibration as it serves documents it was not fitted on: the model and thresholds fitted with whole
         documents held out (no adapter: it learned today's sections), the ranking weights and the precedents kept
-        (their vote only reaches the documents they name, :func:`bot.engine.retrieve.gate`). Without that fit (an
+        (their vote only reaches the documents they name, :func:`bot.engine.rank.gate`). Without that fit (an
         older file): the conservative default.
 
         >>> m = replace(Calibration.default(), calibrated=True, unseen={"mean": [0.0] * len(FEATURES),

@@ -226,6 +226,7 @@ def advance(
         language=language or case.language,
         turns=case.turns + 1,
         led=led,
+        clarified=False,
     )
 
 

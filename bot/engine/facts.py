@@ -4,8 +4,8 @@ Ranking and judging read these facts instead of re-reading a section's text per 
 the subjects it names and covers, its document's main frameworks, the operating system it is
 written for, the old releases it was written for, whether it answers anything on its own, its language.
 
-The rules need the engine's lexicon (``bot/data/subjects.toml``) and vocabulary, while the build lives
-in :mod:`bot.kb`, a stage below: the engine hands :data:`SECTION_FACTS` to the build as a hook
+The rules need the engine's lexicon and vocabulary (the :class:`bot.kb.domain.Domain`'s), while the build lives
+in :mod:`bot.kb`, a stage below: the engine hands a :class:`SectionFactsHook` of the domain to the build
 (:func:`build`), and the build stores its rows in ``facts.json`` with :attr:`SectionFactsHook.version`
 in the manifest. An index built with other rules or vocabulary, or before facts were stored, still
 loads, with a warning that names the file and the fix (:func:`facts_of`).
@@ -13,7 +13,6 @@ loads, with a warning that names the file and the fix (:func:`facts_of`).
 
 from __future__ import annotations
 
-import hashlib
 import re
 import warnings
 from collections.abc import Callable, Sequence
@@ -22,22 +21,18 @@ from functools import cached_property
 from typing import Any
 
 from bot.engine.message import Language
-from bot.engine.subjects import LEXICON_FILE, Lexicon, document_frameworks
+from bot.engine.subjects import Lexicon, document_frameworks
+from bot.kb.domain import Domain, load_domain, shipped
 from bot.kb.embed import Embedder
 from bot.kb.eras import old_releases
 from bot.kb.index import BUILD_FIX, FACTS_FILE, BuildReport, IndexCorrupt, KnowledgeIndex, build_index
-from bot.kb.parse import FIX_FIELDS
 from bot.kb.tokenize import detect_language
-from bot.kb.vocabulary import compiled, words
 from bot.records import Section
 from bot.settings import Settings
 
 # Raise when the rules below change what they compute: indexes built with the old rules are then stale.
 RULES = 1
 
-_LINUX = words("linux")  # bot/data/vocabulary.toml
-# A fix written for Linux: shared-library paths and package tools that do not exist on Windows or macOS.
-_LINUX_ONLY_FIX = words("linux_only_fix")
 _FENCED = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?^ {0,3}\1[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
@@ -100,11 +95,14 @@ def section_facts(
     sections: Sequence[Section],
     lexicon: Lexicon,
     *,
+    domain: Domain | None = None,
     os_of: Callable[[Section], frozenset[str]] | None = None,
     answers: Callable[[Section], bool] | None = None,
 ) -> tuple[SectionFacts, ...]:
-    """The facts of every section of one index (``os_of`` and ``answers`` default to the rules below)."""
-    os_of = os_of or (lambda s: os_of_section(s, lexicon))
+    """The facts of every section of one index (``os_of`` and ``answers`` default to the rules below, with the
+    word lists of ``domain``, the shipped one unless given)."""
+    domain = domain or shipped()
+    os_of = os_of or (lambda s: os_of_section(s, lexicon, domain))
     answers = answers or answers_something
     named = [lexicon.find(" ".join(s.path) + "\n" + s.text) for s in sections]
     per_doc = document_frameworks(lexicon, [s.source for s in sections], named)
@@ -126,18 +124,23 @@ def section_facts(
     return tuple(facts)
 
 
-def os_of_section(section: Section, lexicon: Lexicon) -> frozenset[str]:
-    """Operating systems a section's own title path is written for ("Linux GPU 多机多卡…" is Linux)."""
+def os_of_section(section: Section, lexicon: Lexicon, domain: Domain | None = None) -> frozenset[str]:
+    """Operating systems a section's own title path is written for ("Linux GPU 多机多卡…" is Linux).
+
+    A fix written for Linux (the word list ``linux_only_fix``: shared-library paths and package tools that do not
+    exist on Windows or macOS) makes the section Linux's too.
+    """
+    domain = domain or shipped()
     path = " ".join(section.path)
     found = {s for s in lexicon.find(path) if lexicon.category(s) == "os"}
-    if _LINUX.search(path) or _LINUX_ONLY_FIX.search(section.text[:20_000]):
+    if domain.word("linux").search(path) or domain.word("linux_only_fix").search(section.text[:20_000]):
         found.add("Linux")
     return frozenset(found)
 
 
 def answers_something(section: Section) -> bool:
     """FAQ entries and sections with prose of their own; not a code-only step of a how-to."""
-    if any(name in FIX_FIELDS or name == "答" for name, _ in section.fields):
+    if section.having("fix") or section.having("answer"):  # the parser read the fields' roles from the domain
         return True
     prose = _FENCED.sub("", section.text)
     prose = re.sub(r"<[^>\n]{0,300}>|!\[[^\]\n]*\]\([^)\n]*\)|\s+", "", prose)
@@ -146,33 +149,29 @@ def answers_something(section: Section) -> bool:
 
 class SectionFactsHook:
     """The build's hook (:class:`bot.kb.index.FactsHook`): sections -> JSON rows of their facts, and the version
-    of what computed them (the rules, the lexicon and the vocabulary in use)."""
+    of what computed them (the rules, and the domain's lexicon and vocabulary)."""
 
-    def __init__(self, lexicon_file=LEXICON_FILE) -> None:
-        self.lexicon_file = lexicon_file
+    def __init__(self, domain: Domain | None = None) -> None:
+        self.domain = domain or shipped()
 
     @property
     def version(self) -> str:
-        """``<rules>:<digest of the lexicon and vocabulary>``; read each time, as a vocabulary can be swapped."""
-        digest = hashlib.sha256(self.lexicon_file.read_bytes())
-        for name, pattern in sorted(compiled().items()):
-            digest.update(f"\x00{name}\x00{pattern.flags}\x00{pattern.pattern}".encode())
-        return f"{RULES}:{digest.hexdigest()[:16]}"
+        """``<rules>:<digest of the domain>``."""
+        return f"{RULES}:{self.domain.digest}"
 
     @cached_property
     def lexicon(self) -> Lexicon:
-        return Lexicon.load(self.lexicon_file)
+        return Lexicon.of(self.domain)
 
     def __call__(self, sections: Sequence[Section]) -> list[dict[str, Any]]:
-        return [f.to_row() for f in section_facts(sections, self.lexicon)]
-
-
-SECTION_FACTS = SectionFactsHook()
+        return [f.to_row() for f in section_facts(sections, self.lexicon, domain=self.domain)]
 
 
 def build(settings: Settings, embedder: Embedder, **options: Any) -> BuildReport:
-    """``python -m bot build``: :func:`bot.kb.index.build_index` with the engine's section facts stored."""
-    return build_index(settings, embedder, facts=SECTION_FACTS, **options)
+    """``python -m bot build``: :func:`bot.kb.index.build_index` with the engine's section facts stored, for the
+    seeds' domain (loaded once here, handed to the parser and to the facts)."""
+    domain = load_domain(settings.seeds_dir)
+    return build_index(settings, embedder, facts=SectionFactsHook(domain), domain=domain, **options)
 
 
 class FactsNotStored(UserWarning):
@@ -180,13 +179,14 @@ class FactsNotStored(UserWarning):
     other rules or vocabulary: they are computed at load instead, and the message says how to store them."""
 
 
-def facts_of(index: KnowledgeIndex, hook: SectionFactsHook = SECTION_FACTS) -> tuple[SectionFacts, ...]:
+def facts_of(index: KnowledgeIndex, hook: SectionFactsHook | None = None) -> tuple[SectionFacts, ...]:
     """The facts of ``index``, one per section in order, as its build stored them.
 
     An index that holds none, or holds facts of another version, still loads: the facts are computed now,
     with a :class:`FactsNotStored` warning naming the file and the fix (refusing would turn every index
     built before this version, and every build made without the engine's hook, into a failed start).
     """
+    hook = hook or SectionFactsHook(index.domain)
     path = index.path / FACTS_FILE
     built, wanted = index.manifest.get("facts"), hook.version
     if index.facts is None or built != wanted:
@@ -197,7 +197,7 @@ def facts_of(index: KnowledgeIndex, hook: SectionFactsHook = SECTION_FACTS) -> t
             "or rules changed since the build)"
         )
         warnings.warn(f"{path} {why}; computing them now. {BUILD_FIX}", FactsNotStored, stacklevel=2)
-        return section_facts(index.sections, hook.lexicon)
+        return section_facts(index.sections, hook.lexicon, domain=hook.domain)
     try:
         facts = tuple(SectionFacts.from_row(row) for row in index.facts)
     except (KeyError, TypeError, ValueError) as exc:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from bot.kb.vocabulary import words
+from bot.kb.domain import Domain, shipped
 
 LABELS = ("thanks", "greeting", "small_talk", "human")
 MAX_CHARS = 60  # longer messages are questions (or logs), whatever words they contain
@@ -54,8 +54,6 @@ _SMALL_TALK = re.compile(
     r"\bwhat can you do\b|\bhow do(?:es)? (?:this|it|you) work\b|\bhelp me\s*[?!.]*$|^\s*help\s*[?!.]*$",
     re.IGNORECASE,
 )
-# Words that make a short message a question about a problem after all: the domain's, as data.
-_PROBLEM = words("problem")
 _FILLER = re.compile(r"[\s\W_]+", re.UNICODE)
 
 
@@ -63,8 +61,11 @@ def _ascii_word(char: str) -> bool:
     return char.isascii() and char.isalnum()
 
 
-def classify(message: object) -> str | None:
+def classify(message: object, domain: Domain | None = None) -> str | None:
     """The kind of a non-question message (one of :data:`LABELS`), or ``None`` for a question.
+
+    A short message naming a word of the domain's list ``problem`` (the shipped domain's unless given) is a
+    question about a problem after all ("thanks, but NCCL still fails").
 
     >>> classify("  谢谢，解决了  "), classify("Thank you!"), classify("ok"), classify("好的，明白了")
     ('thanks', 'thanks', 'thanks', 'thanks')
@@ -86,7 +87,7 @@ def classify(message: object) -> str | None:
         return "human"
     if len(text) > MAX_CHARS:
         return None
-    if _PROBLEM.search(text):
+    if (domain or shipped()).word("problem").search(text):
         return None
     thanks = _THANKS.match(text)
     if (

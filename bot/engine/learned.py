@@ -2,7 +2,7 @@
 
 e5 is a general-purpose embedding: it never learned which section of *this* knowledge base answers
 which problem. ``python -m bot tune`` learns a small correction from the labelled first questions
-(``eval/*.jsonl``): a question vector ``q`` is mapped to ``q + U (Vᵀ q)`` (rank :data:`RANK`, the
+(``eval/*.jsonl``): a question vector ``q`` is mapped to ``q + U (Vᵀ q)`` (rank :data:`bot.fit.learned.RANK`, the
 identity at the start), normalised, and a section's learned score is its best cosine with any of the
 section's retrieval keys (the same keys as dense search). One more learned score, ``none``, says how
 much a question looks like those the knowledge base did not answer (near-domain questions, ``expect: []``):
@@ -14,7 +14,7 @@ the training pushes it above every section for them and below the answering sect
     >>> [round(float(s), 2) for s in r.sections], r.none
     ([0.8, 0.6, 0.0], 0.0)
 
-Training runs on the CPU with torch in about ten seconds of one core per thousand questions; serving
+Training (:mod:`bot.fit.learned`) runs on the CPU with torch in about ten seconds of one core per thousand questions; serving
 is one 384×32 product and one key-matrix product in numpy. The adapter is stored beside the
 calibration (``index/calibration/<embedder>.adapter.npz``, float16), tied to the knowledge base's
 sources like the calibration: a stale, missing or broken file is reported with the fix and the engine
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,14 +37,6 @@ log = logging.getLogger("bot.engine.learned")
 FILE_FORMAT = 1
 SUFFIX = ".adapter.npz"
 FIX = "Run: python -m bot tune"
-# Chosen by leave-one-gathering-batch-out comparison on the labelled questions (docs/learned.md):
-# rank 32 beat 16 and 64 and a full 384×384 map; a "none" score per question beat a constant one.
-RANK = 32
-EPOCHS = 60
-LEARNING_RATE = 3e-3
-BATCH_SIZE = 64
-WEIGHT_DECAY = 1e-2  # on ‖U Vᵀ‖²: stay near the e5 the rest of the engine was tuned on
-TEMPERATURE = 0.05  # the softmax's starting temperature (learned)
 
 
 @dataclass(frozen=True)
@@ -147,77 +138,6 @@ class Adapter:
             return adapter
         except Exception as exc:  # a truncated file raises BadZipFile, EOFError, zlib.error …: all mean damaged
             raise ValueError(f"{path}: learned relevance unreadable ({type(exc).__name__}: {exc}). {FIX}") from None
-
-
-def fit(
-    questions: np.ndarray,
-    answers: Sequence[Sequence[int]],
-    key_vectors: np.ndarray,
-    key_sections: np.ndarray,
-    n_sections: int,
-    *,
-    rank: int = RANK,
-    epochs: int = EPOCHS,
-    seed: int = 0,
-) -> Adapter:
-    """Train an adapter: softmax over every section of the knowledge base plus "none" (cross-entropy; a question
-    answered by several sections may be answered by any of them; an unanswered one's target is "none")."""
-    import torch  # training only: serving needs numpy alone
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # a shared host: one core, predictable time
-    try:
-        torch.manual_seed(seed)
-        x = torch.tensor(np.asarray(questions, dtype=np.float32))
-        dim = x.shape[1]
-        target = torch.zeros(len(answers), n_sections + 1)
-        for i, keys in enumerate(answers):
-            if len(keys):
-                target[i, list(keys)] = 1.0
-            else:
-                target[i, n_sections] = 1.0
-        width = max(int((key_sections == s).sum()) for s in range(n_sections))
-        padded = torch.zeros(n_sections, width, dim)
-        present = torch.zeros(n_sections, width, dtype=torch.bool)
-        for s in range(n_sections):
-            rows = np.flatnonzero(key_sections == s)
-            padded[s, : len(rows)] = torch.tensor(key_vectors[rows])
-            present[s, : len(rows)] = True
-        flat = padded.reshape(n_sections * width, dim)
-        to_keys = x @ flat.T  # every question against every key, before the adapter
-        up = torch.nn.Parameter(torch.zeros(dim, rank))
-        down = torch.nn.Parameter(torch.randn(dim, rank) * 0.01)
-        none_weight = torch.nn.Parameter(torch.zeros(dim))
-        none_bias = torch.nn.Parameter(torch.tensor(0.0))
-        log_tau = torch.nn.Parameter(torch.tensor(float(np.log(TEMPERATURE))))
-        params = [up, down, none_weight, none_bias, log_tau]
-        optimiser = torch.optim.Adam(params, lr=LEARNING_RATE)
-        generator = torch.Generator().manual_seed(seed)
-        for _ in range(epochs):
-            order = torch.randperm(len(x), generator=generator)
-            for start in range(0, len(x), BATCH_SIZE):
-                rows = order[start : start + BATCH_SIZE]
-                # q = normalize(x + x V Uᵀ); its similarity to every key is (x·keys + (x V)(Uᵀ keys)) / |q|, where
-                # x·keys never changes: a rank×keys product a step instead of a batch×dim×keys one
-                shift = x[rows] @ down
-                q = x[rows] + shift @ up.T
-                length = q.norm(dim=-1, keepdim=True).clamp_min(1e-12)
-                sims = (to_keys[rows] + shift @ (up.T @ flat.T)) / length
-                sims = sims.view(len(rows), n_sections, width).masked_fill(~present[None], -1e4).max(-1).values
-                none = none_bias + (q / length) @ none_weight
-                logits = torch.cat([sims, none[:, None]], 1) / log_tau.exp()
-                right = torch.logsumexp(logits.masked_fill(target[rows] == 0, -1e4), 1)
-                # ‖U Vᵀ‖² as tr((UᵀU)(VᵀV)): the same number from two rank×rank products, not a dim×dim one
-                decay = ((up.T @ up) * (down.T @ down)).sum()
-                loss = (torch.logsumexp(logits, 1) - right).mean() + WEIGHT_DECAY * decay
-                optimiser.zero_grad()
-                loss.backward()
-                optimiser.step()
-        return Adapter(
-            up.detach().numpy(), down.detach().numpy(), none_weight.detach().numpy(), float(none_bias.detach())
-        )
-    finally:
-        torch.set_num_threads(threads)
 
 
 def adapter_path(calibration_file: Path) -> Path:

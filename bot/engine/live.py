@@ -94,8 +94,10 @@ class LiveEngine:
     def read(self, message: object) -> Message:
         return self._engine.read(message)
 
-    def ask(self, text: object, *, k: int = 10, case: Case | None = None, exclude: Iterable[str] = ()) -> Answer:
-        return self._engine.ask(text, k=k, case=case, exclude=exclude)
+    def ask(
+        self, text: object, *, k: int = 10, case: Case | None = None, exclude: Iterable[str] = (), turn: bool = False
+    ) -> Answer:
+        return self._engine.ask(text, k=k, case=case, exclude=exclude, turn=turn)
 
     def terms_in(self, search: str, key: str) -> tuple[str, ...]:
         return self._engine.terms_in(search, key)
@@ -227,18 +229,22 @@ class SeedsWatcher:
     def rebuild(self) -> bool:
         """Build a generation for the seeds as they are now, unless the index already is (another replica built
         it), and swap it in; True when a new generation is served."""
-        from bot.engine.facts import SECTION_FACTS, build
-        from bot.engine.subjects import use_seeds_vocabulary
+        from bot.engine.facts import SectionFactsHook, build
+        from bot.kb.domain import load_domain
         from bot.kb.index import IndexProblem, read_manifest, stale_sources
 
         settings = self.live.settings
         try:
-            use_seeds_vocabulary(settings.seeds_dir)
-        except ValueError as exc:  # a bad vocabulary file: said, and the lists in use stay
-            log.warning("seeds: %s; the vocabulary in use stays", exc)
+            domain = load_domain(settings.seeds_dir)
+        except ValueError as exc:  # a bad domain.toml or vocabulary.toml: said, and the generation served stays
+            log.warning("seeds: %s; the index served stays until the file is fixed", exc)
+            return False
         try:
             _, manifest = read_manifest(settings.index_dir)
-            fresh = not stale_sources(manifest, settings.seeds_dir) and manifest.get("facts") == SECTION_FACTS.version
+            fresh = (
+                not stale_sources(manifest, settings.seeds_dir)
+                and manifest.get("facts") == SectionFactsHook(domain).version
+            )
         except IndexProblem:
             fresh = False
         if not fresh:

@@ -1,11 +1,11 @@
 """One user message, read once: everything later stages need to know about its text.
 
-A turn builds one :class:`Message` (``engine.read``, :func:`bot.engine.retrieve.read_message`) and every
+A turn builds one :class:`Message` (``engine.read``, :func:`bot.engine.read.read_message`) and every
 stage reads it: the conversation (empty? a thanks? "that didn't help" with nothing to retry?), the case
 (how the message moves it) and the engine (what to search, in which language, whether it is a log).
 Nothing downstream detects the language, the cues or a pasted log again.
 
-    >>> from bot.engine.retrieve import read_message
+    >>> from bot.engine.read import read_message
     >>> from bot.engine.subjects import Lexicon
     >>> m = read_message("  没用  ", limit=2_000, lexicon=Lexicon.load())
     >>> m.language, m.cues.not_helpful, m.intent, m.is_log
@@ -65,7 +65,7 @@ class Message:
     subjects: frozenset[str]
     intent: str | None
     cues: Cues
-    environment: Environment = Environment()  # the GPU environment the text shows (bot.engine.environment)
+    environment: Environment = Environment()  # the GPU environment the text shows (bot.diagnose.environment)
 
     @property
     def stripped(self) -> str:
@@ -76,7 +76,7 @@ class Message:
         r"""A pasted log with no words of the user's own: its language is the log's, not the user's, so the reply
         keeps the conversation's language (:func:`own_words`).
 
-        >>> from bot.engine.retrieve import read_message
+        >>> from bot.engine.read import read_message
         >>> from bot.engine.subjects import Lexicon
         >>> log = "Traceback (most recent call last):\nOSError: NCCL error(2), unhandled system error."
         >>> read_message(log, limit=2_000, lexicon=Lexicon.load()).bare_log

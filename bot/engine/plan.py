@@ -1,11 +1,15 @@
-"""One plan per turn: what the message is (its act) and how it is searched, decided once, before any scoring.
+"""One plan per turn: every decision about the turn, made once, before any scoring (:class:`bot.records.Plan`).
 
-A turn is read (:class:`bot.engine.message.Message`), its cheap features computed (:class:`TurnFeatures`: the word
-lists of :mod:`bot.engine.case`, the message's own words against the off-topic questions, the section they point to
-and the section shown), its act decided (:func:`act_of`) and the plan built from the act (:func:`plan`). Scoring,
-ranking and judging then run once on the plan; nothing downstream changes the act, the sections left out or the
-tier's bounds. The retry rule lives here only: a message that says the fix failed never leads with a section an
-earlier turn led with, in this case or an earlier one.
+A turn is read (:class:`bot.engine.message.Message`); what the reply is when it is no search is decided first
+(:func:`reply_of`: empty, a clicked section, nothing to retry, thanks, a greeting, small talk, a person). A searched
+turn's cheap features are computed (:class:`TurnFeatures`: the word lists' reading of :mod:`bot.engine.case` as
+``rule_move``, the message's own words against the off-topic questions, the section they point to and the section
+shown), its act decided (:func:`act_of`, weighed against a learned model's :class:`Proposal` by :func:`decide_act`)
+and the plan built from the act (:func:`plan`): how it is searched, what may be shown, the tier's bounds, whether a
+clarifying question may be asked, what the turn records, whether a person is offered, the reply's language.
+Scoring, ranking, judging, the conversation, the reply's composition and the edges read the plan's fields; none of
+them reads the message's words again. The retry rule lives here only: a message that says the fix failed never leads
+with a section an earlier turn led with, in this case or an earlier one.
 
     >>> case = Case(search="loss nan", problem=frozenset({"NaN"}), shown=("faq#nan",), best="faq#nan", led=("faq#oom", "faq#nan"))
     >>> p = plan(read("没用", failed=True, not_helpful=True), case, Reading(rule_move="retry"))
@@ -17,7 +21,8 @@ earlier turn led with, in this case or an earlier one.
     >>> plan(read("显存不足怎么办"), Case(), Reading(rule_move="new")).act
     'new'
 
-:func:`act_of` is a function of a frozen record of features, so a learned act model can replace it as it is.
+:func:`act_of` is a function of a frozen record of features; a learned act model reads the same record and only
+proposes (:func:`decide_act` decides).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, get_args
 
 from bot.engine.message import Cues, Message
-from bot.records import Act, Case, Move, Tier
+from bot.records import Act, Case, Move, Plan, ReplyKind, Tier, TurnFeatures
 
 ACTS: tuple[Act, ...] = get_args(Act)
 # How each act moves the case (Answer.move, read by the reply). "leave" is decided with the message's form.
@@ -48,8 +53,6 @@ FOLLOW_UP_OWN_WEIGHT = 2.0
 SETTING_FOLLOW_UP_WEIGHT = 0.5
 SETTING_ONLY_TOKENS = 6
 MAX_LED = 30  # section keys an earlier turn led with, remembered per conversation
-
-_TIER_ORDER: dict[Tier, int] = {"none": 0, "tentative": 1, "answer": 2}
 
 
 @dataclass(frozen=True)
@@ -80,28 +83,6 @@ class Reading:
     shown_similarity: float = 0.0
     other_similarity: float = 0.0
     asks_more: bool = False  # a question about the answer shown rather than a report (case.move_on_the_lead)
-
-
-@dataclass(frozen=True)
-class TurnFeatures:
-    """The features an act is decided from (a frozen record: a learned model reads the same)."""
-
-    open_case: bool
-    rule_move: Move  # the word lists' reading (bot.engine.case.move_of)
-    failed: bool  # says the fix shown did not work ("没用", "still OOM after allow_growth")
-    not_helpful: bool  # only that ("没用", "that didn't help")
-    elliptical: bool  # only makes sense with the case ("那多机呢？") or points back into it ("那三个 FLAGS")
-    new_topic: bool  # "unrelated: …", "另外一个问题"
-    is_log: bool
-    shows_environment: bool  # versions, GPUs, packages pasted
-    asks_more: bool
-    foreign: bool  # names a framework or device the documents do not cover
-    foreign_product: bool  # asks about a product the documents do not cover, naming no problem
-    margin: float
-    own_lead_shown: bool  # the message's own words rank a section the case led with first
-    own_lead_asked_shown: bool  # and among the sections a follow-up is ranked in
-    shown_similarity: float
-    other_similarity: float
 
 
 def features_of(message: Message, case: Case, reading: Reading) -> TurnFeatures:
@@ -165,89 +146,180 @@ def act_of(f: TurnFeatures) -> Act:
     return "report"
 
 
-class ActModel(Protocol):
-    """A learned act decider (:class:`bot.engine.acts.ActModel`): the plan's act of an open case's turn from its
-    features and the message's own e5 vector."""
+# ---------------------------------------------------------------- the learned act model's proposal
 
-    def act(self, features: TurnFeatures, vector: Any, message: Message, case: Case) -> Act: ...
+# The labellers' acts (eval/acts/README.md) as plan acts: a label's family, the first used when the rule's act is not
+# in it. A label answered before the engine (thanks, person) keeps the rule's act.
+FAMILY: dict[str, tuple[Act, ...]] = {
+    "detail": ("detail", "follow_up"),
+    "failed_fix": ("failed_fix", "report"),
+    "new_covered": ("switch",),
+    "new_uncovered": ("leave",),
+    "environment": ("environment",),
+}
+# The model's proposal is taken only when it is this sure of its label, and never where the rule reads a failed fix
+# or a report (the retry rule's turns, 0.96 right by the rule on the labelled turns): on the project's own
+# conversations an unguarded model lowered hit@3 and led a retry conversation with its previous answer more often.
+MIN_PROBABILITY = 0.8
+RULE_KEPT: frozenset[Act] = frozenset({"failed_fix", "report"})
 
 
 @dataclass(frozen=True)
-class Plan:
-    """The turn, decided once: its act and how it is searched, what may be shown and how sure it may be.
+class Proposal:
+    """What a learned act model proposes for an open case's turn: a labeller's act and how sure it is of it (among
+    the labels the engine answers)."""
 
-    ``search``: the message's own search text; ``joined``: the message's words before the case's ("" when the
-    message is searched alone); ``title``: a long new post's first line ("" otherwise); ``own_weight``: the own
-    words against the joined ones; ``exclude``: sections never shown; ``answer_bearing``: only sections that answer
-    on their own; ``not_lead``: sections that may follow but not lead; ``frameworks``: only sections of these frameworks (empty: any); ``prefer``: sections of these
-    frameworks first; ``cover``: sections covering this new setting, when any does; ``focus``: the shown section a
-    detail is about ("" otherwise); ``floor``/``cap``: the tier's bounds for the judge.
+    label: str
+    probability: float
+
+
+class ActModel(Protocol):
+    """A learned act model (:class:`bot.engine.acts.ActModel`): a proposal for an open case's turn from its features
+    and the message's own e5 vector. An input of the plan; :func:`decide_act` decides."""
+
+    def propose(self, features: TurnFeatures, vector: Any, message: Message, case: Case) -> Proposal: ...
+
+
+def plan_act(label: str, rule: Act) -> Act:
+    """The plan's act for a labeller's label: the rule's own act when it is in the label's family, else the family's
+    first (a label answered before the engine keeps the rule's act).
+
+    >>> plan_act("failed_fix", "report"), plan_act("failed_fix", "detail"), plan_act("new_covered", "new")
+    ('report', 'failed_fix', 'switch')
     """
+    family = FAMILY.get(label)
+    if family is None:
+        return rule
+    return rule if rule in family else family[0]
 
-    act: Act
-    move: Move
-    search: str = ""
-    joined: str = ""
-    title: str = ""
-    own_weight: float = 1.0
-    exclude: tuple[str, ...] = ()
-    not_lead: tuple[str, ...] = ()
-    answer_bearing: bool = False
-    frameworks: frozenset[str] = frozenset()
-    prefer: frozenset[str] = frozenset()
-    cover: frozenset[str] = frozenset()
-    focus: str = ""
-    named: frozenset[str] = frozenset()
-    problem: frozenset[str] = frozenset()
-    setting: frozenset[str] = frozenset()
-    says_failed: bool = False
-    floor: Tier | None = None
-    cap: Tier | None = None
-    features: TurnFeatures | None = None
 
-    def bound(self, tier: Tier) -> Tier:
-        """The judge's tier within the plan's bounds.
+def decide_act(rule: Act, proposal: Proposal | None) -> Act:
+    """The turn's act from the rule's (:func:`act_of`) and a learned model's proposal, if any: the proposal's when the
+    model is sure (:data:`MIN_PROBABILITY`) and the rule does not read a failed fix or a report (:data:`RULE_KEPT`).
 
-        >>> Plan("failed_fix", "retry", floor="tentative", cap="tentative").bound("answer")
-        'tentative'
-        >>> Plan("report", "retry", floor="tentative").bound("none"), Plan("new", "new").bound("none")
-        ('tentative', 'none')
-        """
-        if self.floor is not None and _TIER_ORDER[tier] < _TIER_ORDER[self.floor]:
-            tier = self.floor
-        if self.cap is not None and _TIER_ORDER[tier] > _TIER_ORDER[self.cap]:
-            tier = self.cap
-        return tier
+    >>> decide_act("detail", Proposal("new_uncovered", 0.9)), decide_act("detail", Proposal("new_uncovered", 0.5))
+    ('leave', 'detail')
+    >>> decide_act("failed_fix", Proposal("detail", 0.99)), decide_act("switch", None)
+    ('failed_fix', 'switch')
+    """
+    if proposal is None or rule in RULE_KEPT or proposal.probability < MIN_PROBABILITY:
+        return rule
+    return plan_act(proposal.label, rule)
+
+
+# ---------------------------------------------------------------- the reply, before any search
+
+# A message that is not a question (bot.engine.intents) is answered as such.
+REPLY_OF_INTENT: dict[str, ReplyKind] = {
+    "thanks": "thanks",
+    "greeting": "greeting",
+    "small_talk": "small_talk",
+    "human": "person",
+}
+UNSEARCHED: tuple[ReplyKind, ...] = (
+    "empty",
+    "section",
+    "nothing_to_retry",
+    "thanks",
+    "greeting",
+    "small_talk",
+    "person",
+)
+
+
+def reply_of(message: Message, case: Case, *, section: bool = False) -> ReplyKind | None:
+    """What the reply is when it is not a search, in this order, else None (the engine searches):
+
+    1. an empty message: a friendly prompt (not a turn);
+    2. exactly a section key (``section``: a clicked suggestion or clarification option): that section;
+    3. "没用" with no open case: nothing to retry;
+    4. thanks, a greeting, small talk, "转人工": answered as such (not a search, nothing recorded).
+
+    >>> reply_of(read("  "), Case()), reply_of(read("没用", not_helpful=True), Case())
+    ('empty', 'nothing_to_retry')
+    >>> reply_of(read("没用", not_helpful=True), Case(search="oom")) is None
+    True
+    """
+    if not message.stripped:
+        return "empty"
+    if section:
+        return "section"
+    if message.cues.not_helpful and not case.is_open:
+        return "nothing_to_retry"
+    if not message.cues.not_helpful and message.intent is not None:
+        return REPLY_OF_INTENT.get(message.intent, "small_talk")
+    return None
+
+
+def _unsearched(kind: ReplyKind, message: Message, case: Case, section_language: str, features) -> Plan:
+    """The plan of a turn the engine does not search: its reply kind and language; a clicked section is a detail of
+    the case (its reply shows that section; the case remembers it as shown and best)."""
+    if kind == "empty":
+        language = case.language or message.language  # not a turn: the conversation's language
+    elif kind == "section":
+        language = case.language or section_language
+    else:
+        language = message.language
+    act: Act = "detail" if kind == "section" else "new"
+    return Plan(
+        act=act,
+        move=MOVE_OF_ACT[act],
+        reply=kind,
+        language=language,
+        says_failed=message.cues.failed and case.is_open,
+        features=features,
+    )
+
+
+# ---------------------------------------------------------------- the plan
 
 
 def plan(
     message: Message,
     case: Case,
-    reading: Reading,
+    reading: Reading | None = None,
     *,
+    turn: bool = False,
+    section: bool = False,
+    section_language: str = "",
     exclude: tuple[str, ...] = (),
     title: str = "",
     act: Act | None = None,
     model: ActModel | None = None,
     vector: Any = None,
 ) -> Plan:
-    """The plan of one message in its case (``reading``: what the engine read cheaply, :class:`Reading`;
-    ``exclude``: sections the caller leaves out; ``title``: the message's first line when it reads as one;
-    ``act``: decided elsewhere instead of :func:`act_of`; ``model``: a learned act model, asked for an open case's
-    turn with the message's own e5 ``vector`` (:mod:`bot.engine.acts`); the rule decides without one).
+    """The plan of one message in its case: every decision about the turn, made here once.
+
+    ``reading``: what the engine read cheaply (:class:`Reading`; None when the reply is not a search: it is not
+    needed then); ``turn``: a conversation's turn, whose reply may be no search (:func:`reply_of`; a question asked
+    alone, by the evaluation or the CLI, is always searched); ``section``: the message is exactly a section key
+    (``section_language``: that section's);
+    ``exclude``: sections the caller leaves out; ``title``: the message's first line when it reads as one; ``act``:
+    decided elsewhere instead of :func:`act_of`; ``model``: a learned act model, whose :class:`Proposal` for an open
+    case's turn (with the message's own e5 ``vector``) :func:`decide_act` weighs against the rule's act.
 
     >>> class Says:
-    ...     def act(self, features, vector, message, case): return "leave"
+    ...     def propose(self, features, vector, message, case): return Proposal("new_uncovered", 0.9)
     >>> case = Case(search="oom", shown=("faq#oom",), best="faq#oom")
     >>> plan(read("那多机呢？", follow_up=True), case, Reading(rule_move="follow_up"), model=Says(), vector=[0.0]).act
     'leave'
-    >>> plan(read("显存不足"), Case(), Reading(rule_move="new"), model=Says(), vector=[0.0]).act  # no case: a first turn
+    >>> plan(read("显存不足"), Case(), Reading(rule_move="new"), model=Says(), vector=[0.0]).act  # a first turn
     'new'
+    >>> plan(read("谢谢", intent="thanks"), case, turn=True).reply, plan(read(""), case, turn=True).reply
+    ('thanks', 'empty')
     """
-    features = features_of(message, case, reading)
-    if act is None and model is not None and vector is not None and case.is_open:
-        act = model.act(features, vector, message, case)
-    act = act or act_of(features)
+    features = features_of(message, case, reading) if reading is not None else None
+    unsearched = reply_of(message, case, section=section) if turn else None
+    if unsearched is not None:
+        return _unsearched(unsearched, message, case, section_language, features)
+    if features is None or reading is None:
+        raise ValueError("a searched turn is planned from its reading (Engine.reading)")
+    if act is None:
+        rule = act_of(features)
+        proposal = None
+        if model is not None and vector is not None and case.is_open:
+            proposal = model.propose(features, vector, message, case)
+        act = decide_act(rule, proposal)
     move: Move = MOVE_OF_ACT[act]
     if act == "leave" and features.elliptical:
         move = "follow_up"  # "what about PyTorch?": the case's problem, in a setting the documents do not cover
@@ -307,9 +379,18 @@ def plan(
         # Its words name no other problem, or are about the fix that failed rather than another section: the next
         # candidate is a guess ("that did not help, still uses GPU 0" is not an out-of-memory question).
         cap = "tentative"
+    # "Didn't help" is recorded only when the user says it, about what the case showed; it offers a person too.
+    records_failure = failed and bool(case.shown)
+    language = message.language
+    if message.bare_log and case.language in ("zh", "en"):
+        language = case.language  # a log without the user's words: the conversation's language (issue 35)
     return Plan(
         act=act,
         move=move,
+        # A report without a failure word ("ping 是通的") or a new question read as one ("Keras model.fit does not
+        # use my GPU") is answered as a question: no apology for what the user never said.
+        reply="retry" if act == "failed_fix" else "answer",
+        language=language,
         search=search,
         joined=f"{search}\n{case.search}" if move in ("follow_up", "retry") else "",
         title=title if move in ("new", "switch") else "",
@@ -327,11 +408,18 @@ def plan(
         says_failed=failed,
         floor="tentative" if move == "retry" else None,  # the user asked for the next candidate: show it as doubtful
         cap=cap,
+        continues=move in ("follow_up", "retry"),  # judged as a turn of its case (the follow-up model, when fitted)
+        clarify=move in ("new", "switch") and not case.clarified,  # a clarifying question, never two in a row
+        records_failure=records_failure,
+        records_question=not cues.not_helpful,  # anything else the user types is a question of its own
+        restates_case=move in ("follow_up", "retry") and cues.not_helpful,
+        offers_person=records_failure,
+        shows_signature=move != "retry",  # the next candidate is for the case, not for the log's error line
         features=features,
     )
 
 
-def read(text: str, **cues: bool) -> Message:
+def read(text: str, intent: str | None = None, **cues: bool) -> Message:
     """A message record for examples and tests: ``text`` with the given cues, nothing else read.
 
     >>> read("没用", not_helpful=True).cues.not_helpful
@@ -348,9 +436,21 @@ def read(text: str, **cues: bool) -> Message:
         search_text=text,
         tokens=(),
         subjects=frozenset(),
-        intent=None,
+        intent=intent,
         cues=Cues(**cues),
     )
 
 
-__all__ = ["ACTS", "ActModel", "Plan", "Reading", "TurnFeatures", "act_of", "features_of", "plan"]
+__all__ = [
+    "ACTS",
+    "ActModel",
+    "Plan",
+    "Proposal",
+    "Reading",
+    "TurnFeatures",
+    "act_of",
+    "decide_act",
+    "features_of",
+    "plan",
+    "reply_of",
+]

@@ -4,7 +4,8 @@ A question about PyTorch, a Jetson board or PaddleOCR can be *worded* like a
 knowledge-base section (same error words, same "out of memory") and still not be
 answered by it. The subjects a question names — frameworks, products, operating
 systems, hardware, tools, error identifiers — come from a reviewed lexicon
-(``bot/data/subjects.toml``); a section covers a subject when its own text names it.
+(``bot/data/subjects.toml``, and a company's ``seeds/domain.toml``: the :class:`bot.kb.domain.Domain`); a section
+covers a subject when its own text names it.
 
     >>> lex = Lexicon.load()
     >>> sorted(lex.find("PaddleOCR 在 Jetson Nano 上推理很慢"))
@@ -22,16 +23,10 @@ a substring test.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterable
-from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 
-from bot.kb.vocabulary import use_vocabulary, words
+from bot.kb.domain import Domain, Subject, shipped
 
-LEXICON_FILE = Path(__file__).parents[1] / "data" / "subjects.toml"
-SEEDS_VOCABULARY = "vocabulary.toml"  # seeds/vocabulary.toml: a company's word lists, replacing the shipped ones
 MAX_NGRAM = 4
 # Subjects whose absence from the cited section makes an answer doubtful on its own:
 # a fix for another framework, product, OS or device rarely carries over.
@@ -39,20 +34,11 @@ FOREIGN_CATEGORIES = ("framework", "product", "os", "hardware", "tool", "feature
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-_LINUX = words("linux_named")  # bot/data/vocabulary.toml
 # Sentence ends: a run of end marks followed by a space or the end, or one CJK mark or newline (a dot inside
 # "libnccl.so" is not one). The run is matched only from its first mark (look-behind) and never given back
 # (possessive ``++``): a long run of "?" not followed by a space is then scanned once, not once per position
 # (quadratic: 50,000 "?" took 29 s with the GIL held).
 _SENTENCE = re.compile(r"(?<![.。;；!！?？\n])[.。;；!！?？\n]++(?:\s|$)|[。；！？\n]")
-
-
-@dataclass(frozen=True)
-class Subject:
-    name: str
-    category: str
-    aliases: tuple[str, ...]
-    implies: tuple[str, ...] = ()
 
 
 def _pieces(text: str) -> tuple[str, ...]:
@@ -62,8 +48,9 @@ def _pieces(text: str) -> tuple[str, ...]:
 class Lexicon:
     """Subjects and their aliases; :meth:`find` lists the subjects a text names."""
 
-    def __init__(self, subjects: Iterable[Subject]) -> None:
+    def __init__(self, subjects: Iterable[Subject], linux: re.Pattern[str] | None = None) -> None:
         self.subjects = {s.name: s for s in subjects}
+        self._linux = linux or shipped().word("linux_named")  # Linux named beside another OS (vocabulary.toml)
         self._latin: dict[tuple[str, ...], set[str]] = {}
         self._cjk: list[tuple[str, str]] = []
         for subject in self.subjects.values():
@@ -77,8 +64,23 @@ class Lexicon:
         self._lengths = sorted({len(k) for k in self._latin})
 
     @classmethod
-    def load(cls, path: Path = LEXICON_FILE) -> Lexicon:
-        return _load(path)
+    def load(cls) -> Lexicon:
+        """The lexicon of the shipped domain (a knowledge base without subjects of its own, and the doctests)."""
+        return cls.of(shipped())
+
+    @classmethod
+    def of(cls, domain: Domain) -> Lexicon:
+        """The lexicon of ``domain``'s subjects (built once per domain)."""
+        return _of(domain)
+
+    def name(self, subject: str, language: str) -> str:
+        """A subject as a page in ``language`` names it: its name in that language, else its English name.
+
+        >>> Lexicon.load().name("multi-machine", "zh"), Lexicon.load().name("multi-machine", "en")
+        ('多机', 'multi-machine')
+        """
+        found = self.subjects.get(subject)
+        return dict(found.names).get(language, subject) if found else subject
 
     def category(self, name: str) -> str:
         subject = self.subjects.get(name)
@@ -101,7 +103,7 @@ class Lexicon:
             alone = set()
             for sentence in _SENTENCE.split(text):
                 named = {n for n in self._find(sentence) if n in oses}
-                listed = len(named) + bool(_LINUX.search(sentence))  # Linux is the default, not a subject
+                listed = len(named) + bool(self._linux.search(sentence))  # Linux is the default, not a subject
                 (in_lists if listed >= 2 else alone).update(named)
             found -= in_lists - alone
         return found
@@ -123,45 +125,16 @@ class Lexicon:
         return found
 
 
-def use_seeds_vocabulary(seeds_dir: Path) -> Path | None:
-    """Use the knowledge base's own word lists, ``seeds/vocabulary.toml`` (its lists replace the shipped lists
-    of the same name, :func:`bot.kb.vocabulary.use_vocabulary`), or the shipped ones alone when it has none.
-
-    Called where the seeds are chosen (every ``python -m bot`` command, the app's start, a live rebuild), before
-    the index is built or opened: the section facts stored by the build were computed with the lists in use, and
-    the engine recomputes them when its lists differ. Returns the file used; a bad file raises ValueError naming
-    it and the fix.
-
-    >>> use_seeds_vocabulary(Path("/nonexistent")) is None
-    True
-    """
-    path = Path(seeds_dir) / SEEDS_VOCABULARY
-    chosen = path if path.is_file() else None
-    use_vocabulary(chosen)
-    return chosen
+_LEXICONS: dict[int, tuple[Domain, Lexicon]] = {}
 
 
-@lru_cache(maxsize=4)
-def _load(path: Path) -> Lexicon:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-        subjects = [
-            Subject(
-                str(row["name"]),
-                str(row["category"]),
-                tuple(str(a).lower() for a in row["aliases"]),
-                tuple(str(i) for i in row.get("implies", ())),
-            )
-            for row in data.get("subject", [])
-        ]
-    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
-        raise ValueError(
-            f"{path}: not a subject lexicon ({exc}); each [[subject]] needs name, category, aliases"
-        ) from None
-    unknown = {i for s in subjects for i in s.implies} - {s.name for s in subjects}
-    if unknown:
-        raise ValueError(f"{path}: 'implies' names unknown subjects {sorted(unknown)}; add them or fix the spelling")
-    return Lexicon(subjects)
+def _of(domain: Domain) -> Lexicon:
+    # Keyed by identity, the domain kept alive beside its lexicon: a Domain holds compiled patterns (not hashable
+    # cheaply), and load_domain returns the same object for the same files.
+    found = _LEXICONS.get(id(domain))
+    if found is None or found[0] is not domain:
+        found = _LEXICONS[id(domain)] = (domain, Lexicon(domain.subjects, domain.word("linux_named")))
+    return found[1]
 
 
 def document_frameworks(lexicon: Lexicon, sources: list[str], found: list[set[str]]) -> dict[str, frozenset[str]]:

@@ -12,8 +12,7 @@ Layout::
         dense.faiss      exact inner product, or HNSW above ``hnsw_threshold`` vectors
         bm25/            bm25s index over section texts (+ metadata)
         meta.json        curated bilingual metadata per section
-        facts.json       what never changes about each section (subjects, OS, eras, …), computed by the
-                         engine's hook (:class:`FactsHook`); its version is in the manifest
+        facts.json       what never changes per section (subjects, OS, eras, …), by :class:`FactsHook` (versioned)
         section_vectors.npy  per section, the normalised mean of its keys' vectors
 
 A build writes a new generation in ``.tmp-*`` and only then points ``CURRENT``
@@ -23,14 +22,12 @@ The generation it replaces is kept until the next build: a reader that read
 than two builds finds its generation gone and loads again from ``CURRENT``, once.
 
 Why one module of ~700 lines: it is the on-disk format, written and read in one place, so a field added to a
-generation is added to its writer, its reader and its checks together (the English keys built for sections without
-curated phrasings are keys of this format, so they are built here too).
+generation is added to its writer, its reader and its checks together (the English keys are keys of this format).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import fcntl
 import hashlib
 import json
 import os
@@ -40,17 +37,19 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
+from bot.kb.disk import BuildLock, fsync_dir, fsync_write
+from bot.kb.domain import SEEDS_DOMAIN, Domain, load_domain, shipped
 from bot.kb.embed import Embedder
 from bot.kb.formats import CACHE_DIR, ConversionCache
 from bot.kb.meta import META_DIR, MetaProblem, SectionMeta, load_meta
-from bot.kb.parse import document_paths, parse_folder
+from bot.kb.parse import document_paths, parse_folder, section_of_row
 from bot.kb.tokenize import detect_language, tokenize
 from bot.records import Section
 from bot.settings import Settings
@@ -91,7 +90,7 @@ class Key:
     section: int
     kind: str  # "chunk" | "heading" | "meta" | "derived" (English built from a Chinese section's own text)
     text_hash: str
-    language: str = "zh"  # "zh" or "en": abstention compares like with like (see bot.engine.retrieve)
+    language: str = "zh"  # "zh" or "en": abstention compares like with like (see bot.engine.scores.margin)
 
 
 class FactsHook(Protocol):
@@ -116,6 +115,8 @@ class KnowledgeIndex:
     path: Path
     facts: list[dict] | None = None  # facts.json's rows (None: built without the engine's hook, or before it)
     section_vectors: np.ndarray | None = None  # per section, the normalised mean of its keys' vectors
+    # The seeds' domain (bot.kb.domain), loaded once where the index is opened: what the engine's rules read.
+    domain: Domain = field(default_factory=shipped)
 
     # Derived once per loaded index, on first use by a query.
     @cached_property
@@ -166,6 +167,9 @@ def source_hashes(seeds_dir: Path) -> dict[str, str]:
         for p in sorted(meta_dir.rglob("*.toml")):
             if p.is_file() and not p.is_symlink():  # links are skipped by load_meta too
                 hashes[p.relative_to(seeds_dir).as_posix()] = _sha256(p.read_bytes())
+    own_domain = seeds_dir / SEEDS_DOMAIN  # its FAQ fields decide how the documents are split
+    if own_domain.is_file() and not own_domain.is_symlink():
+        hashes[SEEDS_DOMAIN] = _sha256(own_domain.read_bytes())
     return hashes
 
 
@@ -272,38 +276,6 @@ def _cut(text: str) -> str:
 # ---------------------------------------------------------------- writing
 
 
-def _fsync_write(path: Path, data: bytes) -> None:
-    with open(path, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-class _BuildLock:
-    """One builder at a time per index folder (a crashed builder's lock dies with it)."""
-
-    def __init__(self, index_dir: Path) -> None:
-        self.path = index_dir / ".lock"
-
-    def __enter__(self) -> _BuildLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle = open(self.path, "a+")
-        fcntl.flock(self._handle, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        fcntl.flock(self._handle, fcntl.LOCK_UN)
-        self._handle.close()
-
-
 def _unit_rows(vectors: np.ndarray) -> bool:
     return bool(np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3))
 
@@ -396,10 +368,12 @@ def build_index(
     embedder: Embedder,
     *,
     facts: FactsHook | None = None,
+    domain: Domain | None = None,
     progress: bool = False,
     after_step: Callable[[str], None] | None = None,
 ) -> BuildReport:
     """seeds/ -> a new index generation, switched in atomically.
+    ``domain`` (default: the seeds' own) decides how the documents are split into sections and fields.
 
     ``facts`` computes what never changes about each section (``bot.engine.facts.build`` passes the engine's;
     without it the index holds no facts, and the engine refuses it). ``after_step`` is called with a step
@@ -413,7 +387,7 @@ def build_index(
         raise FileNotFoundError(f"Seeds folder {seeds_dir}/ does not exist; create it and add .md/.txt documents")
     step = after_step or (lambda name: None)
     index_dir.mkdir(parents=True, exist_ok=True)
-    with _BuildLock(index_dir):
+    with BuildLock(index_dir):
         for leftover in index_dir.glob(".tmp-*"):  # a crashed build's generation folder or pointer file
             if leftover.is_dir():
                 shutil.rmtree(leftover, ignore_errors=True)
@@ -421,9 +395,14 @@ def build_index(
                 leftover.unlink(missing_ok=True)
         hashes = source_hashes(seeds_dir)
         hashes[BACKGROUND_SOURCE] = _sha256(BACKGROUND_FILE.read_bytes())
+        domain = domain or load_domain(seeds_dir)
         converted = ConversionCache(index_dir / CACHE_DIR)  # index/converted/: by content hash, beside generations
         sections, errors = parse_folder(
-            seeds_dir, max_bytes=settings.max_seed_bytes, max_sections=settings.max_seed_sections, cache=converted
+            seeds_dir,
+            max_bytes=settings.max_seed_bytes,
+            max_sections=settings.max_seed_sections,
+            cache=converted,
+            faq=domain.faq,
         )
         converted.prune()
         if progress and converted.summary():
@@ -464,7 +443,7 @@ def build_index(
         import faiss
 
         faiss.write_index(_make_dense(vectors, settings), str(tmp / "dense.faiss"))
-        _fsync_write(tmp / "background.json", json.dumps(background_hashes).encode())
+        fsync_write(tmp / "background.json", json.dumps(background_hashes).encode())
         owners = np.fromiter((k.section for k in keys), dtype=np.int64, count=len(keys))
         for name, array in (
             ("vectors.npy", vectors),
@@ -477,18 +456,18 @@ def build_index(
         corpus = [tokenize(section_documents(s, meta.get(s.key))) or ["\u2205"] for s in sections]
         bm25.index(corpus or [["\u2205"]], show_progress=False)
         bm25.save(str(tmp / "bm25"))
-        _fsync_write(
+        fsync_write(
             tmp / "sections.json", json.dumps([dataclasses.asdict(s) for s in sections], ensure_ascii=False).encode()
         )
-        _fsync_write(
+        fsync_write(
             tmp / "keys.json", json.dumps([[k.section, k.kind, k.text_hash, k.language] for k in keys]).encode()
         )
-        _fsync_write(
+        fsync_write(
             tmp / "meta.json",
             json.dumps({key: dataclasses.asdict(m) for key, m in meta.items()}, ensure_ascii=False).encode(),
         )
         if fact_rows is not None:
-            _fsync_write(tmp / FACTS_FILE, json.dumps(fact_rows, ensure_ascii=False).encode())
+            fsync_write(tmp / FACTS_FILE, json.dumps(fact_rows, ensure_ascii=False).encode())
         step("written")
         manifest = {
             "format": FORMAT_VERSION,
@@ -512,8 +491,8 @@ def build_index(
             },
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
-        _fsync_write(tmp / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=1).encode())
-        _fsync_dir(tmp)
+        fsync_write(tmp / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=1).encode())
+        fsync_dir(tmp)
         generation = f"gen-{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
         os.rename(tmp, index_dir / generation)
         step("renamed")
@@ -522,9 +501,9 @@ def build_index(
         except IndexProblem:
             previous = ""
         pointer_tmp = index_dir / f".tmp-{CURRENT}-{uuid.uuid4().hex[:6]}"
-        _fsync_write(pointer_tmp, generation.encode())
+        fsync_write(pointer_tmp, generation.encode())
         os.replace(pointer_tmp, index_dir / CURRENT)
-        _fsync_dir(index_dir)
+        fsync_dir(index_dir)
         step("switched")
         for old in index_dir.glob("gen-*"):
             if old.name not in (generation, previous):  # a reader may still be opening the previous one
@@ -654,11 +633,10 @@ def _load_files(
         path = gen / name
         if not path.is_file() or _sha256(path.read_bytes()) != digest:
             raise IndexCorrupt(f"{path} is missing or corrupt (checksum mismatch). {BUILD_FIX}")
+    domain = load_domain(settings.seeds_dir)
     try:
-        sections = [
-            Section(**{**row, "path": tuple(row["path"]), "fields": tuple(tuple(f) for f in row["fields"])})
-            for row in json.loads((gen / "sections.json").read_text(encoding="utf-8"))
-        ]
+        rows = json.loads((gen / "sections.json").read_text(encoding="utf-8"))
+        sections = [section_of_row(row, domain.faq) for row in rows]
         keys = [
             Key(int(s), str(k), str(h), str(lang))
             for s, k, h, lang in json.loads((gen / "keys.json").read_text(encoding="utf-8"))
@@ -706,4 +684,4 @@ def _load_files(
         raise IndexCorrupt(
             f"{gen / 'section_vectors.npy'} has shape {per_section.shape}, expected ({len(sections)}, {dim}). {BUILD_FIX}"
         )
-    return KnowledgeIndex(sections, keys, dense, bm25, meta, background, manifest, gen, facts, per_section)
+    return KnowledgeIndex(sections, keys, dense, bm25, meta, background, manifest, gen, facts, per_section, domain)

@@ -11,7 +11,14 @@ Worked example::
 Lines starting with ``#`` inside fenced code are code, text above the first
 heading belongs to a section named after the document title (front matter
 ``title:``, else the first H1, else the file name), and FAQ fields such as
-``+ 解决方法：`` or ``- 问：`` are recognised so a reply can put the fix first.
+``+ 解决方法：``, ``**A:**`` or a ``### Solution`` sub-heading are recognised so a reply can put the fix first.
+Which names are fields, and which of them hold the fix, is the domain's (:class:`bot.kb.domain.Faq`)::
+
+    >>> from bot.kb.domain import Faq
+    >>> faq = Faq(fields=("Problem", "Solution"), fix=("Solution",))
+    >>> doc = "# FAQ\\n## Widget hangs\\n### Problem\\nIt hangs.\\n### Solution\\nRestart it.\\n"
+    >>> [(s.heading, s.fields, s.roles) for s in parse_text(doc, "faq.md", faq=faq)]
+    [('Widget hangs', (('Problem', 'It hangs.'), ('Solution', 'Restart it.')), (('Solution', 'fix'),))]
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import re
 import stat
 from pathlib import Path
 
+from bot.kb.domain import Faq, shipped
 from bot.kb.formats import CONVERTED_SUFFIXES, ConversionCache, Unreadable, place, read_document
 from bot.records import Section
 
@@ -32,27 +40,6 @@ DOCUMENT_SUFFIXES = (".md", ".markdown", ".txt", *CONVERTED_SUFFIXES)
 MAX_SEED_BYTES = 5_000_000
 MAX_SEED_SECTIONS = 5_000
 
-FIELD_NAMES = (
-    "问题描述",
-    "问题详情",
-    "报错输出",
-    "报错信息",
-    "问题分析",
-    "报错分析",
-    "解决方法",
-    "解决办法",
-    "问题解答",
-    "问题拓展",
-    "答复",
-    "版本号",
-    "标签",
-    "关键字",
-    "问",
-    "答",
-)
-# Fields that hold the fix, in the order a reply should prefer them.
-FIX_FIELDS = ("解决方法", "解决办法", "答复", "问题解答", "答")
-
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*$")
 _CLOSING_HASHES = re.compile(r"[ \t]+#+$")
@@ -60,7 +47,6 @@ _LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
 _HTML_TAG = re.compile(r"<[^<>\n]{0,200}>")
 _EMPHASIS = re.compile(r"(\*\*|__|\*|`)")
 _SPACES = re.compile(r"\s+")
-_FIELD = re.compile(r"^\s{0,4}[+\-*]\s*(" + "|".join(FIELD_NAMES) + r")\s*[:：]\s?(.*)$")
 _TOC_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s*\[[^\]\n]*\]\(#[^)\n]*\)\s*$")
 _BARE_HASHES = re.compile(r"^ {0,3}#+\s*$")
 _SLUG_DROP = re.compile(r"[^\w]+")
@@ -156,17 +142,21 @@ def _front_matter(lines: list[str], source: str) -> tuple[int, str]:
     raise ParseError(source, "front matter opened with '---' is never closed", 1)
 
 
-def parse_fields(body: str) -> tuple[tuple[str, str], ...]:
-    """Recognise FAQ fields in a section body.
+def parse_fields(body: str, faq: Faq | None = None) -> tuple[tuple[str, str], ...]:
+    """Recognise FAQ fields in a section body (the shipped domain's fields unless ``faq`` names others).
 
     >>> parse_fields("+ 问题描述：显存不足\\n+ 解决方法：\\n\\n减小 batch_size\\n")
     (('问题描述', '显存不足'), ('解决方法', '减小 batch_size'))
+    >>> parse_fields("**q:** Why?\\n**A:** Because.", Faq(fields=("Q", "A"), fix=("A",)))
+    (('Q', 'Why?'), ('A', 'Because.'))
     """
+    faq = faq or shipped().faq
     fields: list[tuple[str, list[str]]] = []
     for line in body.splitlines():
-        match = _FIELD.match(line)
+        match = faq.line.match(line)
         if match:
-            fields.append((match.group(1), [match.group(2)]))
+            name, value = next((n, v) for n, v in zip(match.groups()[::2], match.groups()[1::2]) if n is not None)
+            fields.append((faq.spelled(name), [value]))
         elif fields:
             fields[-1][1].append(line)
     return tuple((name, "\n".join(value).strip()) for name, value in fields)
@@ -178,13 +168,19 @@ def _is_toc(body_lines: list[str]) -> bool:
 
 
 def parse_text(
-    text: str, source: str, *, max_sections: int | None = None, warnings: list[ParseError] | None = None
+    text: str,
+    source: str,
+    *,
+    max_sections: int | None = None,
+    warnings: list[ParseError] | None = None,
+    faq: Faq | None = None,
 ) -> list[Section]:
-    """Split one document's text into sections (see the module docstring).
+    """Split one document's text into sections (see the module docstring); ``faq``: the shipped domain's unless given.
 
     With ``max_sections``, headings past that many are not split off (the document is cut there) and a
     warning naming the file, the count and the setting is added to ``warnings``.
     """
+    faq = faq or shipped().faq
     lines = text.splitlines()
     skip, title = _front_matter(lines, source)
 
@@ -207,6 +203,8 @@ def parse_text(
         heading_match = _HEADING.match(line)
         if heading_match:
             raw_text = _markup_free(heading_match.group(2))
+            if raw_text and headings and faq.heading.match(raw_text):
+                continue  # "### Solution" under a heading: a field of that section (parse_fields), not a section
             if raw_text:  # a bare "#" line is decoration, not a heading
                 headings.append((i, len(heading_match.group(1)), clean_noise(raw_text)))
                 raw_headings[i] = raw_text
@@ -248,6 +246,7 @@ def parse_text(
         used_anchors[slug] = used_anchors.get(slug, 0) + 1
         anchor = slug if used_anchors[slug] == 1 else f"{slug}-{used_anchors[slug]}"
         body = "\n".join(body_lines)
+        fields = parse_fields(body, faq)
         start = head_line + 1 if head_line is not None else content_start + 1
         sections.append(
             Section(
@@ -259,7 +258,8 @@ def parse_text(
                 anchor=anchor,
                 text=body,
                 title=title,
-                fields=parse_fields(body),
+                fields=fields,
+                roles=faq.roles({name for name, _ in fields}),
             )
         )
         return True
@@ -281,6 +281,14 @@ def parse_text(
     return sections
 
 
+def section_of_row(row: dict, faq: Faq) -> Section:
+    """A section as an index's ``sections.json`` stores it (``dataclasses.asdict``). An index built before the
+    fields' roles were stored (issue 41) gets them from ``faq``, the domain the index is opened with."""
+    fields = tuple((str(name), str(value)) for name, value in row["fields"])
+    roles = tuple((str(n), str(r)) for n, r in row["roles"]) if "roles" in row else faq.roles({n for n, _ in fields})
+    return Section(**{**row, "path": tuple(row["path"]), "fields": fields, "roles": roles})
+
+
 def parse_file(
     path: Path,
     source: str | None = None,
@@ -289,6 +297,7 @@ def parse_file(
     max_sections: int | None = None,
     warnings: list[ParseError] | None = None,
     cache: ConversionCache | None = None,
+    faq: Faq | None = None,
 ) -> list[Section]:
     """Parse one file; ``source`` defaults to the file name. A file over ``max_bytes`` raises ParseError unread.
 
@@ -309,8 +318,10 @@ def parse_file(
             converted = read_document(path, max_bytes or MAX_SEED_BYTES, cache)
         except Unreadable as exc:
             raise ParseError(source, str(exc)) from None
-        return place(parse_text(converted.text, source, max_sections=max_sections, warnings=warnings), converted)
-    return parse_text(decode_document(path.read_bytes(), source), source, max_sections=max_sections, warnings=warnings)
+        sections = parse_text(converted.text, source, max_sections=max_sections, warnings=warnings, faq=faq)
+        return place(sections, converted)
+    text = decode_document(path.read_bytes(), source)
+    return parse_text(text, source, max_sections=max_sections, warnings=warnings, faq=faq)
 
 
 def _walk(seeds_dir: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
@@ -362,8 +373,10 @@ def parse_folder(
     max_bytes: int | None = MAX_SEED_BYTES,
     max_sections: int | None = MAX_SEED_SECTIONS,
     cache: ConversionCache | None = None,
+    faq: Faq | None = None,
 ) -> tuple[list[Section], list[ParseError]]:
-    """Parse every document; a broken or oversized file is reported and the others still load."""
+    """Parse every document with the FAQ convention ``faq`` (the shipped one unless given); a broken or oversized
+    file is reported and the others still load."""
     sections: list[Section] = []
     documents, skipped = _walk(seeds_dir)
     errors = [ParseError(path.relative_to(seeds_dir).as_posix(), why) for path, why in skipped]
@@ -371,7 +384,15 @@ def parse_folder(
         source = path.relative_to(seeds_dir).as_posix()
         try:
             sections.extend(
-                parse_file(path, source, max_bytes=max_bytes, max_sections=max_sections, warnings=errors, cache=cache)
+                parse_file(
+                    path,
+                    source,
+                    max_bytes=max_bytes,
+                    max_sections=max_sections,
+                    warnings=errors,
+                    cache=cache,
+                    faq=faq,
+                )
             )
         except ParseError as exc:
             errors.append(exc)

@@ -1,17 +1,17 @@
-"""The domain's word lists (``bot/data/vocabulary.toml``), compiled once into patterns.
+"""The domain's word lists (``bot/data/vocabulary.toml``), compiled into patterns.
 
-Modules name a list and search with it as with a regular expression::
+The :class:`bot.kb.domain.Domain` holds them; modules search with a list as with a regular expression::
 
-    >>> PROBLEM = words("problem")
+    >>> lists = compile_lists(VOCABULARY_FILE)
+    >>> PROBLEM = lists["problem"]
     >>> bool(PROBLEM.search("thanks, but NCCL still fails")), bool(PROBLEM.search("thanks a lot"))
     (True, False)
-    >>> bool(words("linux_only_fix").search("export LD_LIBRARY_PATH=/usr/local/cuda/lib64"))
+    >>> bool(lists["linux_only_fix"].search("export LD_LIBRARY_PATH=/usr/local/cuda/lib64"))
     True
 
 The lists are literal words joined into one alternation per list (escaped; boundaries are single-character
 look-arounds), so matching stays linear whatever a list holds. Another knowledge base brings its own lists:
-:func:`use_vocabulary` reads a file of the same shape and replaces the lists it names; every :class:`Words`
-follows (the patterns are compiled again, once).
+``seeds/vocabulary.toml``, a file of the same shape, replaces the lists it names (:func:`compile_lists`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -28,20 +27,9 @@ VOCABULARY_FILE = Path(__file__).parents[1] / "data" / "vocabulary.toml"
 # What must not touch a word, as a look-around over one character.
 BOUNDARIES = {"word": r"\w", "latin": "[A-Za-z]", "identifier": "[A-Za-z0-9_]"}
 
-_override: Path | None = None
-
 
 class VocabularyError(ValueError):
     """A vocabulary file that cannot be used; the message names the file, the list and the fix."""
-
-
-def use_vocabulary(path: Path | None) -> None:
-    """Lists of ``path`` replace the default ones of the same name (``None``: the default file alone)."""
-    global _override
-    chosen = Path(path) if path is not None else None
-    _compile(chosen)  # a bad file fails here, where it is chosen, not at the first message; the lists in use stay
-    _override = chosen
-    compiled.cache_clear()
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -73,34 +61,9 @@ def _pattern(path: Path, name: str, groups: Any) -> re.Pattern[str]:
     return re.compile("|".join(alternatives), flags)
 
 
-def _compile(override: Path | None) -> dict[str, re.Pattern[str]]:
-    lists = {name: (VOCABULARY_FILE, groups) for name, groups in _read(VOCABULARY_FILE).items()}
+def compile_lists(default: Path, override: Path | None = None) -> dict[str, re.Pattern[str]]:
+    """Every list of ``default``, those of ``override`` replacing the lists of the same name, compiled."""
+    lists = {name: (default, groups) for name, groups in _read(default).items()}
     if override is not None:
         lists.update({name: (override, groups) for name, groups in _read(override).items()})
     return {name: _pattern(path, name, groups) for name, (path, groups) in lists.items()}
-
-
-@lru_cache(maxsize=1)
-def compiled() -> dict[str, re.Pattern[str]]:
-    """Every list of the default file, those of :func:`use_vocabulary`'s file replacing theirs, compiled once."""
-    return _compile(_override)
-
-
-class Words:
-    """One list of the vocabulary, searched like a compiled regular expression."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def search(self, text: str) -> re.Match[str] | None:
-        return compiled()[self.name].search(text)
-
-    def __repr__(self) -> str:
-        return f"Words({self.name!r})"
-
-
-def words(name: str) -> Words:
-    """The list ``name`` of the vocabulary; a name the default file lacks is a mistake in code, raised at once."""
-    if name not in compiled():
-        raise KeyError(f"no list {name!r} in {VOCABULARY_FILE}")
-    return Words(name)

@@ -87,7 +87,7 @@ def event_row(
     """
     if event.kind not in KINDS:
         raise ValueError(f"unknown event kind {event.kind!r}; expected one of {', '.join(KINDS)}")
-    from bot.engine.retrieve import sanitize  # lone surrogates and control characters from pasted logs
+    from bot.engine.read import sanitize  # lone surrogates and control characters from pasted logs
 
     question = sanitize(event.question or "", MAX_QUESTION_CHARS)[0] if keep_text else None
     signature = sanitize(event.signature, MAX_QUESTION_CHARS)[0] if (keep_text and event.signature) else None

@@ -8,5 +8,6 @@ routes' own check (``door``), signed source links and states (``signing``) and J
 transcript to a person (``handoff``) and the start-up that listens at once (``deferred``). ``app.py`` wires
 them together.
 
-May import every other stage; nothing in ``bot`` imports ``web`` except ``bot.cli``.
+May import every other stage but ``fit`` (nothing that serves imports fitting code); nothing in ``bot`` imports ``web``
+except ``bot.cli``.
 """

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from bot.answer.collect import collect_text, missing
 from bot.answer.environment_text import TITLES, describe, sentence, source_name
-from bot.engine.compat import check, table_for
-from bot.engine.environment import read_environment
+from bot.diagnose.compat import check, table_for
+from bot.diagnose.environment import read_environment
 
 SMI = """+-----------------------------------------------------------------------------+
 | NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |

@@ -1,8 +1,8 @@
 """The words: the mismatch in the user's language with its source and fix; 'consistent'; the one command asked."""
 
 from bot.answer.environment_text import ASKS, FIXES, TITLES, describe
-from bot.engine.compat import check, table_from_toml
-from bot.engine.environment import read_environment
+from bot.diagnose.compat import check, table_from_toml
+from bot.diagnose.environment import read_environment
 from fixtures.compat_table import TABLE
 
 

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from markdown_it import MarkdownIt
 
-from bot.answer.conversation import Conversation, is_follow_up, is_not_helpful
+from bot.answer.conversation import Conversation
 from bot.answer.reasons import reason_text
 from bot.answer.reply import (
     TEXTS,
@@ -33,6 +33,8 @@ from bot.answer.reply import (
     user_echo,
     with_scope,
 )
+from bot.engine.case import is_follow_up, is_not_helpful
+from bot.kb.domain import shipped
 from bot.kb.meta import SectionMeta
 from bot.records import Answer, Hit, Reason, Section
 
@@ -71,6 +73,7 @@ def section(
         text=text,
         title=title,
         fields=fields,
+        roles=shipped().faq.roles({name for name, _ in fields}),  # as the parser reads them from the domain
     )
 
 

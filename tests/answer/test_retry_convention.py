@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from bot.answer.conversation import Conversation
-from bot.answer.evaluate_turns import read_conversations
 from bot.answer.texts import text
 from bot.engine.case import says_failed
+from bot.fit.evaluate_turns import read_conversations
 from fixtures import REPO
 from fixtures.engines import hash_engine, repo_seeds_hash_settings
 

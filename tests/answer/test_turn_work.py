@@ -91,12 +91,13 @@ def test_a_clicked_option_runs_no_search(engine, counted, monkeypatch):
     HISTORIES.clear()
     first, talk = take_turn(engine, "训练时显存不足怎么办")
     key = first.options[0]["value"] if first.options else first.reply.shown[-1].hit.section.key
-    asks = _asked(engine, monkeypatch)
+    searched = _searched(engine, monkeypatch)
     for calls in counted.values():
         calls.clear()
-    turned, _ = take_turn(engine, key, conversation=talk)
+    turned, talk = take_turn(engine, key, conversation=talk)
     assert turned.reply.kind == "section" and turned.reply.shown[0].hit.section.key == key
-    assert counted["rank"] == [] and asks == []
+    assert talk.planned is not None and talk.planned.reply == "section"  # the plan says so; nothing is searched
+    assert counted["rank"] == [] and searched == []
 
 
 def _asked(engine, monkeypatch) -> list:
@@ -108,6 +109,19 @@ def _asked(engine, monkeypatch) -> list:
         return ask(engine, *args, **kwargs)
 
     monkeypatch.setattr(engine, "ask", counting)
+    return calls
+
+
+def _searched(engine, monkeypatch) -> list:
+    """Every evidence built (a search's first step), counted."""
+    calls: list = []
+    evidence = type(engine).evidence
+
+    def counting(*args, **kwargs):
+        calls.append(args[0])
+        return evidence(engine, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "evidence", counting)
     return calls
 
 

@@ -8,20 +8,12 @@ import logging
 import numpy as np
 import pytest
 
-from bot.answer.acts_training import train
-from bot.engine.acts import (
-    FEATURE_NAMES,
-    FIX,
-    LABELS,
-    ActModel,
-    acts_path,
-    fit,
-    load_for,
-    read_labelled,
-)
+from bot.engine.acts import FEATURE_NAMES, FIX, LABELS, ActModel, acts_path, load_for
 from bot.engine.calibration import calibration_path
 from bot.engine.plan import features_of
 from bot.engine.retrieve import Engine
+from bot.fit.acts import fit, read_labelled
+from bot.fit.acts_training import train
 from bot.records import Case
 
 
@@ -154,7 +146,7 @@ def test_a_tiny_training_set_is_learned(engine, tmp_path):
     assert model.embedder == engine.embedder.id and len(model.train_hash) == 64
     case = engine.ask("显存不足 out of memory 怎么办").case
     message = engine.read("还是 out of memory，没用")
-    own = engine._scores(message.search_text, tokens=message.tokens)
+    own = engine.scores(message.search_text, tokens=message.tokens)
     features = features_of(message, case, engine.reading(message, case, own))
     assert model.label(features, own.query_vector, message, case) == "failed_fix"
 
@@ -186,3 +178,17 @@ def test_the_shipped_training_file_reads_and_both_labellers_agree():
     labels = [t["act"] for c in ours for t in c["turns"][1:]]
     assert len(ours) == 70 and len(labels) == 225 and set(labels) == set(LABELS)
     assert labels == [t["act"] for c in theirs for t in c["turns"][1:]]
+
+
+def test_the_rules_labels_are_the_plans_replies_and_acts(engine):
+    """Training and --evaluate label the rule's turns by the product's own plan (bot.engine.plan.plan, as a turn):
+    a thanks or a request for a person in an open case is that, a later turn of no open case a first question."""
+    from bot.fit.acts import read_turn as _read_turn
+
+    case = engine.ask("显存不足 out of memory 怎么办").case
+    assert [_read_turn(engine, query, case)[1] for query in ("谢谢", "转人工", "没用")] == [
+        "thanks",
+        "person",
+        "failed_fix",
+    ]
+    assert _read_turn(engine, "谢谢", Case())[1] == "new_covered"

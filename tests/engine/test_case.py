@@ -13,7 +13,9 @@ import pytest
 from bot.answer.conversation import Conversation
 from bot.engine.calibration import Calibration, calibration_path, sources_fingerprint
 from bot.engine.case import asks, is_not_helpful, move_of, says_still, starts_new_topic
-from bot.engine.retrieve import Engine, judge, rank
+from bot.engine.judge import judge
+from bot.engine.rank import rank
+from bot.engine.retrieve import Engine
 from bot.kb.eras import newer_release, old_releases
 from bot.records import Case, Section
 from fixtures.engines import hash_engine
@@ -104,7 +106,7 @@ def test_ask_is_evidence_then_rank_then_judge(engine, message, previous):
     answer = engine.ask(message, case=case)
     evidence = engine.evidence(message, case)
     ranking = rank(evidence, engine.calibration.weights)
-    verdict = judge(engine, evidence, ranking, engine.calibration)
+    verdict = judge(engine.catalog, evidence, ranking, engine.calibration)
     assert [h.section.key for h in answer.hits] == [engine.sections[n].key for n in ranking.order]
     assert (answer.tier, answer.confidence, answer.reason) == (verdict.tier, verdict.probability, verdict.reason)
     assert answer.move == evidence.move
@@ -133,7 +135,7 @@ def test_only_a_turn_that_says_the_fix_failed_leaves_out_the_section_shown(engin
     """Issue 25's convention: a report without a failure word ("学习率调小就可以了") may be answered by the section
     already shown; "还是 nan" may not."""
     case = engine.ask("loss 变成 nan 了怎么办").case
-    led = engine._by_key[case.shown[0]]
+    led = engine.catalog.by_key[case.shown[0]]
     report = engine.evidence("好的，学习率调小就可以了", case)
     failed = engine.evidence("数据和标签都检查过了，还是 nan", case)
     assert report.move == failed.move == "retry"
@@ -280,7 +282,7 @@ def test_a_product_users_framework_problem_is_answered(seeds_engine):
 
 
 def test_conversation_files_are_read_with_their_line_on_error(tmp_path: Path):
-    from bot.answer.evaluate_turns import is_conversation_file, read_conversations
+    from bot.fit.evaluate_turns import is_conversation_file, read_conversations
 
     good = tmp_path / "c.jsonl"
     good.write_text(json.dumps({"turns": [{"query": "a", "expect": []}], "kind": "drift"}) + "\n", encoding="utf-8")

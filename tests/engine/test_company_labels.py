@@ -95,7 +95,7 @@ def test_shipped_labels_of_removed_documents_are_dropped_with_one_warning(compan
 
 
 def test_label_files_are_the_shipped_then_the_companys(tmp_path):
-    from bot.engine.labels import label_files
+    from bot.fit.labels import label_files
 
     for name in ("eval/b.jsonl", "eval/a.jsonl", "seeds/labels/ours.jsonl", "seeds/other.jsonl"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -109,7 +109,7 @@ def test_label_files_are_the_shipped_then_the_companys(tmp_path):
 
 
 def test_every_shipped_label_names_a_section_of_the_shipped_seeds():
-    from bot.engine.labels import usable_lines
+    from bot.fit.labels import usable_lines
     from bot.kb.parse import parse_folder
     from fixtures import REPO
 

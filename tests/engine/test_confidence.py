@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 from bot.answer.conversation import Conversation
-from bot.answer.evaluate_turns import is_conversation_file, read_conversations
 from bot.answer.reasons import reason_text
-from bot.engine.calibrate import _folds, calibrate
 from bot.engine.calibration import Calibration, calibration_path, load_for
-from bot.engine.evaluate import normalize, read_cases
 from bot.engine.retrieve import Engine
 from bot.engine.subjects import Lexicon
+from bot.fit.calibrate import calibrate, folds_of
+from bot.fit.evaluate import normalize, read_cases
+from bot.fit.evaluate_turns import is_conversation_file, read_conversations
 from bot.kb.embed import HashEmbedder
 from bot.kb.index import build_index
 from conftest import DEV_SET, REPO
@@ -82,10 +82,10 @@ def test_lexicon_knows_what_other_ecosystems_and_keras_run_on():
 def test_passing_mentions_of_another_framework_do_not_make_a_paddle_question_foreign(hash_settings):
     engine = hash_engine(hash_settings)
     # The tiny knowledge base covers TensorFlow only.
-    assert engine._main_subjects(engine.subjects_of("之前用torch时没问题，换成 TensorFlow 训练就报错")) == {
+    assert engine.catalog.main_subjects(engine.subjects_of("之前用torch时没问题，换成 TensorFlow 训练就报错")) == {
         "TensorFlow"
     }
-    assert "PyTorch" in engine._main_subjects(engine.subjects_of("torch.cuda.is_available() returns False"))
+    assert "PyTorch" in engine.catalog.main_subjects(engine.subjects_of("torch.cuda.is_available() returns False"))
 
 
 # ---------------------------------------------------------------- calibration
@@ -136,7 +136,7 @@ def test_calibrate_fits_stores_beside_the_index_and_the_engine_uses_it(hash_sett
 
 def test_cross_validation_never_puts_a_thread_in_two_folds():
     groups = [f"https://t/{n % 7}" for n in range(40)]
-    folds = _folds(groups, 5)
+    folds = folds_of(groups, 5)
     assert sorted(i for f in folds for i in f) == list(range(40))
     for fold in folds:
         inside = {groups[i] for i in fold}

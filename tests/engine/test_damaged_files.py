@@ -201,7 +201,7 @@ def test_a_bad_labelled_line_is_named_with_the_file_the_line_and_the_fix(
 
 
 def test_a_conversation_turn_with_a_bad_expect_is_named_with_its_line_and_turn(tmp_path):
-    from bot.engine.labels import check_labelled
+    from bot.fit.labels import check_labelled
 
     conversations = tmp_path / "conversations_9.jsonl"
     turns = [{"query": "显存不足", "expect": []}, {"query": "还是不行", "expect": "notalist"}]

@@ -1,6 +1,6 @@
 """The reader: each recognised output, written here in a few lines, becomes the values it shows."""
 
-from bot.engine.environment import Environment, Package, merge, normalise, read_environment
+from bot.diagnose.environment import Environment, Package, merge, normalise, read_environment
 
 SMI = """\
 +-----------------------------------------------------------------------------+
@@ -166,6 +166,6 @@ def test_merge_keeps_turn_one_and_takes_turn_three():
 
 
 def test_normalise_caps_input_before_any_pattern():
-    from bot.engine.environment import MAX_ENV_CHARS
+    from bot.diagnose.environment import MAX_ENV_CHARS
 
     assert len(normalise("x" * (MAX_ENV_CHARS + 10))) == MAX_ENV_CHARS

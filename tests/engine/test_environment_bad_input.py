@@ -5,11 +5,11 @@ import re
 from re import _constants as sre_constants
 from re import _parser as sre_parse
 
-import bot.engine.compat as compat
-import bot.engine.environment as environment
+import bot.diagnose.compat as compat
+import bot.diagnose.environment as environment
 from bot.answer.environment_text import describe
-from bot.engine.compat import check, table_from_toml
-from bot.engine.environment import read_environment
+from bot.diagnose.compat import check, table_from_toml
+from bot.diagnose.environment import read_environment
 from fixtures.compat_table import TABLE
 
 

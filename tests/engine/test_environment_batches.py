@@ -5,9 +5,9 @@ figures are reported apart (`python -m bot eval-env eval/environments/batch_b.js
 
 from __future__ import annotations
 
-from bot.engine.compat import check, table_for
-from bot.engine.environment import read_environment
-from bot.engine.evaluate_environments import read_batch, score
+from bot.diagnose.compat import check, table_for
+from bot.diagnose.environment import read_environment
+from bot.diagnose.evaluate_environments import read_batch, score
 from fixtures import REPO
 
 BATCH_A = REPO / "eval" / "environments" / "batch_a.jsonl"

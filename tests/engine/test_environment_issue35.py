@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from bot.answer.environment_text import describe
-from bot.engine.compat import check, table_for
-from bot.engine.environment import read_environment
-from bot.engine.evaluate_environments import read_batch, score, values_named
+from bot.diagnose.compat import check, table_for
+from bot.diagnose.environment import read_environment
+from bot.diagnose.evaluate_environments import read_batch, score, values_named
 from fixtures import REPO
 
 

@@ -5,8 +5,8 @@ Each paste here is written for the test (the labelled batches are scored in test
 from __future__ import annotations
 
 from bot.answer.environment_text import describe
-from bot.engine.compat import check, table_for
-from bot.engine.environment import read_environment
+from bot.diagnose.compat import check, table_for
+from bot.diagnose.environment import read_environment
 
 
 def _check(paste: str):

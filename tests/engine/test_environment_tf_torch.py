@@ -2,8 +2,8 @@
 
 import pytest
 
-from bot.engine.compat import check, table_from_toml
-from bot.engine.environment import read_environment
+from bot.diagnose.compat import check, table_from_toml
+from bot.diagnose.environment import read_environment
 from fixtures.compat_table import TF_TABLE
 
 EXTRA = """

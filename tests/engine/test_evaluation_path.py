@@ -1,6 +1,6 @@
 """Issue 34: the evaluation's switches (one kind of evidence, no curated phrasings) are not part of what serving
 calls. Before, ``Answerer.ask`` and ``LiveEngine.ask`` took ``mode`` and ``use_meta``: any edge could ask for a
-baseline ranking. Now only ``bot.engine.evaluate.baseline_ask`` reaches them, with the same results as before."""
+baseline ranking. Now only ``bot.fit.evaluate.baseline_ask`` reaches them, with the same results as before."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import inspect
 import pytest
 
 from bot.engine.answerer import Answerer
-from bot.engine.evaluate import baseline_ask
 from bot.engine.live import LiveEngine
+from bot.fit.evaluate import baseline_ask
 from fixtures.engines import hash_engine, repo_seeds_hash_settings
 
 QUESTIONS = ("显存不足怎么办", "NCCL timeout on multi-node training", "what about TensorFlow?")
@@ -43,7 +43,7 @@ def test_the_evaluation_path_ranks_as_the_engine_does(tmp_path):
 @pytest.mark.parametrize(("mode", "use_meta"), [("dense", True), ("bm25", True), ("hybrid", False)])
 def test_a_baseline_ranks_the_engine_s_evidence_by_one_kind(tmp_path, mode, use_meta):
     """A baseline reads the message as serving does (the same plan and evidence), then ranks by its one kind."""
-    from bot.engine.retrieve import rank
+    from bot.engine.rank import rank
 
     engine = hash_engine(repo_seeds_hash_settings(tmp_path))
     for question in QUESTIONS:

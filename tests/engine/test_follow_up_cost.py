@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bot.engine.retrieve import Engine, rank
+from bot.engine.rank import rank
+from bot.engine.retrieve import Engine
+from bot.engine.scores import QueryCache
 from bot.kb.embed import HashEmbedder
 from bot.records import Case
 
@@ -47,7 +49,7 @@ def test_a_long_follow_up_is_embedded_once_and_ranked_as_before(engine, monkeypa
     assert len(engine.embedder.embedded) == 1  # the joined text's head is the message's: the same vector, cached
     assert (evidence.joined is evidence.own) == (chars >= 5_000)  # nothing of the case reached: own scores reused
 
-    monkeypatch.setattr(Engine, "_reads_only_head", lambda self, text: False)
+    monkeypatch.setattr(QueryCache, "reads_only_head", lambda self, text: False)
     fresh = Engine(engine.index, CuttingEmbedder(), engine.settings)
     again, ranked = fresh.weigh(fresh.read(text), case)
     assert len(fresh.embedder.embedded) == 1

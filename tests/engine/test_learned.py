@@ -10,10 +10,12 @@ import math
 import numpy as np
 import pytest
 
-from bot.engine.calibrate import Row, calibrate, format_figures, learned_without_batch
 from bot.engine.calibration import Weights, calibration_path
-from bot.engine.learned import Adapter, adapter_path, fit
-from bot.engine.retrieve import Engine, rank
+from bot.engine.learned import Adapter, adapter_path
+from bot.engine.rank import rank
+from bot.engine.retrieve import Engine
+from bot.fit.calibrate import Row, calibrate, format_figures, learned_without_batch
+from bot.fit.learned import fit
 from bot.kb.embed import HashEmbedder
 
 

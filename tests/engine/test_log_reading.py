@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from bot.answer.turn import take_turn
-from bot.engine.compat import check, table_for
-from bot.engine.environment import read_environment
-from bot.engine.retrieve import read_message
+from bot.diagnose.compat import check, table_for
+from bot.diagnose.environment import read_environment
+from bot.engine.read import read_message
 from bot.engine.subjects import Lexicon
 from fixtures.engines import one_section_engine
 from fixtures.logs import NCCL_LOG

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from bot.answer.conversation import Conversation
-from bot.engine import retrieve
-from bot.engine.calibrate import collect_turns
+from bot.engine import evidence, retrieve
 from bot.engine.plan import Plan, Reading, TurnFeatures, act_of, plan, read
 from bot.engine.retrieve import Engine
+from bot.fit.calibrate import collect_turns
 from bot.records import Case
 from fixtures.engines import count_calls, hash_engine, hash_settings_for
 
@@ -48,18 +48,18 @@ def counted(engine, monkeypatch):
     """Every evidence build, every ranking and every scoring of a search text, counted."""
     built: list = []
     scored: list = []
-    build, score = Engine._evidence, Engine._scores
+    build, score = evidence.build, Engine.scores
 
-    def building(self, message, *args, **kwargs):
+    def building(catalog, message, *args, **kwargs):
         built.append(message.text)
-        return build(self, message, *args, **kwargs)
+        return build(catalog, message, *args, **kwargs)
 
     def scoring(self, search_text, *args, **kwargs):
         scored.append(search_text)
         return score(self, search_text, *args, **kwargs)
 
-    monkeypatch.setattr(Engine, "_evidence", building)
-    monkeypatch.setattr(Engine, "_scores", scoring)
+    monkeypatch.setattr(evidence, "build", building)
+    monkeypatch.setattr(Engine, "scores", scoring)
     return {"evidence": built, "scores": scored, "rank": count_calls(monkeypatch, retrieve.rank)}
 
 
@@ -144,7 +144,7 @@ def test_a_product_the_documents_do_not_cover_leaves_them_when_the_words_point_a
     talk = Conversation(engine)
     talk.respond("how do I train on GPU 1 only with paddle?")
     case, message = talk.case, engine.read("and for paddle serving deployment which card does it use")
-    own = engine._scores(message.search_text, tokens=message.tokens)
+    own = engine.scores(message.search_text, tokens=message.tokens)
     reading = engine.reading(message, case, own)
     assert reading.foreign_product == {"Paddle Serving"}
     away = replace(reading, shown_similarity=0.5, other_similarity=0.9)

@@ -9,10 +9,11 @@ import logging
 import numpy as np
 import pytest
 
-from bot.engine.calibrate import Row, calibrate, precedents_of, voted
 from bot.engine.calibration import Calibration, Weights, calibration_path, load_for, precedents_path
 from bot.engine.precedents import Precedents
-from bot.engine.retrieve import Engine, rank
+from bot.engine.rank import rank
+from bot.engine.retrieve import Engine
+from bot.fit.calibrate import Row, calibrate, precedents_of, voted
 from bot.kb.embed import HashEmbedder
 
 
@@ -87,7 +88,7 @@ def test_calibration_never_lets_a_question_vote_for_itself(engine):
 def test_calibration_takes_no_vote_from_the_questions_own_gathering_batch(engine, tmp_path):
     """Questions gathered together (real_more4_a and conversations_real4_a) vote for each other more than for a
     question asked later: while fitting, a question's precedents come from other batches only."""
-    from bot.engine.calibrate import batch_of, collect, read_labelled
+    from bot.fit.calibrate import batch_of, collect, read_labelled
 
     slow = _key(engine, "利用率")
     expect = [{"source": "gpu.md", "section": "利用率"}]

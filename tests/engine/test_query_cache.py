@@ -25,15 +25,15 @@ def test_long_questions_are_cached_under_keys_of_bounded_size(tmp_path):
     engine.embedder = counting = CountingEmbedder(engine.embedder)
     questions = [f"{n} 😀 显存不足 " + "x" * 20_000 for n in range(8)]  # 4 bytes per character in CPython
     for question in questions:
-        engine._embed_query(question)
-    first = engine._embed_query(questions[0])  # a repeated question is answered from the cache
-    assert counting.calls == 8 and first is engine._embed_query(questions[0])
-    held = sum(sys.getsizeof(key) for key in engine._query_cache)
+        engine.queries.embed(question)
+    first = engine.queries.embed(questions[0])  # a repeated question is answered from the cache
+    assert counting.calls == 8 and first is engine.queries.embed(questions[0])
+    held = sum(sys.getsizeof(key) for key in engine.queries.vectors)
     assert held < 8 * 100, f"the cache's keys hold {held:,} bytes for 8 questions"
 
 
 def test_different_questions_get_different_vectors(tmp_path):
     engine = one_section_engine(tmp_path)
-    a = engine._embed_query("显存不足 batch_size")
-    b = engine._embed_query("libnccl.so not found")
-    assert len(engine._query_cache) == 2 and a is not b
+    a = engine.queries.embed("显存不足 batch_size")
+    b = engine.queries.embed("libnccl.so not found")
+    assert len(engine.queries.vectors) == 2 and a is not b

@@ -6,18 +6,20 @@ import numpy as np
 import pytest
 
 from bot.engine.calibration import Weights
-from bot.engine.rank_batch import RankingBatch
-from bot.engine.retrieve import Evidence, _Scores, rank
+from bot.engine.evidence import Evidence
+from bot.engine.rank import rank
+from bot.engine.scores import Scores
+from bot.fit.rank_batch import RankingBatch
 
 N = 12  # sections
 
 
-def _scores(rng: np.random.Generator, with_plain: bool) -> _Scores:
+def _scores(rng: np.random.Generator, with_plain: bool) -> Scores:
     # rounded values make ties, which the stable sort must break as rank does
     dense = np.round(rng.normal(size=N), 1).astype(np.float32)
     lexical = np.round(np.abs(rng.normal(size=N)) * rng.integers(0, 2, N), 1).astype(np.float32)
     plain = _scores(rng, False) if with_plain else None
-    return _Scores(np.zeros(4), dense, lexical, [], 0.0, {}, [], plain)
+    return Scores(np.zeros(4), dense, lexical, [], 0.0, {}, [], plain)
 
 
 def _evidence(rng: np.random.Generator, known: np.ndarray | None) -> Evidence:

@@ -7,8 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bot.engine.evaluate import evaluate, hit_matches, read_cases
-from bot.engine.retrieve import Engine, fuse, sanitize
+from bot.engine.rank import fuse
+from bot.engine.read import sanitize
+from bot.engine.retrieve import Engine
+from bot.fit.evaluate import evaluate, hit_matches, read_cases
 from bot.kb.index import build_index
 from conftest import DEV_SET, REPO, copy_calibration
 from fixtures.engines import hash_engine
@@ -182,7 +184,7 @@ def test_cli_ask_and_eval_json(seeds_engine, tmp_path):
 
 def test_off_topic_background_does_not_contain_evaluation_queries():
     """The abstention contrast set must not simply memorise the questions it is judged on."""
-    from bot.engine.evaluate import normalize
+    from bot.fit.evaluate import normalize
     from bot.kb.index import background_questions
 
     background = {normalize(q) for q in background_questions()}

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import numpy as np
 
-from bot.engine.calibrate import calibrate
 from bot.engine.calibration import FEATURES, Calibration, calibration_path, load_for, sources_fingerprint
 from bot.engine.precedents import Precedents
-from bot.engine.retrieve import Engine, rank
+from bot.engine.rank import rank
+from bot.engine.retrieve import Engine
+from bot.fit.calibrate import calibrate
 from bot.kb.embed import HashEmbedder
 from fixtures.engines import hash_engine, hash_settings_for
 

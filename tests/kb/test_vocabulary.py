@@ -8,9 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.kb import vocabulary
-from bot.kb.vocabulary import VocabularyError, use_vocabulary, words
+from bot.kb.domain import DomainError, load_domain, shipped
 from fixtures import REPO
+
+
+def words(name: str) -> re.Pattern[str]:
+    return shipped().word(name)
+
 
 # The regular expressions the lists replaced (intents.py, reply.py, retrieve.py before issue 24), kept as the reference.
 BEFORE = {
@@ -71,13 +75,6 @@ def texts() -> list[str]:
     return lines + EDGES
 
 
-@pytest.fixture(autouse=True)
-def default_vocabulary():
-    use_vocabulary(None)
-    yield
-    use_vocabulary(None)
-
-
 @pytest.mark.parametrize("name", sorted(BEFORE))
 def test_each_list_matches_what_its_regex_matched(name: str) -> None:
     corpus = texts()
@@ -88,20 +85,18 @@ def test_each_list_matches_what_its_regex_matched(name: str) -> None:
 
 
 def test_the_patterns_are_escaped_words_and_single_character_lookarounds() -> None:
-    for name, pattern in vocabulary.compiled().items():
+    for name, pattern in shipped().words.items():
         # Drop the look-arounds, the groups and the escaped characters: what is left must hold no quantifier.
         bare = re.sub(r"\(\?<?!(?:\\w|\[[^\]]*\])\)|\(\?:|\\.", "", pattern.pattern)
         assert not re.search(r"[*+?{]", bare), (name, pattern.pattern)  # no quantifier at all: linear
 
 
 def test_a_knowledge_base_brings_its_own_lists(tmp_path: Path) -> None:
-    own = tmp_path / "vocabulary.toml"
-    own.write_text('[[problem]]\nwords = ["invoice", "发票"]\n', encoding="utf-8")
-    use_vocabulary(own)
-    assert words("problem").search("thanks, the invoice is wrong") and not words("problem").search("NCCL fails")
-    assert words("gpu").search("CUDA 12")  # the lists it does not name are the default ones
-    use_vocabulary(None)
-    assert words("problem").search("NCCL fails")
+    (tmp_path / "vocabulary.toml").write_text('[[problem]]\nwords = ["invoice", "发票"]\n', encoding="utf-8")
+    own = load_domain(tmp_path)
+    assert own.word("problem").search("thanks, the invoice is wrong") and not own.word("problem").search("NCCL fails")
+    assert own.word("gpu").search("CUDA 12")  # the lists it does not name are the default ones
+    assert words("problem").search("NCCL fails")  # the shipped domain is untouched: no global was swapped
 
 
 @pytest.mark.parametrize(
@@ -115,14 +110,14 @@ def test_a_knowledge_base_brings_its_own_lists(tmp_path: Path) -> None:
 def test_a_bad_vocabulary_file_is_named_when_chosen(tmp_path: Path, content: str, message: str) -> None:
     own = tmp_path / "vocabulary.toml"
     own.write_text(content, encoding="utf-8")
-    with pytest.raises(VocabularyError, match=message) as problem:
-        use_vocabulary(own)
+    with pytest.raises(DomainError, match=message) as problem:
+        load_domain(tmp_path)
     assert str(own) in str(problem.value)
-    assert words("problem").search("NCCL fails")  # the lists in use are kept
+    assert words("problem").search("NCCL fails")  # the shipped lists are kept
 
 
 def test_a_companys_seeds_vocabulary_is_loaded_by_the_command_line_and_the_app(tmp_path: Path, capsys) -> None:
-    """Issue 33: seeds/vocabulary.toml was never loaded (use_vocabulary was called only from tests)."""
+    """Issue 33: seeds/vocabulary.toml was never loaded. Issue 41: it is part of the Domain the index is opened with."""
     from app import open_engine
     from bot.cli import main
     from bot.settings import Settings
@@ -133,16 +128,15 @@ def test_a_companys_seeds_vocabulary_is_loaded_by_the_command_line_and_the_app(t
     (seeds / "vocabulary.toml").write_text('[[problem]]\nwords = ["invoice", "发票"]\n', encoding="utf-8")
     argv = ["build", "--embedder", "hash", "--seeds", str(seeds), "--index", str(tmp_path / "index")]
     assert main(argv) == 0, capsys.readouterr().err
-    assert words("problem").search("the invoice is wrong") and not words("problem").search("NCCL fails")
 
-    use_vocabulary(None)
     settings = Settings(seeds_dir=seeds, index_dir=tmp_path / "index", embedder="hash")
-    open_engine(settings, progress=False)
-    assert words("problem").search("the invoice is wrong")  # the app's start loads it too
+    engine = open_engine(settings, progress=False)
+    problem = engine.index.domain.word("problem")
+    assert problem.search("the invoice is wrong") and not problem.search("NCCL fails")  # the app's start loads it
 
     (seeds / "vocabulary.toml").unlink()  # a knowledge base without one: the shipped lists alone
-    open_engine(settings, progress=False)
-    assert words("problem").search("NCCL fails") and not words("problem").search("the invoice is wrong")
+    problem = open_engine(settings, progress=False).index.domain.word("problem")
+    assert problem.search("NCCL fails") and not problem.search("the invoice is wrong")
 
 
 def test_a_bad_seeds_vocabulary_stops_the_command_with_the_file_and_the_fix(tmp_path: Path, capsys) -> None:

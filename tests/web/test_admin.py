@@ -220,7 +220,7 @@ def test_the_admin_cookie_expires_on_the_server(admin_site):
     # Before: the cookie was a fixed HMAC of the token, valid forever on the server (12 h was only the browser's).
     import time
 
-    from bot.web.admin import _admin_key
+    from bot.web.admin import admin_key
     from bot.web.credentials import COOKIE_MAX_AGE, cookie_value
 
     server, _ = admin_site
@@ -228,7 +228,7 @@ def test_the_admin_cookie_expires_on_the_server(admin_site):
         browser.post("/admin/login", data={"token": ADMIN})
         fresh = browser.cookies.get("bot_admin")
     assert fresh and httpx.get(server.url + "/admin", cookies={"bot_admin": fresh}, timeout=30).status_code == 200
-    stale = cookie_value(_admin_key(ADMIN), int(time.time()) - COOKIE_MAX_AGE - 60)
+    stale = cookie_value(admin_key(ADMIN), int(time.time()) - COOKIE_MAX_AGE - 60)
     assert httpx.get(server.url + "/admin", cookies={"bot_admin": stale}, timeout=30).status_code == 401
     door = cookie_value(ADMIN, int(time.time()))  # signed like the door's cookie, not the admin's
     assert httpx.get(server.url + "/admin", cookies={"bot_admin": door}, timeout=30).status_code == 401

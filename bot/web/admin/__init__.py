@@ -20,7 +20,7 @@ from bot.web.admin.gaps import Gap
 from bot.web.admin.report import CLUSTER_ITEMS, EMBED_PER_VIEW, Example, Group, Report, SectionRow, build_report
 from bot.web.admin.report_csv import report_csv, safe_cell
 from bot.web.admin.report_text import report_text
-from bot.web.admin.routes import LoginThrottle, _admin_key, mount_admin, section_titles
+from bot.web.admin.routes import LoginThrottle, admin_key, mount_admin, section_titles
 
 __all__ = [
     "CLUSTER_ITEMS",
@@ -32,7 +32,7 @@ __all__ = [
     "LoginThrottle",
     "Report",
     "SectionRow",
-    "_admin_key",
+    "admin_key",
     "build_report",
     "cluster",
     "mount_admin",

@@ -34,6 +34,7 @@ from bot.web.door import Door, Refused
 
 if TYPE_CHECKING:
     from bot.engine.answerer import ServingEngine
+    from bot.engine.subjects import Lexicon
 
 COOKIE = "bot_admin"
 CSV_TABLES = ("groups", "gaps", "sections", "days", "events")
@@ -52,14 +53,19 @@ def section_titles(engine: ServingEngine | None) -> Callable[[str], str]:
     return title
 
 
-def _admin_key(token: str) -> str:
+def lexicon_of(engine: ServingEngine | None) -> Lexicon | None:
+    """The engine's lexicon (its domain's subjects, with their names in each language); None: the shipped one."""
+    return getattr(engine, "lexicon", None) if engine is not None else None
+
+
+def admin_key(token: str) -> str:
     """The admin cookie is signed apart from the door's (even if an operator reused the API token)."""
     return "bot-admin:" + token
 
 
-def group_labels(report: Report, language: str) -> list[str]:
-    """Each group's label in the page's language (subjects by their Chinese names on the Chinese page)."""
-    return [group_label(g.label, g.subjects, g.section, report.text_kept, language) for g in report.groups]
+def group_labels(report: Report, language: str, lexicon: Lexicon | None = None) -> list[str]:
+    """Each group's label in the page's language (subjects by their names in it, from the engine's domain)."""
+    return [group_label(g.label, g.subjects, g.section, report.text_kept, language, lexicon) for g in report.groups]
 
 
 def charts_of(report: Report, t: dict[str, str], labels: list[str] | None = None) -> dict[str, Any]:
@@ -131,7 +137,7 @@ def mount_admin(app: Any, store: Any, engine: ServingEngine, ops: Any, throttle:
             f"it must be {StoreSettings.allowed('admin_token')}"
         )
     throttle = throttle or LoginThrottle()
-    door = Door(web=None, admin_token=token, throttle=throttle, operator_cookie=COOKIE, operator_key=_admin_key)
+    door = Door(web=None, admin_token=token, throttle=throttle, operator_cookie=COOKIE, operator_key=admin_key)
     operator = [Depends(door.allows("operator"))]
     embeddings = Embeddings(engine)
     titles = section_titles(engine)
@@ -200,7 +206,10 @@ def mount_admin(app: Any, store: Any, engine: ServingEngine, ops: Any, throttle:
     def build(days: int) -> tuple[Report, list[dict]]:
         since = datetime.now(UTC).replace(tzinfo=None) - timedelta(days=days)
         rows = store.rows(since)
-        return build_report(rows, embeddings, titles, days=days, max_new_embeddings=EMBED_PER_VIEW), rows
+        report = build_report(
+            rows, embeddings, titles, days=days, max_new_embeddings=EMBED_PER_VIEW, lexicon=lexicon_of(engine)
+        )
+        return report, rows
 
     # One build per window shared by concurrent views (memory does not grow with them); reused until a row changes.
     load = SharedReports(build, getattr(store, "version", None)).get
@@ -227,7 +236,7 @@ def mount_admin(app: Any, store: Any, engine: ServingEngine, ops: Any, throttle:
             if held is not None and held[0] is report:
                 return held[1]
             t = words(lang)
-            labels = group_labels(report, lang)
+            labels = group_labels(report, lang, lexicon_of(engine))
             page = env.get_template("admin.html").render(
                 report=report,
                 days=days,
@@ -272,7 +281,7 @@ def mount_admin(app: Any, store: Any, engine: ServingEngine, ops: Any, throttle:
         response = RedirectResponse(f"{root}/admin?lang={language(request)}", status_code=303)
         response.set_cookie(
             COOKIE,
-            cookie_value(_admin_key(token), int(time.time())),
+            cookie_value(admin_key(token), int(time.time())),
             httponly=True,
             samesite="strict",
             path=f"{root}/admin",

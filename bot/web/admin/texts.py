@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from bot.engine.subjects import Lexicon
+
 Language = Literal["en", "zh"]
 
 TEXTS: dict[str, dict[str, str]] = {
@@ -171,120 +173,24 @@ TEXTS: dict[str, dict[str, str]] = {
 }
 
 
-# The Chinese name of every subject of the lexicon (``bot/data/subjects.toml``, whose names are English): a group
-# is named by its subjects. Product and tool names are written as Chinese users write them, mostly unchanged;
-# tests/web/test_admin_gaps.py checks that every subject of the lexicon is here, and nothing else.
-SUBJECT_NAMES_ZH: dict[str, str] = {
-    # frameworks
-    "PaddlePaddle": "飞桨 PaddlePaddle",
-    "TensorFlow": "TensorFlow",
-    "PyTorch": "PyTorch",
-    "Keras": "Keras",
-    "Keras 3": "Keras 3",
-    "MXNet": "MXNet",
-    "JAX": "JAX",
-    "MindSpore": "昇思 MindSpore",
-    "Caffe": "Caffe",
-    "Hugging Face": "Hugging Face",
-    "DeepSpeed": "DeepSpeed",
-    "Horovod": "Horovod",
-    "Darknet": "Darknet",
-    "LLM servers": "大模型推理服务 (vLLM/Ollama)",
-    "CuPy / Numba": "CuPy / Numba",
-    # products
-    "PaddleOCR": "PaddleOCR",
-    "PaddleDetection": "PaddleDetection",
-    "PaddleSeg": "PaddleSeg",
-    "PaddleNLP": "PaddleNLP",
-    "PaddleClas": "PaddleClas",
-    "PaddleSpeech": "PaddleSpeech",
-    "PaddleHub": "PaddleHub",
-    "PaddleX": "PaddleX",
-    "Paddle Inference": "Paddle Inference 推理库",
-    "Paddle Serving": "Paddle Serving 服务化部署",
-    "Paddle Lite": "Paddle Lite 端侧推理",
-    "Paddle2ONNX": "Paddle2ONNX",
-    "PaddleSlim": "PaddleSlim 模型压缩",
-    "Paddle Fleet": "Fleet 分布式训练",
-    "TensorFlow Serving": "TensorFlow Serving",
-    "TensorFlow Lite": "TensorFlow Lite",
-    "Ultralytics YOLO": "Ultralytics YOLO",
-    "OpenMMLab": "OpenMMLab (mmdetection 等)",
-    "Detectron2": "Detectron2",
-    "PyTorch libraries": "PyTorch 生态库",
-    # tools
-    "TensorRT": "TensorRT",
-    "ONNX": "ONNX",
-    "Triton": "Triton",
-    "OpenVINO": "OpenVINO",
-    "XLA": "XLA",
-    "MirroredStrategy": "MirroredStrategy 单机多卡策略",
-    "PyTorch DDP": "PyTorch DDP",
-    "Docker": "Docker",
-    "Kubernetes": "Kubernetes",
-    "conda": "conda",
-    "Colab / Kaggle / Jupyter": "Colab / Kaggle / Jupyter",
-    "Slurm / MPI": "Slurm / MPI",
-    # operating systems
-    "Windows": "Windows",
-    "macOS": "macOS",
-    "WSL": "WSL",
-    "Android/iOS": "安卓/iOS",
-    # hardware
-    "Jetson": "Jetson",
-    "Kunlun XPU": "昆仑芯 XPU",
-    "Ascend NPU": "昇腾 NPU",
-    "ROCm / DCU": "ROCm / 海光 DCU",
-    "Cambricon MLU": "寒武纪 MLU",
-    "TPU": "TPU",
-    "Intel GPU": "英特尔 GPU",
-    "Raspberry Pi": "树莓派",
-    # features
-    "AMP / mixed precision": "AMP 混合精度",
-    "Quantization": "量化",
-    "model export": "模型导出",
-    "compiling from source": "源码编译",
-    # libraries
-    "NCCL": "NCCL",
-    "cuDNN": "cuDNN",
-    "cuBLAS": "cuBLAS",
-    # errors
-    "device-side assert": "device-side assert 断言失败",
-    "illegal memory access": "非法内存访问",
-    "segmentation fault": "段错误",
-    "driver/runtime version mismatch": "驱动与运行时版本不匹配",
-    "DLL load failed": "DLL 加载失败",
-    "shared memory": "共享内存不足",
-    "NaN / Inf": "NaN / Inf",
-    "GPU out of memory": "显存不足",
-    "hang": "卡住无响应",
-    # tasks
-    "choose GPU": "选择 GPU",
-    "freeze layers": "冻结层",
-    "GPU utilization": "GPU 利用率",
-    "gradient clipping": "梯度裁剪",
-    "model compression": "模型压缩",
-    "inference model": "推理模型",
-    "device placement": "设备指定",
-    "GPU memory settings": "显存设置",
-    "CPU training": "CPU 训练",
-    "profiling": "性能分析",
-    # scale
-    "multi-machine": "多机",
-    "multi-card": "多卡",
-}
-
-
-def subject_name(subject: str, language: str) -> str:
-    """A subject as the page names it: its Chinese name on the Chinese page, else the lexicon's.
+def subject_name(subject: str, language: str, lexicon: Lexicon | None = None) -> str:
+    """A subject as the page names it: its name in the page's language from the domain (``names`` of its
+    ``[[subject]]``; the engine's lexicon, the shipped one unless given), else its English name.
 
     >>> subject_name("multi-machine", "zh"), subject_name("multi-machine", "en"), subject_name("Jetson", "zh")
     ('多机', 'multi-machine', 'Jetson')
     """
-    return SUBJECT_NAMES_ZH.get(subject, subject) if language == "zh" else subject
+    return (lexicon or Lexicon.load()).name(subject, language)
 
 
-def group_label(label: str, subjects: Sequence[str], section: str, grouped_by_text: bool, language: str) -> str:
+def group_label(
+    label: str,
+    subjects: Sequence[str],
+    section: str,
+    grouped_by_text: bool,
+    language: str,
+    lexicon: Lexicon | None = None,
+) -> str:
     """A group's label in the page's language. The report names a group by its subjects (English, from the
     lexicon), maybe followed by its most frequent question; with no text kept, by the section it came nearest to.
 
@@ -300,7 +206,7 @@ def group_label(label: str, subjects: Sequence[str], section: str, grouped_by_te
     named = " · ".join(subjects)
     if not subjects or not label.startswith(named):
         return label  # a representative question: the user's own words
-    return " · ".join(subject_name(s, language) for s in subjects) + label[len(named) :]
+    return " · ".join(subject_name(s, language, lexicon) for s in subjects) + label[len(named) :]
 
 
 def words(language: str) -> dict[str, str]:

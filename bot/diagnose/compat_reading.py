@@ -3,8 +3,8 @@ the machine, each GPU's compute capability, the row of a library message.
 
 Unknown stays unknown: a value the paste does not show, or a model or version the table has no row for, gives None.
 
-    >>> from bot.engine.environment import read_environment
-    >>> from bot.engine.compat_table import table_for
+    >>> from bot.diagnose.environment import read_environment
+    >>> from bot.diagnose.compat_table import table_for
     >>> env = read_environment("pip list\\npaddlepaddle-gpu 2.6.1.post120\\nnvcc: Cuda compilation tools, release 11.8")
     >>> build_cuda(env, table_for(None))[0], machine_cuda(env)
     ('12.0', ('11.8',))
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import re
 
-from bot.engine.compat_table import CompatTable, Row, Source, _in_range, _mm, vtuple
+from bot.diagnose.compat_table import CompatTable, Row, Source, in_range, major_minor, vtuple
 from bot.records import Environment, Package
 
 
-def _windows(env: Environment) -> bool | None:
+def on_windows(env: Environment) -> bool | None:
     if env.wsl:
         return False
     if env.os is None:
@@ -50,7 +50,7 @@ def build_cuda(env: Environment, table: CompatTable) -> tuple[str, Source | None
     if pkg.variant.startswith("cu") and pkg.variant[2:].isdigit():
         digits = pkg.variant[2:]
         return f"{digits[:-1]}.{digits[-1]}", None
-    windows = _windows(env)
+    windows = on_windows(env)
     if pkg.name in _TF_GPU_NAMES:
         return _tf_build_cuda(pkg, windows, table)
     base = pkg.version.split("+")[0]
@@ -111,13 +111,13 @@ def _tf_build_cuda(pkg: Package, windows: bool | None, table: CompatTable) -> tu
         and r.get("cuda")
         and (windows is None or ("windows" in r.get("platform")) == windows)
     ]
-    cudas = {_mm(r.get("cuda")) + (0,) * (2 - len(_mm(r.get("cuda")))) for r in rows}
+    cudas = {major_minor(r.get("cuda")) + (0,) * (2 - len(major_minor(r.get("cuda")))) for r in rows}
     if len(cudas) != 1:
         return None  # no row, or the platforms' rows differ and the OS is unknown
     return rows[0].get("cuda"), rows[0].source
 
 
-def _bundles_cuda(env: Environment) -> bool:
+def bundles_cuda(env: Environment) -> bool:
     """PyTorch wheels, Paddle from 3.0, and CUDA installed as pip wheels (tensorflow[and-cuda]) bring their own CUDA
     runtime: the machine's toolkit does not decide."""
     if "pip_cuda_libs" in env.signals:
@@ -143,14 +143,14 @@ def compute_capabilities(env: Environment, table: CompatTable) -> tuple[tuple[st
         models = {_norm_model(g) for g in env.gpus}
         named = env.gpus[0] if len(models) == 1 else ""
         for gpu in env.gpus if not named else ():
-            row = _gpu_row(gpu, table)
-            if row is not None and _mm(row.get("compute_capability")) == _mm(env.compute_capability):
+            row = gpu_row(gpu, table)
+            if row is not None and major_minor(row.get("compute_capability")) == major_minor(env.compute_capability):
                 named = gpu
                 break
         return ((named, env.compute_capability, None),)
     out: dict[str, tuple[str, str, Source | None]] = {}
     for name in env.gpus:
-        row = _gpu_row(name, table)
+        row = gpu_row(name, table)
         if row is not None:
             out.setdefault(row.get("model"), (name, row.get("compute_capability"), row.source))
     return tuple(out.values())
@@ -163,7 +163,7 @@ def compute_capability(env: Environment, table: CompatTable) -> tuple[str, Sourc
     if len(ccs) == 1 and (
         env.compute_capability
         or len(known) == len({_norm_model(g) for g in env.gpus})
-        or all(_gpu_row(g, table) for g in env.gpus)
+        or all(gpu_row(g, table) for g in env.gpus)
     ):
         return known[0][1], known[0][2]
     return None
@@ -174,7 +174,7 @@ def _norm_model(name: str) -> str:
     return re.sub(r"[\s\-_]+", "", name).removesuffix("...")
 
 
-def _gpu_row(name: str, table: CompatTable) -> Row | None:
+def gpu_row(name: str, table: CompatTable) -> Row | None:
     """The row whose model is the printed name (NVIDIA/GeForce/Tesla prefixes and spacing ignored; a printed
     suffix such as -PCIE-40GB, -SXM2 or 16GB is allowed, a different model number is not)."""
     printed = _norm_model(name)
@@ -191,15 +191,15 @@ def _gpu_row(name: str, table: CompatTable) -> Row | None:
     return best
 
 
-def _arch_row(cuda: str, table: CompatTable) -> Row | None:
-    t = _mm(cuda)
+def arch_row(cuda: str, table: CompatTable) -> Row | None:
+    t = major_minor(cuda)
     for row in table.of("cuda_arch"):
-        if row.get("max_cc") and _in_range(t, row.get("cuda")):
+        if row.get("max_cc") and in_range(t, row.get("cuda")):
             return row
     return None
 
 
-def _message(key: str, table: CompatTable) -> Source | None:
+def message_source(key: str, table: CompatTable) -> Source | None:
     for row in table.of("message"):
         if row.get("key") == key:
             return row.source

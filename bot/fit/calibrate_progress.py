@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-class _Progress:
+class Progress:
     """One progress bar over the whole fit (tqdm, on stderr), counted in labelled messages read; silent when off."""
 
     def __init__(self, total: int, enabled: bool) -> None:
@@ -28,7 +28,7 @@ class _Progress:
         if self.bar is not None:
             self.bar.close()
 
-    def __enter__(self) -> _Progress:
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -14,7 +14,7 @@ Version``, ``cuDNN Version``, its cuDNN/CUDA/architecture warnings), ``pip list`
     >>> read_environment("paddlepaddle-gpu          2.2.2.post112").packages
     (Package(name='paddlepaddle-gpu', version='2.2.2.post112', variant='post112'),)
 
-The patterns are :mod:`bot.engine.environment_patterns`; this module decides what each match means.
+The patterns are :mod:`bot.diagnose.environment_patterns`; this module decides what each match means.
 A value the paste does not show stays ``None``: nothing is guessed here. Only linear-time regular expressions are
 used (no nested quantifiers), on input cut to :data:`MAX_ENV_CHARS` before any of them runs.
 """
@@ -24,90 +24,90 @@ from __future__ import annotations
 import re
 from dataclasses import fields, replace
 
-from bot.engine.environment_patterns import (
-    _ANOTHER_VERSION,
-    _BARE_GPU,
-    _COLLECT_ENV_CUDA,
-    _CONDA_LINE,
-    _CPU_VERSION,
-    _CUDA_OLDER,
-    _CUDA_WIN_PATH,
-    _CUDA_WITH,
-    _CUDNN_H,
-    _CUDNN_NOT_LOADED,
-    _CUDNN_OLDER,
-    _DOCKER,
-    _DOCKER_TAG,
-    _DRIVER_API,
-    _FRAMEWORK_TEXT,
-    _GPU_BUILD,
-    _GPU_WORKS,
-    _INSUFFICIENT,
-    _KEYWORD,
-    _LDCONFIG,
-    _LIB_DLL,
-    _LIB_FAIL,
-    _LIB_SO,
-    _LINUX_PATH,
-    _NCCL,
-    _NEWEST_CUDA_MAJOR,
-    _NO_GPU,
-    _NO_KERNEL,
-    _NOT_COMPILED,
-    _NVCC,
-    _OS,
-    _PADDLE_ARCH,
-    _PADDLE_CC,
-    _PADDLE_CUDNN,
-    _PIP_CUDA,
-    _PIP_LINE,
-    _PIP_SHOW,
-    _PIP_SPEC,
-    _PY_SITE,
-    _PYTHON,
-    _QUERY_GPU,
-    _RUNTIME_API,
-    _SMI_CUDA,
-    _SMI_DRIVER,
-    _SMI_GPU_ROW,
-    _SMI_HEAD,
-    _SOURCE_PATH,
-    _TAG_CUDA,
-    _TAG_CUDNN,
-    _TAG_VERSION,
-    _TEMPLATE_CUDA,
-    _TEXT_CUDA,
-    _TEXT_CUDNN,
-    _TEXT_DRIVER,
-    _TEXT_GPU,
-    _TF_BUILD_CUDA,
-    _TF_BUILD_CUDNN,
-    _TF_CUDNN,
-    _TF_CUDNN_INT,
-    _TF_DEVICE,
-    _TF_IS_CUDA,
-    _TF_JIT,
-    _TF_LOADED_CUDNN,
-    _TF_MIN_CC,
-    _TF_NOT_BUILT,
-    _TF_TEMPLATE,
-    _TORCH_ARCH,
-    _TORCH_ARCH_LIST,
-    _TORCH_CUDA,
-    _TORCH_CUDNN,
-    _TORCH_CUDNN_INT,
-    _TORCH_EXT_CUDA,
-    _TORCH_FOUND,
-    _TORCH_INDEX,
-    _TORCH_OLD_GPU,
-    _TORCH_ROCM,
-    _TORCH_VER,
-    _VERSION_PRINT,
-    _VERSION_PRINT_C,
-    _VERSION_TXT,
-    _WIN_DRIVER,
-    _WIN_PATH,
-    _WSL,
+from bot.diagnose.environment_patterns import (
+    ANOTHER_VERSION,
+    BARE_GPU,
+    COLLECT_ENV_CUDA,
+    CONDA_LINE,
+    CPU_VERSION,
+    CUDA_OLDER,
+    CUDA_WIN_PATH,
+    CUDA_WITH,
+    CUDNN_H,
+    CUDNN_NOT_LOADED,
+    CUDNN_OLDER,
+    DOCKER,
+    DOCKER_TAG,
+    DRIVER_API,
+    FRAMEWORK_TEXT,
+    GPU_BUILD,
+    GPU_WORKS,
+    INSUFFICIENT,
+    KEYWORD,
+    LDCONFIG,
+    LIB_DLL,
+    LIB_FAIL,
+    LIB_SO,
+    LINUX_PATH,
+    NCCL,
+    NEWEST_CUDA_MAJOR,
+    NO_GPU,
+    NO_KERNEL,
+    NOT_COMPILED,
+    NVCC,
+    OS,
+    PADDLE_ARCH,
+    PADDLE_CC,
+    PADDLE_CUDNN,
+    PIP_CUDA,
+    PIP_LINE,
+    PIP_SHOW,
+    PIP_SPEC,
+    PY_SITE,
+    PYTHON,
+    QUERY_GPU,
+    RUNTIME_API,
+    SMI_CUDA,
+    SMI_DRIVER,
+    SMI_GPU_ROW,
+    SMI_HEAD,
+    SOURCE_PATH,
+    TAG_CUDA,
+    TAG_CUDNN,
+    TAG_VERSION,
+    TEMPLATE_CUDA,
+    TEXT_CUDA,
+    TEXT_CUDNN,
+    TEXT_DRIVER,
+    TEXT_GPU,
+    TF_BUILD_CUDA,
+    TF_BUILD_CUDNN,
+    TF_CUDNN,
+    TF_CUDNN_INT,
+    TF_DEVICE,
+    TF_IS_CUDA,
+    TF_JIT,
+    TF_LOADED_CUDNN,
+    TF_MIN_CC,
+    TF_NOT_BUILT,
+    TF_TEMPLATE,
+    TORCH_ARCH,
+    TORCH_ARCH_LIST,
+    TORCH_CUDA,
+    TORCH_CUDNN,
+    TORCH_CUDNN_INT,
+    TORCH_EXT_CUDA,
+    TORCH_FOUND,
+    TORCH_INDEX,
+    TORCH_OLD_GPU,
+    TORCH_ROCM,
+    TORCH_VER,
+    VERSION_PRINT,
+    VERSION_PRINT_C,
+    VERSION_TXT,
+    WIN_DRIVER,
+    WIN_PATH,
+    WSL,
 )
 from bot.kb.signature import HINT_LINE
 from bot.limits import ENVIRONMENT_CHARS as MAX_ENV_CHARS
@@ -142,28 +142,28 @@ def normalise(text: str) -> str:
 
 # Messages that are a signal by themselves: in the whole text (they may wrap), and on one line.
 _TEXT_SIGNALS: tuple[tuple[re.Pattern[str], Signal], ...] = (
-    (_NOT_COMPILED, "not_compiled_with_cuda"),
-    (_TF_NOT_BUILT, "tf_not_built_with_cuda"),
-    (_GPU_BUILD, "gpu_build"),
-    (_GPU_WORKS, "gpu_works"),
-    (_NO_GPU, "no_gpu_visible"),
-    (_PIP_CUDA, "pip_cuda_libs"),
+    (NOT_COMPILED, "not_compiled_with_cuda"),
+    (TF_NOT_BUILT, "tf_not_built_with_cuda"),
+    (GPU_BUILD, "gpu_build"),
+    (GPU_WORKS, "gpu_works"),
+    (NO_GPU, "no_gpu_visible"),
+    (PIP_CUDA, "pip_cuda_libs"),
 )
 _LINE_SIGNALS: tuple[tuple[re.Pattern[str], Signal], ...] = (
-    (_INSUFFICIENT, "insufficient_driver"),
-    (_NO_KERNEL, "no_kernel_image"),
-    (_CPU_VERSION, "paddle_cpu_version"),
+    (INSUFFICIENT, "insufficient_driver"),
+    (NO_KERNEL, "no_kernel_image"),
+    (CPU_VERSION, "paddle_cpu_version"),
 )
 
 
 # Lines whose first group is a value (and, for a library's message, a signal too).
 _LINE_VALUES: tuple[tuple[re.Pattern[str], Signal | None, str], ...] = (
-    (_DRIVER_API, None, "paddle_driver_api"),
-    (_RUNTIME_API, None, "cuda_runtime"),
-    (_PADDLE_CUDNN, None, "cudnn_loaded"),
-    (_CUDA_OLDER, "paddle_cuda_older", "build_cuda"),
-    (_TF_JIT, "tf_jit_arch", "compute_capability"),
-    (_TF_MIN_CC, "tf_min_capability", "compute_capability"),
+    (DRIVER_API, None, "paddle_driver_api"),
+    (RUNTIME_API, None, "cuda_runtime"),
+    (PADDLE_CUDNN, None, "cudnn_loaded"),
+    (CUDA_OLDER, "paddle_cuda_older", "build_cuda"),
+    (TF_JIT, "tf_jit_arch", "compute_capability"),
+    (TF_MIN_CC, "tf_min_capability", "compute_capability"),
 )
 
 
@@ -195,7 +195,7 @@ def read_environment(text: str) -> Environment:
     lines = whole.split("\n")
     # Only lines holding a keyword are read (with the line after each, for two-line prints such as
     # "Name: …\nVersion: …"): a 5,000-line pip list costs one substring scan per line.
-    kept = [i for i, line in enumerate(lines) if _KEYWORD.search(line[:MAX_LINE_CHARS].lower())]
+    kept = [i for i, line in enumerate(lines) if KEYWORD.search(line[:MAX_LINE_CHARS].lower())]
     focus_rows = sorted({j for i in kept for j in (i, i + 1) if j < len(lines)})
     text = "\n".join(lines[j][:MAX_LINE_CHARS] for j in focus_rows)
     env: dict[str, object] = {}
@@ -216,64 +216,64 @@ def read_environment(text: str) -> Environment:
         packages.setdefault((name, version), Package(name, version, _variant(version) if variant is None else variant))
 
     # Whole-text patterns (they may span a line break).
-    for m in _PIP_SHOW.finditer(text):
+    for m in PIP_SHOW.finditer(text):
         package(_name(m.group(1)), m.group(2))
-    for m in _CUDNN_H.finditer(text):
+    for m in CUDNN_H.finditer(text):
         cudnn = _add(cudnn, f"{m.group(1)}.{m.group(2)}")
-    extension_cuda = _TORCH_EXT_CUDA.search(text)  # the message wraps before "PyTorch (11.3)"
+    extension_cuda = TORCH_EXT_CUDA.search(text)  # the message wraps before "PyTorch (11.3)"
     if extension_cuda:
         signals.add("torch_extension_cuda")
         env["build_cuda"] = extension_cuda.group(2)
-    for m in (*_VERSION_PRINT.finditer(text), *_VERSION_PRINT_C.finditer(text)):
+    for m in (*VERSION_PRINT.finditer(text), *VERSION_PRINT_C.finditer(text)):
         # tf.__version__ does not say which package (tensorflow, tensorflow-gpu, tensorflow-cpu) printed it.
         name = {"tf": "tensorflow-any", "tensorflow": "tensorflow-any"}.get(m.group(1), m.group(1))
         if name == "paddle" or "+" in m.group(2) or name == "tensorflow-any":
             package(name, m.group(2))
-    if m := _TORCH_CUDA.search(text):
+    if m := TORCH_CUDA.search(text):
         value = m.group(1) or m.group(2)
         if value[0].isdigit():
             env["build_cuda"] = value
-        elif not _TORCH_ROCM.search(text):
+        elif not TORCH_ROCM.search(text):
             signals.add("torch_cuda_none")
-    for m in _TF_TEMPLATE.finditer(whole):
+    for m in TF_TEMPLATE.finditer(whole):
         version = m.group(1) or m.group(2)
         package("tensorflow-any", version, "")
-    for m in _TEMPLATE_CUDA.finditer(whole):
+    for m in TEMPLATE_CUDA.finditer(whole):
         toolkit = _add(toolkit, m.group(1))
         if m.group(2):
             cudnn = _add(cudnn, m.group(2))
-    if m := _TF_BUILD_CUDA.search(text):
+    if m := TF_BUILD_CUDA.search(text):
         env["build_cuda"] = f"{m.group(1)}.{m.group(2)}"
-    if m := _TF_BUILD_CUDNN.search(text):
+    if m := TF_BUILD_CUDNN.search(text):
         env["build_cudnn"] = m.group(1)
-    if m := _TF_IS_CUDA.search(text):
+    if m := TF_IS_CUDA.search(text):
         signals.add("gpu_build" if m.group(1) == "True" else "tf_not_built_with_cuda")
     signals |= {signal for pattern, signal in _TEXT_SIGNALS if pattern.search(text)}
 
     for raw_line in lines:
-        if raw_line.count(".") >= 3 and (m := _WIN_DRIVER.search(raw_line[:MAX_LINE_CHARS])):
+        if raw_line.count(".") >= 3 and (m := WIN_DRIVER.search(raw_line[:MAX_LINE_CHARS])):
             # NVIDIA's Windows file version ends in the driver number: 23.21.13.9135 -> 391.35.
             first("driver", f"{m.group(3)}{m.group(4)[:2]}.{m.group(5)}")
     for i in kept:
         line = lines[i][:MAX_LINE_CHARS]
         smi_line = "Driver Version" in line or "NVIDIA-SMI" in line
-        if (m := _SMI_DRIVER.search(line)) or (m := _SMI_HEAD.search(line)):
+        if (m := SMI_DRIVER.search(line)) or (m := SMI_HEAD.search(line)):
             first("driver", m.group(1))
-        if smi_line and (m := _SMI_CUDA.search(line)) or (m := _SMI_CUDA.search(line)) and "driver" in line.lower():
+        if smi_line and (m := SMI_CUDA.search(line)) or (m := SMI_CUDA.search(line)) and "driver" in line.lower():
             first("smi_cuda", m.group(1))
-        if m := _SMI_GPU_ROW.search(line):
+        if m := SMI_GPU_ROW.search(line):
             gpus = _add(gpus, m.group(1).strip().rstrip("."))
-        elif m := _QUERY_GPU.search(line):
+        elif m := QUERY_GPU.search(line):
             gpus = _add(gpus, m.group(1).strip())
         elif not smi_line and "|" not in line:
-            for m in _TEXT_GPU.finditer(line):
+            for m in TEXT_GPU.finditer(line):
                 gpus = _add(gpus, m.group(1).strip())
-            for m in _BARE_GPU.finditer(line):
+            for m in BARE_GPU.finditer(line):
                 number = m.group(1).strip()
                 gpus = _add(gpus, f"{'GTX' if number.startswith('1') else 'RTX'} {number}")
-        if not smi_line and "API" not in line and (m := _TEXT_DRIVER.search(line)):
+        if not smi_line and "API" not in line and (m := TEXT_DRIVER.search(line)):
             first("driver", m.group(1))
-        if m := _PADDLE_CC.search(line):
+        if m := PADDLE_CC.search(line):
             major, minor = m.group(1), m.group(2)
             first("compute_capability", f"{major}.{minor}" if minor is not None else f"{major[:-1]}.{major[-1]}")
         for pattern, signal, key in _LINE_VALUES:
@@ -281,69 +281,69 @@ def read_environment(text: str) -> Environment:
                 first(key, m.group(1))
                 if signal is not None:
                     signals.add(signal)
-        if (m := _CUDNN_OLDER.search(line)) and m.group(1) != f"{m.group(2)}.{m.group(3)}":
+        if (m := CUDNN_OLDER.search(line)) and m.group(1) != f"{m.group(2)}.{m.group(3)}":
             # Paddle also prints this warning when both numbers are the same (8.9 and 8.9): no conflict then.
             signals.add("paddle_cudnn_older")
             first("build_cudnn", m.group(1))
             first("cudnn_loaded", f"{m.group(2)}.{m.group(3)}")
-        if m := _PADDLE_ARCH.search(line):
+        if m := PADDLE_ARCH.search(line):
             signals.add("paddle_arch")
             for arch in m.group(2).split():
                 build_arch = _add(build_arch, arch)
-        if m := _TORCH_ARCH.search(line):
+        if m := TORCH_ARCH.search(line):
             signals.add("torch_arch")
             sm = m.group(1)
             first("compute_capability", f"{sm[:-1]}.{sm[-1]}")
-        if m := _TORCH_ARCH_LIST.search(line):
+        if m := TORCH_ARCH_LIST.search(line):
             for arch in m.group(1).split():
                 build_arch = _add(build_arch, arch.removeprefix("sm_"))
-        if m := _TF_CUDNN.search(line):
+        if m := TF_CUDNN.search(line):
             signals.add("tf_cudnn_mismatch")
             first("cudnn_loaded", m.group(1))
             first("build_cudnn", m.group(2))
-        if m := _TF_CUDNN_INT.search(line):
+        if m := TF_CUDNN_INT.search(line):
             signals.add("tf_cudnn_mismatch")
             first("cudnn_loaded", f"{m.group(1)}.{m.group(2)}")
             first("build_cudnn", f"{m.group(3)}.{m.group(4)}")
-        if m := _TF_DEVICE.search(line):
+        if m := TF_DEVICE.search(line):
             gpus = _add(gpus, m.group(1).strip())
             cc = m.group(2) or m.group(5) or (f"{m.group(3)}.{m.group(4)}" if m.group(3) else None)
             first("compute_capability", cc)
-        if m := _TF_LOADED_CUDNN.search(line):
+        if m := TF_LOADED_CUDNN.search(line):
             digits = m.group(1)
             first("cudnn_loaded", f"{digits[0]}.{int(digits[1:3]) if len(digits) == 5 else int(digits[1])}")
-        if (m := _TORCH_CUDNN.search(line)) or (m := _TORCH_CUDNN_INT.search(line)):
+        if (m := TORCH_CUDNN.search(line)) or (m := TORCH_CUDNN_INT.search(line)):
             signals.add("torch_cudnn_mismatch")
             first("build_cudnn", f"{m.group(1)}.{m.group(2)}")
             first("cudnn_loaded", f"{m.group(3)}.{m.group(4)}")
-        if m := _TORCH_OLD_GPU.search(line):
+        if m := TORCH_OLD_GPU.search(line):
             signals.add("torch_arch")  # the same check of torch/cuda/__init__.py: no kernels for this GPU
             gpus = _add(gpus, m.group(1).strip())
             first("compute_capability", m.group(2))
 
-        if m := _TORCH_FOUND.search(line):
+        if m := TORCH_FOUND.search(line):
             number = int(m.group(1))
             first("smi_cuda", f"{number // 1000}.{number % 1000 // 10}")
-        if m := _NVCC.search(line):
+        if m := NVCC.search(line):
             toolkit = _add(toolkit, m.group(1) or m.group(2))
-        if (m := _VERSION_TXT.search(line)) and "Driver" not in line:
+        if (m := VERSION_TXT.search(line)) and "Driver" not in line:
             toolkit = _add(toolkit, m.group(1))
-        if m := _COLLECT_ENV_CUDA.search(line):
+        if m := COLLECT_ENV_CUDA.search(line):
             toolkit = _add(toolkit, m.group(1))
-        if m := _CUDA_WITH.search(line):
+        if m := CUDA_WITH.search(line):
             first("build_cuda", m.group(1))
         elif "API" not in line and "compiled with" not in line.lower():
-            for m in _TEXT_CUDA.finditer(line):
+            for m in TEXT_CUDA.finditer(line):
                 if smi_line and ("|" in line or m.group(0).startswith("CUDA Version")):
                     continue  # nvidia-smi's header: the CUDA the driver supports, not a toolkit
-                if "." in m.group(1) or int(m.group(1)) <= _NEWEST_CUDA_MAJOR:
+                if "." in m.group(1) or int(m.group(1)) <= NEWEST_CUDA_MAJOR:
                     toolkit = _add(toolkit, m.group(1))  # "cuda90" is conda's package name, not CUDA 90
-        for m in _CUDA_WIN_PATH.finditer(line):
+        for m in CUDA_WIN_PATH.finditer(line):
             toolkit = _add(toolkit, m.group(1))
         if "API" not in line and "compiled with" not in line.lower() and "Loaded runtime" not in line:
-            for m in _TEXT_CUDNN.finditer(line):
+            for m in TEXT_CUDNN.finditer(line):
                 cudnn = _add(cudnn, m.group(1))
-        if m := _CONDA_LINE.search(line):
+        if m := CONDA_LINE.search(line):
             what = m.group(1).lower()
             if "cudnn" in what:
                 cudnn = _add(cudnn, m.group(2))
@@ -351,7 +351,7 @@ def read_environment(text: str) -> Environment:
                 first("nccl", m.group(2))
             else:
                 toolkit = _add(toolkit, m.group(2))
-        if m := _LDCONFIG.search(line):
+        if m := LDCONFIG.search(line):
             what, version = m.group(1), m.group(2)
             if what == "cudnn":
                 cudnn = _add(cudnn, version)
@@ -359,29 +359,29 @@ def read_environment(text: str) -> Environment:
                 toolkit = _add(toolkit, version)
             else:
                 first("nccl", version)
-        if m := _NCCL.search(line):
+        if m := NCCL.search(line):
             first("nccl", m.group(1) or m.group(2))
-        if m := _DOCKER_TAG.search(line):
+        if m := DOCKER_TAG.search(line):
             tag = m.group(1)
-            if ":" in tag and ("gpu" in tag or "cuda" in tag) and not _SOURCE_PATH.search(tag):
+            if ":" in tag and ("gpu" in tag or "cuda" in tag) and not SOURCE_PATH.search(tag):
                 first("docker_image", tag.strip("`'\" "))
-        if (m := _PIP_LINE.search(line)) and not _ANOTHER_VERSION.match(line, m.end(2)):
+        if (m := PIP_LINE.search(line)) and not ANOTHER_VERSION.match(line, m.end(2)):
             package(_name(m.group(1)), m.group(2))
-        for m in _PIP_SPEC.finditer(line):
-            if _ANOTHER_VERSION.match(line, m.end(3)):
+        for m in PIP_SPEC.finditer(line):
+            if ANOTHER_VERSION.match(line, m.end(3)):
                 continue  # one of several versions tried
             name, sep, version = _name(m.group(1)), m.group(2), m.group(3)
             if name in ("paddlepaddle", "tensorflow") and not (m.group(1).islower() and sep in ("==", "=", "(")):
                 # "PaddlePaddle 2.1.2", "PaddlePaddle: 2.4.1": the framework, not a pinned CPU package.
                 name = "paddle" if name == "paddlepaddle" else "tensorflow-any"
             package(name, version)
-        if m := _TORCH_VER.search(line):
+        if m := TORCH_VER.search(line):
             package("torch", m.group(0), m.group(2))
-        if m := _TORCH_INDEX.search(line):
+        if m := TORCH_INDEX.search(line):
             first("torch_index", m.group(1) or m.group(2))
         if not any(p.name.startswith(("paddlepaddle", "tensorflow", "torch")) for p in packages.values()):
-            for m in _FRAMEWORK_TEXT.finditer(line):
-                if _ANOTHER_VERSION.match(line, m.end(2)):
+            for m in FRAMEWORK_TEXT.finditer(line):
+                if ANOTHER_VERSION.match(line, m.end(2)):
                     continue
                 name = {
                     "paddle": "paddle",
@@ -393,18 +393,18 @@ def read_environment(text: str) -> Environment:
                 first("framework_text", f"{name}=={m.group(2)}")
         # A trace or hint line ("NCCL INFO … No plugin found (libnccl-net.so)", "[Hint: … e.g. a dlopen of
         # libnccl.so]") names a library that might matter, not one that failed to load.
-        failed = _LIB_FAIL.search(line) and not HINT_LINE.search(line)
+        failed = LIB_FAIL.search(line) and not HINT_LINE.search(line)
         if failed:
-            for m in _LIB_SO.finditer(line):
+            for m in LIB_SO.finditer(line):
                 libs = _add(libs, m.group(1))
-            for m in _LIB_DLL.finditer(line):
+            for m in LIB_DLL.finditer(line):
                 libs = _add(libs, m.group(1))
-        if _CUDNN_NOT_LOADED.search(line):
+        if CUDNN_NOT_LOADED.search(line):
             libs = _add(libs, "libcudnn")
         signals |= {signal for pattern, signal in _LINE_SIGNALS if pattern.search(line)}
-        if m := _OS.search(line):
+        if m := OS.search(line):
             first("os", m.group(1))
-        if (m := _PYTHON.search(line)) or (m := _PY_SITE.search(line)):
+        if (m := PYTHON.search(line)) or (m := PY_SITE.search(line)):
             first("python", m.group(1))
 
     if libs:
@@ -421,20 +421,20 @@ def read_environment(text: str) -> Environment:
         name, version = str(framework_text).split("==")
         packages[(name, version)] = Package(name, version, _variant(version))
     os_name = env.get("os")
-    if os_name is None and _WIN_PATH.search(text):
+    if os_name is None and WIN_PATH.search(text):
         os_name = "Windows"
-    elif os_name is None and _LINUX_PATH.search(text):
+    elif os_name is None and LINUX_PATH.search(text):
         os_name = "Linux"
     docker_image = env.get("docker_image")
     build_cuda = env.get("build_cuda")
     build_cudnn = env.get("build_cudnn")
     image_cuda = image_cudnn = None
     if isinstance(docker_image, str):
-        if m := _TAG_CUDA.search(docker_image):
+        if m := TAG_CUDA.search(docker_image):
             image_cuda = m.group(1)
-        if m := _TAG_CUDNN.search(docker_image):
+        if m := TAG_CUDNN.search(docker_image):
             image_cudnn = m.group(1)
-        if (m := _TAG_VERSION.search(docker_image)) and not packages:
+        if (m := TAG_VERSION.search(docker_image)) and not packages:
             name = "paddlepaddle-gpu" if "paddle" in docker_image else "tensorflow"
             packages[(name, m.group(1))] = Package(name, m.group(1), "")
     paddle_api = env.get("paddle_driver_api")
@@ -456,8 +456,8 @@ def read_environment(text: str) -> Environment:
         compute_capability=env.get("compute_capability"),  # type: ignore[arg-type]
         packages=tuple(packages.values())[:MAX_ITEMS],
         docker_image=docker_image,  # type: ignore[arg-type]
-        docker=bool(docker_image) or bool(_DOCKER.search(text)),
-        wsl=bool(_WSL.search(text)),
+        docker=bool(docker_image) or bool(DOCKER.search(text)),
+        wsl=bool(WSL.search(text)),
         os=os_name,  # type: ignore[arg-type]
         python=env.get("python"),  # type: ignore[arg-type]
         missing_libraries=libs,

@@ -12,12 +12,12 @@ from dataclasses import replace
 
 import numpy as np
 
-from bot.engine.calibrate_models import _ece, _fit, _predict, _share, first_features
-from bot.engine.calibrate_rows import Row, _matches, _may_vote, document_of
-from bot.engine.calibrate_thresholds import _unseen_thresholds
 from bot.engine.calibration import FEATURES, Weights
 from bot.engine.precedents import Precedents
 from bot.engine.retrieve import Engine
+from bot.fit.calibrate_models import ece_of, first_features, fit_logistic, predict, share_of
+from bot.fit.calibrate_rows import Row, document_of, matches, may_vote
+from bot.fit.calibrate_thresholds import unseen_thresholds
 
 
 def fit_unseen(
@@ -34,7 +34,7 @@ def fit_unseen(
 
     Each document's questions (and a share of the near-domain ones) are scored with that document *hidden*
     (:attr:`Engine.hidden`: its curated phrasings ignored, its sections ranked by the shared rule,
-    :func:`bot.engine.retrieve.gate`) and with precedents that never answered it (nor share the question's thread or
+    :func:`bot.engine.rank.gate`) and with precedents that never answered it (nor share the question's thread or
     batch), without the adapter (it learned today's sections). The model's target is "the first section answers it"
     (a wrong section from an unlabelled document is the failure to avoid); thresholds by the near-domain policy and
     at most :data:`MAX_UNSEEN_WRONG` confident wrong, on probabilities each from a model fitted without that
@@ -44,7 +44,7 @@ def fit_unseen(
         return None, {}
     doc = np.array([document_of(engine, r, documents) for r in rows])
     answers_of = [
-        {engine.sections[n].source for n in range(len(engine.sections)) if _matches(engine, n, r.expect)} for r in rows
+        {engine.sections[n].source for n in range(len(engine.sections)) if matches(engine, n, r.expect)} for r in rows
     ]
     groups = np.array([r.group for r in rows])
     batches = np.array([r.batch for r in rows])
@@ -59,7 +59,7 @@ def fit_unseen(
                 evidence = engine.evidence(r.evidence.text) if computed else r.evidence
                 if precedents is not None:
                     evidence = engine.with_precedents(
-                        evidence, precedents, never_answered & _may_vote(groups, batches, r.group, r.batch)
+                        evidence, precedents, never_answered & may_vote(groups, batches, r.group, r.batch)
                     )
                 held[i] = replace(r, evidence=evidence)
                 if progress is not None:
@@ -79,26 +79,26 @@ def fit_unseen(
     for document in documents:
         test, train = doc == document, doc != document
         if test.any() and len(set(target[train])) == 2:
-            p_cv[test] = _predict(_fit(x[train], target[train]), x[test])
+            p_cv[test] = predict(fit_logistic(x[train], target[train]), x[test])
     # Figures: each document's tiers from thresholds chosen on the other documents' held-out probabilities.
     confident = np.zeros(len(rows), dtype=bool)
     for document in documents:
         test, train = doc == document, doc != document
-        answer, _ = _unseen_thresholds(p_cv[train], y[train], right[train], hard[train], doc[train], **policy)
+        answer, _ = unseen_thresholds(p_cv[train], y[train], right[train], hard[train], doc[train], **policy)
         confident[test] = (p_cv[test] >= answer) & ~hard[test]
     far = (x[:, FEATURES.index("margin")] <= 0) | (x[:, FEATURES.index("coverage")] <= 0)
-    answer, none = _unseen_thresholds(p_cv, y, right, hard, doc, **policy, far=far)
-    mean, scale, model = _fit(x, target)
+    answer, none = unseen_thresholds(p_cv, y, right, hard, doc, **policy, far=far)
+    mean, scale, model = fit_logistic(x, target)
     inscope, near = y == 1, y == 0
     figures = {
         "documents": len(documents),
         "n_in_scope": int(inscope.sum()),
         "n_out_of_scope": int(near.sum()),
-        "in_scope_hit@1": _share(right, inscope),
-        "in_scope_confident_right": _share(confident & right, inscope),
-        "in_scope_confident_wrong": _share(confident & ~right, inscope),
-        "out_of_scope_confident": _share(confident, near),
-        "ece": round(_ece(p_cv, target), 4),
+        "in_scope_hit@1": share_of(right, inscope),
+        "in_scope_confident_right": share_of(confident & right, inscope),
+        "in_scope_confident_wrong": share_of(confident & ~right, inscope),
+        "out_of_scope_confident": share_of(confident, near),
+        "ece": round(ece_of(p_cv, target), 4),
     }
     stored = {
         "mean": [float(v) for v in mean],

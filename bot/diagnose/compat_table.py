@@ -7,7 +7,7 @@ images and wheels in a second file, read first.
     >>> table = table_from_toml('[[driver]]\\ncuda = "10.2"\\nlinux_min = "440.33"\\nsource = "https://x"\\n')
     >>> [(r.kind, r.get("linux_min"), r.source.url) for r in table.of("driver")]
     [('driver', '440.33', 'https://x')]
-    >>> vtuple("450.80.02"), _in_range((11, 2), "11.0-11.8")
+    >>> vtuple("450.80.02"), in_range((11, 2), "11.0-11.8")
     ((450, 80, 2), True)
 """
 
@@ -133,15 +133,15 @@ def vtuple(version: str) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _mm(version: str) -> tuple[int, ...]:
+def major_minor(version: str) -> tuple[int, ...]:
     return vtuple(version)[:2]
 
 
-def _in_range(cuda: tuple[int, ...], spec: str) -> bool:
+def in_range(cuda: tuple[int, ...], spec: str) -> bool:
     """'10.0-10.2' or '11.0' or '12.x' contains cuda (major, minor)."""
     spec = spec.strip()
     if spec.endswith(".x"):
         return bool(cuda) and cuda[0] == int(spec[:-2])
     lo, _, hi = spec.partition("-")
-    lo_t, hi_t = _mm(lo), _mm(hi or lo)
+    lo_t, hi_t = major_minor(lo), major_minor(hi or lo)
     return len(cuda) >= 2 and lo_t <= cuda[:2] <= hi_t

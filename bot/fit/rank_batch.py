@@ -1,6 +1,6 @@
 """Many first questions ranked under many weights, for ``python -m bot calibrate``'s weight grid.
 
-:func:`bot.engine.retrieve.rank` orders one message's sections; calibration asks that of every labelled question
+:func:`bot.engine.rank.rank` orders one message's sections; calibration asks that of every labelled question
 under every weight of its grid (about 250,000 times a fit). :class:`RankingBatch` stacks the questions' per-section
 scores into matrices once and, for each weight, does the same sums in the same order as ``rank`` over whole rows,
 so every float is the one ``rank`` computes and the orders are identical (a test compares them), at a fraction of
@@ -9,9 +9,11 @@ lead) are ranked by ``rank`` itself.
 
 >>> import numpy as np
 >>> from bot.engine.calibration import Weights
->>> from bot.engine.retrieve import Evidence, _Scores, rank
+>>> from bot.engine.evidence import Evidence
+>>> from bot.engine.rank import rank
+>>> from bot.engine.scores import Scores
 >>> def scores(dense, lexical):
-...     return _Scores(np.zeros(2), np.array(dense, np.float32), np.array(lexical, np.float32), [], 0.0, {}, [])
+...     return Scores(np.zeros(2), np.array(dense, np.float32), np.array(lexical, np.float32), [], 0.0, {}, [])
 >>> a = Evidence("oom", "en", own=scores([0.9, 0.1, 0.5], [0, 3, 1]), allowed=np.ones(3, bool),
 ...              subject_share=np.array([0, 1, 0], np.float32))
 >>> b = Evidence("nan", "en", own=scores([0.2, 0.3, 0.8], [1, 0, 0]), allowed=np.array([True, True, False]),
@@ -31,7 +33,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from bot.engine.calibration import Weights
-from bot.engine.retrieve import Evidence, _plain, _Scores, _zscore, rank
+from bot.engine.evidence import Evidence
+from bot.engine.rank import rank
+from bot.engine.scores import Scores, plain_of, zscore
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,7 +56,7 @@ class _Rows:
     plain_title: tuple[np.ndarray, np.ndarray] | None
 
 
-def _z(scores: list[_Scores]) -> tuple[np.ndarray, np.ndarray]:
+def _z(scores: list[Scores]) -> tuple[np.ndarray, np.ndarray]:
     return np.stack([s.z_dense for s in scores]), np.stack([s.z_lexical for s in scores])
 
 
@@ -81,12 +85,12 @@ def _stacks(at: list[int], evidences: list[Evidence]) -> _Rows:
         title=_z([e.title for e in evidences]) if first.title is not None else None,  # type: ignore[misc]
         share=np.stack([e.subject_share for e in evidences]),
         precedent=np.stack([e.precedent for e in evidences]) if first.precedent is not None else None,  # type: ignore[misc]
-        learned=np.stack([_zscore(e.learned) for e in evidences]) if first.learned is not None else None,  # type: ignore[arg-type]
+        learned=np.stack([zscore(e.learned) for e in evidences]) if first.learned is not None else None,  # type: ignore[arg-type]
         allowed=np.stack([e.allowed for e in evidences]),
         preferred=np.stack([e.preferred for e in evidences]) if first.preferred is not None else None,  # type: ignore[misc]
         known=np.asarray(first.known, dtype=bool) if gated else None,
-        plain_own=_z([_plain(e.own) for e in evidences]) if gated else None,  # type: ignore[misc]
-        plain_title=_z([_plain(e.title) for e in evidences]) if gated and first.title is not None else None,  # type: ignore[misc]
+        plain_own=_z([plain_of(e.own) for e in evidences]) if gated else None,  # type: ignore[misc]
+        plain_title=_z([plain_of(e.title) for e in evidences]) if gated and first.title is not None else None,  # type: ignore[misc]
     )
 
 
@@ -147,7 +151,7 @@ def _summed(
 
 
 def _gate(shared: np.ndarray, total: np.ndarray, known: np.ndarray) -> np.ndarray:
-    """:func:`bot.engine.retrieve.gate` for many rows sharing one ``known`` mask (the same floats)."""
+    """:func:`bot.engine.rank.gate` for many rows sharing one ``known`` mask (the same floats)."""
     if not known.any():
         return shared.astype(np.float32)
     extra = total - shared

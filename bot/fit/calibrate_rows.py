@@ -1,8 +1,8 @@
-"""Labelled messages -> rows of evidence for ``python -m bot calibrate`` (:mod:`bot.engine.calibrate`).
+"""Labelled messages -> rows of evidence for ``python -m bot calibrate`` (:mod:`bot.fit.calibrate`).
 
 Each labelled first question is read once through the serving engine (:meth:`Engine.evidence`), each labelled
 conversation replayed turn by turn in the case the earlier turns left; a row keeps its thread and gathering batch
-so that no question is ever scored with evidence from its own thread or batch (:func:`voted`, :func:`_may_vote`).
+so that no question is ever scored with evidence from its own thread or batch (:func:`voted`, :func:`may_vote`).
 """
 
 from __future__ import annotations
@@ -16,12 +16,15 @@ from pathlib import Path
 
 import numpy as np
 
-from bot.engine.evaluate import EvalCase as Labelled
-from bot.engine.evaluate import hit_matches, read_cases
-from bot.engine.labels import check_labelled
+from bot.engine.evidence import Evidence
+from bot.engine.judge import judge
 from bot.engine.learned import Adapter
 from bot.engine.precedents import Precedents
-from bot.engine.retrieve import Engine, Evidence, judge, rank
+from bot.engine.rank import rank
+from bot.engine.retrieve import Engine
+from bot.fit.evaluate import EvalCase as Labelled
+from bot.fit.evaluate import hit_matches, read_cases
+from bot.fit.labels import check_labelled
 from bot.records import Case, Section  # noqa: F401  (Section: doctest)
 
 
@@ -139,12 +142,12 @@ def _replay(engine: Engine, conversation: dict, firsts: list[Row], later: list[R
         (firsts if n == 0 else later).append(row)
         # What Engine.ask does, on the evidence already computed (its plan included): the case the next turn sees.
         ranking = rank(evidence, engine.calibration.weights)
-        answer = engine.answer(evidence, ranking, judge(engine, evidence, ranking, engine.calibration))
+        answer = engine.answer(evidence, ranking, judge(engine.catalog, evidence, ranking, engine.calibration))
         previous_top = answer.hits[0].section.key if answer.hits else ""
         case = answer.case
 
 
-def _matches(engine: Engine, n: int, expect: tuple[dict, ...]) -> bool:
+def matches(engine: Engine, n: int, expect: tuple[dict, ...]) -> bool:
     section = engine.sections[n]
     hit = {"source": section.source, "section": section.heading}
     return any(hit_matches(hit, e) for e in expect)
@@ -156,7 +159,7 @@ _ANSWERS_KEPT = 50_000
 
 
 def answers_of(engine: Engine, expect: tuple[dict, ...]) -> frozenset[int]:
-    """The sections that answer a label (:func:`_matches` of every section), worked out once per label object: the
+    """The sections that answer a label (:func:`matches` of every section), worked out once per label object: the
     weight grid asks the same question of every row for each of its ~200 weights (13 % of a fit's time when asked
     anew, two regular expressions per section and row).
 
@@ -169,7 +172,7 @@ def answers_of(engine: Engine, expect: tuple[dict, ...]) -> frozenset[int]:
     kept = _ANSWERS.get(key)
     if kept is not None and kept[0] is engine.sections and kept[1] is expect:
         return kept[2]
-    found = frozenset(n for n in range(len(engine.sections)) if _matches(engine, n, expect))
+    found = frozenset(n for n in range(len(engine.sections)) if matches(engine, n, expect))
     if len(_ANSWERS) >= _ANSWERS_KEPT:
         _ANSWERS.clear()
     _ANSWERS[key] = (engine.sections, expect, found)
@@ -189,8 +192,7 @@ def precedents_of(engine: Engine, rows: list[Row]) -> Precedents:
     )
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
     answers = tuple(
-        tuple(engine.sections[n].key for n in range(len(engine.sections)) if _matches(engine, n, r.expect))
-        for r in rows
+        tuple(engine.sections[n].key for n in range(len(engine.sections)) if matches(engine, n, r.expect)) for r in rows
     )
     return Precedents(vectors, answers)
 
@@ -204,17 +206,17 @@ def questions_of(engine: Engine, rows: list[Row]) -> tuple[np.ndarray, list[list
         ],
         dtype=np.float32,
     )
-    answers = [[n for n in range(len(engine.sections)) if _matches(engine, n, r.expect)] for r in rows]
+    answers = [[n for n in range(len(engine.sections)) if matches(engine, n, r.expect)] for r in rows]
     return vectors, answers
 
 
-def _may_vote(groups: np.ndarray, batches: np.ndarray, group: str, batch: str) -> np.ndarray:
+def may_vote(groups: np.ndarray, batches: np.ndarray, group: str, batch: str) -> np.ndarray:
     """Which labelled questions may vote for one of thread ``group`` in ``batch`` while fitting: none of its own
     thread, none of its gathering batch (:func:`batch_of`; ``""``: unknown, so only the thread is left out).
 
-    >>> _may_vote(np.array(["t1", "t2", "t3"]), np.array(["4_a", "4_a", "4_b"]), "t1", "4_a").tolist()
+    >>> may_vote(np.array(["t1", "t2", "t3"]), np.array(["4_a", "4_a", "4_b"]), "t1", "4_a").tolist()
     [False, False, True]
-    >>> _may_vote(np.array(["t1", "t2"]), np.array(["", ""]), "t1", "").tolist()
+    >>> may_vote(np.array(["t1", "t2"]), np.array(["", ""]), "t1", "").tolist()
     [False, True]
     """
     return (groups != group) & ((batches != batch) | (batch == ""))
@@ -231,9 +233,7 @@ def voted(engine: Engine, rows: list[Row], precedents: Precedents | None, pool: 
     return [
         replace(
             r,
-            evidence=engine.with_precedents(
-                r.evidence, precedents, pool & _may_vote(groups, batches, r.group, r.batch)
-            ),
+            evidence=engine.with_precedents(r.evidence, precedents, pool & may_vote(groups, batches, r.group, r.batch)),
         )
         for r in rows
     ]
@@ -248,6 +248,6 @@ def document_of(engine: Engine, row: Row, documents: list[str]) -> str:
     True
     """
     for n in range(len(engine.sections)):
-        if row.expect and _matches(engine, n, row.expect):
+        if row.expect and matches(engine, n, row.expect):
             return engine.sections[n].source
     return documents[int(hashlib.sha1(row.group.encode()).hexdigest(), 16) % len(documents)]

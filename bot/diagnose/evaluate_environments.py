@@ -8,7 +8,7 @@
   conflicting value the label records for a code claimed (:func:`values_named`: driver, CUDA, cuDNN, compute
   capability, GPU model, library), as the user reads them.
 
-    >>> from bot.engine.compat import table_from_toml
+    >>> from bot.diagnose.compat import table_from_toml
     >>> table = table_from_toml('[[message]]\\nkey = "insufficient_driver"\\ncode = "driver_too_old"\\nsource = "https://x"\\n')
     >>> cases = [{"id": "a", "paste": "Cuda error(35), CUDA driver version is insufficient for CUDA runtime version",
     ...           "expect": {"mismatches": [{"code": "driver_too_old"}]}},
@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.engine.compat import CompatTable, Diagnosis, check
-from bot.engine.environment import read_environment
-from bot.engine.jsonl import read_jsonl
+from bot.diagnose.compat import CompatTable, Diagnosis, check
+from bot.diagnose.environment import read_environment
+from bot.jsonl import read_jsonl
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from bot.engine.precedents import Precedents  # noqa: F401  (doctest)
 from bot.engine.retrieve import Engine
 
 
-def _precedent_vectors(cal: Calibration, fitted_on: dict, texts: list[str]) -> dict[bytes, np.ndarray]:
+def precedent_vectors(cal: Calibration, fitted_on: dict, texts: list[str]) -> dict[bytes, np.ndarray]:
     """The first questions' vectors the stored precedents already hold, by search text — for every labelled file
     they were fitted on that is here unchanged (same name, same bytes, so the same questions in the same order),
     also when other files were added or removed since (a company's own labels beside the shipped ones).
@@ -25,22 +25,22 @@ def _precedent_vectors(cal: Calibration, fitted_on: dict, texts: list[str]) -> d
 
     >>> p = Precedents(np.eye(2, dtype=np.float32), ((), ()))
     >>> cal = replace(Calibration.default(), precedents=p, fitted_on={"a.jsonl": {"cases": 2, "sha256": "x"}})
-    >>> len(_precedent_vectors(cal, {"a.jsonl": {"cases": 2, "sha256": "x"}}, ["q1", "q2"]))
+    >>> len(precedent_vectors(cal, {"a.jsonl": {"cases": 2, "sha256": "x"}}, ["q1", "q2"]))
     2
-    >>> _precedent_vectors(cal, {"a.jsonl": {"cases": 2, "sha256": "y"}}, ["q1", "q2"])
+    >>> precedent_vectors(cal, {"a.jsonl": {"cases": 2, "sha256": "y"}}, ["q1", "q2"])
     {}
     >>> p3 = Precedents(np.eye(3, dtype=np.float32), ((), (), ()))
     >>> old = {"a.jsonl": {"cases": 2, "sha256": "x"}, "c.jsonl": {"conversations": 1, "sha256": "z"}}
     >>> cal = replace(Calibration.default(), precedents=p3, fitted_on=old)
     >>> new = {"a.jsonl": {"cases": 2, "sha256": "x"}, "mine.jsonl": {"cases": 1, "sha256": "m"}, **old}
-    >>> found = _precedent_vectors(cal, new, ["q1", "q2", "mine", "first turn"])  # a company's file added
-    >>> from bot.engine.retrieve import query_key
+    >>> found = precedent_vectors(cal, new, ["q1", "q2", "mine", "first turn"])  # a company's file added
+    >>> from bot.engine.scores import query_key
     >>> [t for t in ("q1", "q2", "mine", "first turn") if query_key(t) in found]
     ['q1', 'q2', 'first turn']
     >>> found[query_key("first turn")].tolist()
     [0.0, 0.0, 1.0]
     """
-    from bot.engine.retrieve import query_key
+    from bot.engine.scores import query_key
 
     if cal.precedents is None or not cal.fitted_on:
         return {}
@@ -93,7 +93,7 @@ def _worth_keeping(engine: Engine) -> bool:
     return not engine.embedder.id.startswith("hash:")
 
 
-def _load_vectors(engine: Engine) -> dict[bytes, np.ndarray]:
+def load_vectors(engine: Engine) -> dict[bytes, np.ndarray]:
     """The query vectors an earlier fit stored (none when missing, unreadable or of another dimension; a vector
     that is not finite is dropped and embedded again)."""
     if not _worth_keeping(engine):
@@ -110,7 +110,7 @@ def _load_vectors(engine: Engine) -> dict[bytes, np.ndarray]:
     return {bytes.fromhex(str(k)): v for k, v, ok in zip(keys, vectors, finite) if ok}
 
 
-def _save_vectors(engine: Engine, before: dict[bytes, np.ndarray]) -> None:
+def save_vectors(engine: Engine, before: dict[bytes, np.ndarray]) -> None:
     """Every query vector this fit used (first questions as the precedents store them), for the next fit — also
     when the calibration shipped beside it was fitted on other labels, so the precedents do not hold them all. A
     cache: failing to write it only costs time."""

@@ -25,11 +25,11 @@ Everything is computed with the serving functions: :meth:`Engine.evidence` (buil
 :func:`judge`'s inputs (:meth:`Engine.features`, :meth:`Engine.follow_features`,
 :meth:`Engine.blocked`); nothing here re-implements ranking.
 
-The work is split by what each part holds: :mod:`bot.engine.calibrate_rows` (labelled messages -> evidence),
-:mod:`bot.engine.calibrate_weights` (ranking weights, adapters without each batch), :mod:`bot.engine.calibrate_models`
-(features and logistic fits), :mod:`bot.engine.calibrate_thresholds` (tier thresholds by policy),
-:mod:`bot.engine.calibrate_figures` (cross-validated figures), :mod:`bot.engine.calibrate_unseen` (documents held
-out), :mod:`bot.engine.calibrate_cache` (vectors kept between fits); this module runs them in order and stores the
+The work is split by what each part holds: :mod:`bot.fit.calibrate_rows` (labelled messages -> evidence),
+:mod:`bot.fit.calibrate_weights` (ranking weights, adapters without each batch), :mod:`bot.fit.calibrate_models`
+(features and logistic fits), :mod:`bot.fit.calibrate_thresholds` (tier thresholds by policy),
+:mod:`bot.fit.calibrate_figures` (cross-validated figures), :mod:`bot.fit.calibrate_unseen` (documents held
+out), :mod:`bot.fit.calibrate_cache` (vectors kept between fits); this module runs them in order and stores the
 result.
 """
 
@@ -43,36 +43,36 @@ from pathlib import Path
 import numpy as np
 
 from bot.engine import learned
-from bot.engine.calibrate_cache import _load_vectors, _precedent_vectors, _save_vectors, vectors_path
-from bot.engine.calibrate_figures import cross_validate, cross_validate_follow
-from bot.engine.calibrate_models import FOLDS, _fit, _folds, _predict, first_features, fit_follow
-from bot.engine.calibrate_progress import _Progress
-from bot.engine.calibrate_rows import (
+from bot.engine.calibration import FEATURES, FOLLOW_FEATURES, Calibration, calibration_path, sources_fingerprint
+from bot.engine.learned import adapter_path
+from bot.engine.precedents import as_stored
+from bot.engine.retrieve import Engine
+from bot.fit.calibrate_cache import load_vectors, precedent_vectors, save_vectors, vectors_path
+from bot.fit.calibrate_figures import cross_validate, cross_validate_follow
+from bot.fit.calibrate_models import FOLDS, first_features, fit_follow, fit_logistic, folds_of, predict
+from bot.fit.calibrate_progress import Progress
+from bot.fit.calibrate_rows import (
     Labelled,
     Row,
-    _may_vote,
     batch_of,
     collect,
     collect_turns,
+    may_vote,
     precedents_of,
     questions_of,
     read_labelled,
     voted,
 )
-from bot.engine.calibrate_thresholds import MAX_UNSEEN_WRONG, MIN_BATCH_NEAR, _thresholds
-from bot.engine.calibrate_unseen import fit_unseen
-from bot.engine.calibrate_weights import choose_weights, fit_adapter, learned_without_batch
-from bot.engine.calibration import FEATURES, FOLLOW_FEATURES, Calibration, calibration_path, sources_fingerprint
-from bot.engine.learned import adapter_path
-from bot.engine.precedents import as_stored
-from bot.engine.retrieve import Engine
+from bot.fit.calibrate_thresholds import MAX_UNSEEN_WRONG, MIN_BATCH_NEAR, fit_thresholds
+from bot.fit.calibrate_unseen import fit_unseen
+from bot.fit.calibrate_weights import choose_weights, fit_adapter, learned_without_batch
 
 __all__ = [  # what callers and tests import from here, wherever it lives now
     "FOLDS",
     "MAX_UNSEEN_WRONG",
     "MIN_BATCH_NEAR",
     "Row",
-    "_folds",
+    "folds_of",
     "batch_of",
     "calibrate",
     "collect",
@@ -107,9 +107,9 @@ def calibrate(
     cases, groups, conversations, fitted_on = read_labelled(paths)
     turns = sum(len(c["turns"]) for c in conversations)
     # Every labelled question is embedded once: the leave-one-document-out fit reads them again.
-    cache_size, engine.query_cache_size = (
-        engine.query_cache_size,
-        max(engine.query_cache_size, 4 * (len(cases) + turns)),
+    cache_size, engine.queries.size = (
+        engine.queries.size,
+        max(engine.queries.size, 4 * (len(cases) + turns)),
     )
     try:
         return _calibrate(
@@ -124,10 +124,10 @@ def calibrate(
             max_follow_wrong,
             save,
             tune,
-            _Progress(len(cases) + 2 * turns, progress),
+            Progress(len(cases) + 2 * turns, progress),
         )
     finally:
-        engine.query_cache_size = cache_size
+        engine.queries.size = cache_size
 
 
 def _calibrate(
@@ -142,7 +142,7 @@ def _calibrate(
     max_follow_wrong: float,
     save: bool,
     tune: bool,
-    progress: _Progress,
+    progress: Progress,
 ) -> Calibration:
     sources_hash = sources_fingerprint(engine.index.manifest.get("sources", {}))
     # The evidence is computed without the stored precedents (they include these very questions) and without the
@@ -159,10 +159,10 @@ def _calibrate(
         timings[name] = round(now - clock, 1)
         clock = now
 
-    stored = _load_vectors(engine)
+    stored = load_vectors(engine)
     firsts_text = [engine.read(c.query).search_text for c in cases]
     firsts_text += [engine.read(c["turns"][0]["query"]).search_text for c in conversations if c["turns"]]
-    engine.remember({**_precedent_vectors(serving, fitted_on, firsts_text), **stored})
+    engine.remember({**precedent_vectors(serving, fitted_on, firsts_text), **stored})
     texts = [engine.read(c.query).search_text for c in cases]
     texts += [engine.read(t["query"]).search_text for c in conversations for t in c["turns"]]
     progress.stage("embedding the labelled messages", more=len(texts))
@@ -224,14 +224,14 @@ def _calibrate(
     if len(set(batches)) >= 3:
         folds = [np.where(batches == batch)[0] for batch in np.unique(batches)]
     else:
-        folds = _folds([r.group for r in rows], FOLDS)
+        folds = folds_of([r.group for r in rows], FOLDS)
     p_cv = np.zeros(len(rows))
     for test in folds:
         train = np.setdiff1d(np.arange(len(rows)), test)
         if len(test) and len(set(y[train])) == 2:
-            p_cv[test] = _predict(_fit(x[train], y[train]), x[test])
-    answer, none = _thresholds(p_cv, y, hard, batches=batches, **policy)
-    mean, scale, model = _fit(x, y)
+            p_cv[test] = predict(fit_logistic(x[train], y[train]), x[test])
+    answer, none = fit_thresholds(p_cv, y, hard, batches=batches, **policy)
+    mean, scale, model = fit_logistic(x, y)
     first = Calibration(
         embedder=engine.embedder.id,
         lexical_weight=weights.lexical,
@@ -265,7 +265,7 @@ def _calibrate(
             engine,
             conversations,
             lambda thread, batch: (
-                precedents.subset(_may_vote(threads, batches, thread, batch)) if precedents is not None else None
+                precedents.subset(may_vote(threads, batches, thread, batch)) if precedents is not None else None
             ),
             (lambda batch: by_batch.get(batch)) if adapter is not None else None,
             progress=progress,
@@ -297,7 +297,7 @@ def _calibrate(
             adapter.save(adapter_path(path))
         result.save(path)
     if save:
-        _save_vectors(engine, stored)
+        save_vectors(engine, stored)
     return result
 
 

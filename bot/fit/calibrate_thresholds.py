@@ -15,7 +15,7 @@ MIN_BATCH_NEAR = 10
 MAX_UNSEEN_WRONG = 0.03
 
 
-def _thresholds(
+def fit_thresholds(
     p: np.ndarray,
     y: np.ndarray,
     hard: np.ndarray,
@@ -34,9 +34,9 @@ def _thresholds(
     >>> p = np.array([0.9, 0.8, 0.7, 0.6, 0.5] + [0.55] * 2 + [0.1] * 8 + [0.1] * 30)
     >>> y = np.array([1] * 5 + [0] * 40)
     >>> b = np.array(["a"] * 15 + ["b"] * 30)
-    >>> _thresholds(p, y, np.zeros(45, bool), 0.06, 0.0)[0]  # pooled: 2 of 40 near above 0.55 is within 6 %
+    >>> fit_thresholds(p, y, np.zeros(45, bool), 0.06, 0.0)[0]  # pooled: 2 of 40 near above 0.55 is within 6 %
     0.5
-    >>> _thresholds(p, y, np.zeros(45, bool), 0.06, 0.0, b)[0]  # batches: (2/10 + 0/30) / 2 = 10 % is not
+    >>> fit_thresholds(p, y, np.zeros(45, bool), 0.06, 0.0, b)[0]  # batches: (2/10 + 0/30) / 2 = 10 % is not
     0.6
     """
     near = (y == 0) & ~hard
@@ -61,7 +61,7 @@ def _thresholds(
     return answer, min(none, answer)
 
 
-def _follow_thresholds(
+def follow_thresholds(
     p: np.ndarray, right: np.ndarray, hard: np.ndarray, max_follow_wrong: float
 ) -> tuple[float, float]:
     """Answer threshold: the lowest that keeps confident wrong follow-up turns within policy; none: never
@@ -77,7 +77,7 @@ def _follow_thresholds(
     return answer, min(none, answer)
 
 
-def _unseen_thresholds(
+def unseen_thresholds(
     p: np.ndarray,
     y: np.ndarray,
     right: np.ndarray,
@@ -96,7 +96,7 @@ def _unseen_thresholds(
 
     >>> p = np.array([0.9, 0.8, 0.7, 0.6, 0.2, 0.1]); y = np.array([1, 1, 1, 0, 0, 0])
     >>> right = np.array([True, False, True, False, False, False]); z = np.zeros(6, bool); d = np.array(["a"] * 6)
-    >>> _unseen_thresholds(p, y, right, z, d, 0.34, 0.0, 0.34)[0], _unseen_thresholds(p, y, right, z, d, 0.34, 0.0, 0.0)[0]
+    >>> unseen_thresholds(p, y, right, z, d, 0.34, 0.0, 0.34)[0], unseen_thresholds(p, y, right, z, d, 0.34, 0.0, 0.0)[0]
     (0.6, 0.9)
     """
     near = (y == 0) & ~hard

@@ -1,6 +1,6 @@
 """The confidence models' inputs and fits: features of a row's first section, logistic regressions, folds, ECE.
 
-The first-turn and follow-up models are standardised logistic regressions (:func:`_fit`); what a row contributes is
+The first-turn and follow-up models are standardised logistic regressions (:func:`fit_logistic`); what a row contributes is
 the serving engine's features of the section its ranking puts first (:func:`first_features`, :func:`follow_features`).
 """
 
@@ -12,10 +12,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from bot.engine.calibrate_rows import Row, _matches
-from bot.engine.calibrate_thresholds import _follow_thresholds
 from bot.engine.calibration import FEATURES, FOLLOW_FEATURES, Calibration, Logistic, Weights
-from bot.engine.retrieve import Engine, rank
+from bot.engine.rank import rank
+from bot.engine.retrieve import Engine
+from bot.fit.calibrate_rows import Row, matches
+from bot.fit.calibrate_thresholds import follow_thresholds
 
 FOLDS = 5
 
@@ -29,7 +30,7 @@ def first_features(engine: Engine, row: Row, weights: Weights) -> tuple[list[flo
     feats = engine.features(row.evidence, row.evidence.own, top)
     # NaN: no adapter (a constant column the model gives no weight).
     vector = [0.0 if math.isnan(feats[name]) else feats[name] for name in FEATURES]
-    return vector, top, engine.blocked(row.evidence, top), _matches(engine, top, row.expect)
+    return vector, top, engine.blocked(row.evidence, top), matches(engine, top, row.expect)
 
 
 def follow_features(engine: Engine, row: Row, weights: Weights) -> tuple[list[float], int, bool, bool, list[int]]:
@@ -43,12 +44,12 @@ def follow_features(engine: Engine, row: Row, weights: Weights) -> tuple[list[fl
         [feats[name] for name in FOLLOW_FEATURES],
         top,
         engine.blocked(row.evidence, top),
-        _matches(engine, top, row.expect),
+        matches(engine, top, row.expect),
         list(order[:3]),
     )
 
 
-def _fit(x: np.ndarray, y: np.ndarray):
+def fit_logistic(x: np.ndarray, y: np.ndarray):
     from sklearn.linear_model import LogisticRegression
 
     mean = x.mean(axis=0)
@@ -59,12 +60,12 @@ def _fit(x: np.ndarray, y: np.ndarray):
     return mean, scale, model
 
 
-def _predict(fitted, x: np.ndarray) -> np.ndarray:
+def predict(fitted, x: np.ndarray) -> np.ndarray:
     mean, scale, model = fitted
     return model.predict_proba((x - mean) / scale)[:, 1]
 
 
-def _tiers(p: np.ndarray, hard: np.ndarray, x: np.ndarray, answer: float, none: float) -> list[str]:
+def tiers_of(p: np.ndarray, hard: np.ndarray, x: np.ndarray, answer: float, none: float) -> list[str]:
     model = replace(Calibration.default(), answer_threshold=answer, none_threshold=none)
     margin, coverage = x[:, FEATURES.index("margin")], x[:, FEATURES.index("coverage")]
     return [
@@ -73,7 +74,7 @@ def _tiers(p: np.ndarray, hard: np.ndarray, x: np.ndarray, answer: float, none: 
     ]
 
 
-def _ece(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
+def ece_of(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
     edges = np.linspace(0, 1, bins + 1)
     total = 0.0
     for lo, hi in zip(edges[:-1], edges[1:]):
@@ -83,7 +84,7 @@ def _ece(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
     return float(total)
 
 
-def _reliability(p: np.ndarray, y: np.ndarray, bins: int = 10) -> list[dict]:
+def reliability_of(p: np.ndarray, y: np.ndarray, bins: int = 10) -> list[dict]:
     out = []
     edges = np.linspace(0, 1, bins + 1)
     for lo, hi in zip(edges[:-1], edges[1:]):
@@ -100,14 +101,14 @@ def _reliability(p: np.ndarray, y: np.ndarray, bins: int = 10) -> list[dict]:
     return out
 
 
-def _folds(groups: list[str], k: int) -> list[np.ndarray]:
+def folds_of(groups: list[str], k: int) -> list[np.ndarray]:
     """Group k-fold: every thread's cases in one fold (deterministic: by hash of the thread)."""
     fold_of = {g: int(hashlib.sha1(g.encode()).hexdigest(), 16) % k for g in set(groups)}
     ids = np.array([fold_of[g] for g in groups])
     return [np.where(ids == f)[0] for f in range(k)]
 
 
-def _share(mask: np.ndarray, among: np.ndarray) -> float | None:
+def share_of(mask: np.ndarray, among: np.ndarray) -> float | None:
     return round(float(mask[among].mean()), 4) if among.any() else None
 
 
@@ -122,12 +123,12 @@ def fit_follow(engine: Engine, rows: list[Row], weights: Weights, max_follow_wro
     if len(set(right)) < 2:
         return None
     p_cv = np.zeros(len(rows))
-    for test in _folds([r.group for r in rows], FOLDS):
+    for test in folds_of([r.group for r in rows], FOLDS):
         train = np.setdiff1d(np.arange(len(rows)), test)
         if len(test) and len(set(right[train])) == 2:
-            p_cv[test] = _predict(_fit(x[train], right[train]), x[test])
-    answer, none = _follow_thresholds(p_cv, right, hard, max_follow_wrong)
-    mean, scale, model = _fit(x, right)
+            p_cv[test] = predict(fit_logistic(x[train], right[train]), x[test])
+    answer, none = follow_thresholds(p_cv, right, hard, max_follow_wrong)
+    mean, scale, model = fit_logistic(x, right)
     return Logistic(
         FOLLOW_FEATURES,
         tuple(float(v) for v in mean),

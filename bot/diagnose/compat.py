@@ -5,7 +5,7 @@ compute capabilities a CUDA toolkit compiles for, cuDNN <-> CUDA support, the fr
 library messages that are themselves evidence (CUDA error 35, Paddle's architecture warning …). A company adds rows
 for its own images and wheels in a second file; :func:`load_table` reads both, company rows first.
 
-    >>> from bot.engine.environment import read_environment
+    >>> from bot.diagnose.environment import read_environment
     >>> table = table_from_toml('''
     ... [[driver]]
     ... cuda = "10.2"
@@ -21,9 +21,9 @@ for its own images and wheels in a second file; :func:`load_table` reads both, c
 The checker returns codes, values and rows; the words are written by the reply layer. Unknown values stay unknown:
 a check runs only when every value it needs was read, and a table without the row means "not decided".
 
-This module decides the findings; the table and its loading are :mod:`bot.engine.compat_table`, what an environment
-needs and has by the table (the build's CUDA, the machine's, a GPU's capability) :mod:`bot.engine.compat_reading`,
-the build to install instead :mod:`bot.engine.compat_install`. Their public names are importable from here.
+This module decides the findings; the table and its loading are :mod:`bot.diagnose.compat_table`, what an environment
+needs and has by the table (the build's CUDA, the machine's, a GPU's capability) :mod:`bot.diagnose.compat_reading`,
+the build to install instead :mod:`bot.diagnose.compat_install`. Their public names are importable from here.
 """
 
 from __future__ import annotations
@@ -34,28 +34,28 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Literal
 
-from bot.engine.compat_install import Install, gpu_install
-from bot.engine.compat_reading import (
-    _arch_row,
-    _bundles_cuda,
-    _gpu_row,
-    _message,
-    _windows,
+from bot.diagnose.compat_install import Install, gpu_install
+from bot.diagnose.compat_reading import (
+    arch_row,
     build_cuda,
+    bundles_cuda,
     compute_capabilities,
     compute_capability,
     gpu_packages,
+    gpu_row,
     machine_cuda,
+    message_source,
+    on_windows,
 )
-from bot.engine.compat_table import (
+from bot.diagnose.compat_table import (
     COMPANY_TABLE,
     KINDS,
     SHIPPED_TABLE,
     CompatTable,
     Row,
     Source,
-    _mm,
     load_table,
+    major_minor,
     table_for,
     table_from_toml,
     vtuple,
@@ -168,9 +168,9 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
                 continue  # TensorFlow compiles the kernels from PTX and runs: slow start, not a failure
             if signal == "insufficient_driver" and _driver_covers_build(env, table):
                 continue  # NVIDIA's table says the driver shown runs the build's CUDA: another cause, say nothing
-            source = _message(signal, table)
+            source = message_source(signal, table)
             if source is None and signal == "tf_not_built_with_cuda":
-                source = _message("not_compiled_with_cuda", table)  # a table without TensorFlow's own row
+                source = message_source("not_compiled_with_cuda", table)  # a table without TensorFlow's own row
             claim(code, _message_values(code, env, table), source, "message")
 
     built = build_cuda(env, table)
@@ -179,7 +179,7 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
 
     # driver_too_old: the driver is older than the minimum for the CUDA the build (or the loaded runtime) needs.
     # Without the build's CUDA, the one toolkit shown is the runtime a framework that does not bring its own loads.
-    toolkit_need = machine[0] if len(machine) == 1 and not _bundles_cuda(env) else None
+    toolkit_need = machine[0] if len(machine) == 1 and not bundles_cuda(env) else None
     need = env.cuda_runtime or (built[0] if built else None) or env.image_cuda or toolkit_need
     if env.driver and need and not works:
         verdict = _driver_verdict(env, need, table)
@@ -200,7 +200,10 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
                     "table",
                 )
     elif env.cuda_driver_api and need and env.driver_api_from_framework and not works:
-        if _mm(env.cuda_driver_api) < _mm(need) and _mm(env.cuda_driver_api)[:1] < _mm(need)[:1]:
+        if (
+            major_minor(env.cuda_driver_api) < major_minor(need)
+            and major_minor(env.cuda_driver_api)[:1] < major_minor(need)[:1]
+        ):
             claim(
                 "driver_too_old", {"driver_cuda": env.cuda_driver_api, "cuda": need}, _family_row(need, table), "table"
             )
@@ -217,12 +220,13 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
     )
     known_cc = compute_capabilities(env, table)
     if known_cc and arch_cuda and not works:
-        row = _arch_row(arch_cuda, table)
+        row = arch_row(arch_cuda, table)
         if row is not None:
             too_new = [
                 (g, c)
                 for g, c, _ in known_cc
-                if _mm(c)[:1] > _mm(row.get("max_cc"))[:1] or _mm(c) < _mm(row.get("min_cc") or "0")
+                if major_minor(c)[:1] > major_minor(row.get("max_cc"))[:1]
+                or major_minor(c) < major_minor(row.get("min_cc") or "0")
             ]
             if too_new:
                 gpu, cc_value = too_new[0]
@@ -244,13 +248,13 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
 
     # wheel_cuda: the build's CUDA major differs from every CUDA the machine shows; or a missing library's soname
     # asks for another major than the machine has.
-    if built and machine and not works and not env.cuda_runtime and not _bundles_cuda(env):
+    if built and machine and not works and not env.cuda_runtime and not bundles_cuda(env):
         # Libraries are found by soname: libcudart.so.11.0 serves every 11.x, but 10.x and older name the minor
         # (libcudart.so.10.1), so TensorFlow builds for CUDA 10 and older need the same minor.
-        exact = _mm(built[0])[0] <= 10 and any(p.name.startswith("tensorflow") for p in env.packages)
+        exact = major_minor(built[0])[0] <= 10 and any(p.name.startswith("tensorflow") for p in env.packages)
         width = 2 if exact else 1
-        majors = {_mm(m)[:width] for m in machine if len(_mm(m)) >= width}
-        if majors and _mm(built[0])[:width] not in majors:
+        majors = {major_minor(m)[:width] for m in machine if len(major_minor(m)) >= width}
+        if majors and major_minor(built[0])[:width] not in majors:
             build_cudnn = built[1] is not None and built[1].kind == "wheel" and _row_value(built[1], table, "cudnn")
             claim(
                 "wheel_cuda",
@@ -261,7 +265,7 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
                     "cudnn": ", ".join(env.cudnn) if build_cudnn else None,
                     "package": _package_text(env),
                 },
-                built[1] or _message("paddle_cuda_older", table),
+                built[1] or message_source("paddle_cuda_older", table),
                 "table",
             )
         else:
@@ -270,7 +274,7 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
     if lib_need:
         for lib, (what, major) in lib_need.items():
             have = env.cudnn if what == "cudnn" else machine
-            have_majors = {_mm(h)[:1] for h in have}
+            have_majors = {major_minor(h)[:1] for h in have}
             if have_majors and (major,) not in have_majors:
                 claim(
                     "wheel_cuda",
@@ -280,7 +284,7 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
                         f"build_{what}": _library_version(lib),
                         "driver": env.driver,  # what the machine runs, for the build the reply suggests
                     },
-                    _message("library_not_found", table),
+                    message_source("library_not_found", table),
                     "message",
                 )
 
@@ -293,7 +297,7 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
                 "cuda": ", ".join(machine) or env.image_cuda,
                 "cudnn": env.cudnn_loaded or ", ".join(env.cudnn) or env.image_cudnn,
             },
-            _message("library_not_found", table),
+            message_source("library_not_found", table),
             "message",
         )
 
@@ -301,10 +305,10 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
     cudnn = env.cudnn_loaded or (env.cudnn[0] if len(env.cudnn) == 1 else None)
     cuda_for_cudnn = env.cuda_runtime or (machine[0] if len(machine) == 1 else None)
     if cudnn and cuda_for_cudnn and not works:
-        rows = [r for r in table.of("cudnn") if _cudnn_mm(r.get("cudnn")) == _mm(cudnn)]
+        rows = [r for r in table.of("cudnn") if _cudnn_mm(r.get("cudnn")) == major_minor(cudnn)]
         if rows:
-            cuda_majors = {_mm(c)[:1] for r in rows for c in _list(r.data.get("cuda"))}
-            if _mm(cuda_for_cudnn)[:1] not in cuda_majors:
+            cuda_majors = {major_minor(c)[:1] for r in rows for c in _list(r.data.get("cuda"))}
+            if major_minor(cuda_for_cudnn)[:1] not in cuda_majors:
                 claim("cudnn_cuda", {"cudnn": cudnn, "cuda": cuda_for_cudnn}, rows[0].source, "table")
             else:
                 passed.append("cudnn_cuda")
@@ -316,7 +320,7 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
     if cpu_pkgs and env.gpu_intent and not gpu_evidence and "paddlepaddle-gpu" not in names:
         own = {"tensorflow-cpu": "tensorflow_cpu_package"}.get(cpu_pkgs[0].name)
         own = own or ("torch_cpu_wheel" if cpu_pkgs[0].variant == "cpu" and cpu_pkgs[0].name == "torch" else None)
-        row = (_message(own, table) if own else None) or _message("not_compiled_with_cuda", table)
+        row = (message_source(own, table) if own else None) or message_source("not_compiled_with_cuda", table)
         claim("cpu_only_wheel", {"package": f"{cpu_pkgs[0].name}=={cpu_pkgs[0].version}"}, row, "table")
     tf_windows = _tf_windows_cpu(env, table)
     if tf_windows is not None and not works:
@@ -340,7 +344,7 @@ def _list(value: object) -> list[str]:
 
 
 def _cudnn_mm(label: str) -> tuple[int, ...]:
-    return _mm(label.split("-")[0])
+    return major_minor(label.split("-")[0])
 
 
 def _package_text(env: Environment) -> str:
@@ -372,7 +376,7 @@ def _message_values(code: Code, env: Environment, table: CompatTable) -> dict[st
         }
     if code == "cudnn_cuda":
         # A toolkit other than the runtime loaded is the clue that libraries come from another install.
-        other = [t for t in env.cuda_toolkit if env.cuda_runtime and _mm(t) != _mm(env.cuda_runtime)]
+        other = [t for t in env.cuda_toolkit if env.cuda_runtime and major_minor(t) != major_minor(env.cuda_runtime)]
         return {
             "cudnn": env.cudnn_loaded,
             "build_cudnn": env.build_cudnn,
@@ -389,19 +393,19 @@ def _message_values(code: Code, env: Environment, table: CompatTable) -> dict[st
 def _first_cuda_for(cc: str, table: CompatTable) -> str | None:
     """The first CUDA release that compiles for a compute capability (the lowest ``cuda_arch`` row whose
     ``max_cc`` reaches it): 8.6 -> 11.1."""
-    want = _mm(cc)
+    want = major_minor(cc)
     if len(want) < 2:
         return None
-    rows = [r for r in table.of("cuda_arch") if r.get("max_cc") and _mm(r.get("max_cc")) >= want]
+    rows = [r for r in table.of("cuda_arch") if r.get("max_cc") and major_minor(r.get("max_cc")) >= want]
     if not rows:
         return None
-    first = min(rows, key=lambda r: _mm(r.get("cuda").split("-")[0]))
+    first = min(rows, key=lambda r: major_minor(r.get("cuda").split("-")[0]))
     return first.get("cuda").split("-")[0]
 
 
 def _driver_minimum(env: Environment, row: Row) -> str | None:
     """The minimum driver the row names for this platform (both when the OS is unknown): '440.33' / '>= 525'."""
-    windows = _windows(env)
+    windows = on_windows(env)
     if row.get("linux_min"):
         if windows is None:
             return f"{row.get('linux_min')} (Linux) / {row.get('windows_min')} (Windows)"
@@ -425,7 +429,7 @@ def _driver_covers_build(env: Environment, table: CompatTable) -> bool:
 
 def _family_row(cuda: str, table: CompatTable) -> Source | None:
     for row in table.of("driver"):
-        if row.get("cuda") == f"{_mm(cuda)[0]}.x":
+        if row.get("cuda") == f"{major_minor(cuda)[0]}.x":
             return row.source
     return None
 
@@ -438,11 +442,11 @@ def _driver_verdict(env: Environment, cuda: str, table: CompatTable) -> tuple[bo
     driver = vtuple(env.driver or "")
     if not driver:
         return None
-    need = _mm(cuda)
-    if env.driver_api_from_framework and env.cuda_driver_api and _mm(env.cuda_driver_api) >= need:
+    need = major_minor(cuda)
+    if env.driver_api_from_framework and env.cuda_driver_api and major_minor(env.cuda_driver_api) >= need:
         # The framework reports what the driver stack supports (including a forward-compatibility package).
         return None
-    windows = _windows(env)
+    windows = on_windows(env)
     if need and need[0] >= 11:
         for row in table.of("driver"):
             if row.get("cuda") == f"{need[0]}.x":
@@ -454,7 +458,7 @@ def _driver_verdict(env: Environment, cuda: str, table: CompatTable) -> tuple[bo
                     return driver[:1] >= branch[:1], row
         return None
     for row in table.of("driver"):
-        if _mm(row.get("cuda")) == need and row.get("linux_min"):
+        if major_minor(row.get("cuda")) == need and row.get("linux_min"):
             mins = [vtuple(row.get("linux_min")), vtuple(row.get("windows_min"))]
             limit = mins[1] if windows else mins[0] if windows is False else min(mins)
             return driver >= limit, row
@@ -501,7 +505,7 @@ def _library_versions(env: Environment) -> dict[str, tuple[str, int]]:
 
 def _tf_windows_cpu(env: Environment, table: CompatTable) -> tuple[str, Source] | None:
     """TensorFlow after the row's last native-Windows GPU release (2.10) has no GPU build on Windows (release note)."""
-    if not _windows(env) or not env.gpu_intent:
+    if not on_windows(env) or not env.gpu_intent:
         return None
     for row in table.of("wheel_note"):
         last = vtuple(row.get("windows_gpu_last"))
@@ -544,7 +548,7 @@ def _ask(
     """The one command whose output decides a check that lacks one value."""
     has_build = built is not None or bool(gpu_packages(env))
     if (
-        any(_gpu_row(g, table) is None for g in env.gpus)
+        any(gpu_row(g, table) is None for g in env.gpus)
         and not env.compute_capability
         and (has_build or machine_cuda(env))
     ):

@@ -12,13 +12,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from bot.engine import learned
-from bot.engine.calibrate_rows import Row, answers_of, questions_of, voted
 from bot.engine.calibration import Weights
 from bot.engine.learned import Adapter
 from bot.engine.precedents import Precedents
-from bot.engine.rank_batch import RankingBatch
 from bot.engine.retrieve import Engine
+from bot.fit import learned
+from bot.fit.calibrate_rows import Row, answers_of, questions_of, voted
+from bot.fit.rank_batch import RankingBatch
 
 LEXICAL_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
 SUBJECT_GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
@@ -33,7 +33,7 @@ FIT_WORKERS = 2  # adapters fitted at once (one core each)
 
 def fit_adapter(engine: Engine, vectors: np.ndarray, answers: list[list[int]], **kwargs) -> Adapter:
     """An adapter on these questions over the engine's knowledge base (its retrieval keys)."""
-    keys, owners = engine._key_vectors
+    keys, owners = engine.key_vectors
     return learned.fit(vectors, answers, keys, owners, len(engine.sections), **kwargs)
 
 
@@ -41,7 +41,7 @@ def learned_without_batch(
     engine: Engine, rows: list[Row], fit: Callable[..., Adapter] = fit_adapter
 ) -> tuple[list[Row], dict[str, Adapter]]:
     """``rows`` with learned scores from adapters that never saw their gathering batch: one adapter per batch,
-    fitted on every other batch's questions (as the precedents never vote within a batch, :func:`_may_vote`).
+    fitted on every other batch's questions (as the precedents never vote within a batch, :func:`may_vote`).
     Returns the rows and the adapter of each batch (the conversations' later turns are replayed with it)."""
     vectors, answers = questions_of(engine, rows)
     batches = np.array([r.batch for r in rows])
@@ -60,7 +60,7 @@ def learned_without_batch(
 
 def _ranking_quality(engine: Engine, rows: list[Row]) -> Callable[[Weights], tuple[float, float]]:
     """hit@1 and hit@3 of the in-scope ``rows`` under a weight: their scores stacked once
-    (:class:`bot.engine.rank_batch.RankingBatch`, the same orders as :func:`rank`) for the grid's many weights."""
+    (:class:`bot.fit.rank_batch.RankingBatch`, the same orders as :func:`rank`) for the grid's many weights."""
     scored = [r for r in rows if r.in_scope]
     batch = RankingBatch([r.evidence for r in scored])
     answers = [answers_of(engine, r.expect) for r in scored]

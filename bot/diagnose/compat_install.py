@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.engine.compat_reading import _windows, machine_cuda
-from bot.engine.compat_table import CompatTable, Row, Source, _mm, table_for, vtuple  # noqa: F401  (table_for: doctest)
+from bot.diagnose.compat_reading import machine_cuda, on_windows
+from bot.diagnose.compat_table import CompatTable, Row, Source, major_minor, table_for, vtuple  # noqa: F401  (table_for: doctest)
 from bot.records import Environment
 
 
@@ -36,7 +36,7 @@ def gpu_install(env: Environment, table: CompatTable) -> Install | None:
     CUDA the driver runs), the newest such; the pip option from the page's ``[[install]]`` row for a ``postNNN``
     build, the row's own index for a 3.x build. None when a value is missing or the table has no such wheel.
 
-    >>> from bot.engine.environment import read_environment
+    >>> from bot.diagnose.environment import read_environment
     >>> env = read_environment("Driver Version: 535.104.05   CUDA Version: 12.2\\npaddlepaddle 2.6.1\\nUbuntu 22.04")
     >>> found = gpu_install(env, table_for(None))
     >>> found.package, found.option, found.replaces
@@ -48,13 +48,13 @@ def gpu_install(env: Environment, table: CompatTable) -> Install | None:
         return None
     version = versions.pop()
     machine = machine_cuda(env)
-    have = _mm(machine[0]) if len(machine) == 1 else _mm(env.cuda_driver_api or "")
+    have = major_minor(machine[0]) if len(machine) == 1 else major_minor(env.cuda_driver_api or "")
     if len(have) < 2 or len(vtuple(version)) < 2:
         return None
-    platform = "windows" if _windows(env) else "linux"
+    platform = "windows" if on_windows(env) else "linux"
     best: Row | None = None
     for row in table.of("wheel"):
-        cuda = _mm(row.get("cuda"))
+        cuda = major_minor(row.get("cuda"))
         if (
             row.get("package") != "paddlepaddle-gpu"
             or vtuple(row.get("version"))[:2] != vtuple(version)[:2]
@@ -64,7 +64,7 @@ def gpu_install(env: Environment, table: CompatTable) -> Install | None:
             or cuda > have
         ):
             continue
-        if best is None or cuda > _mm(best.get("cuda")):
+        if best is None or cuda > major_minor(best.get("cuda")):
             best = row
     if best is None:
         return None

@@ -17,14 +17,11 @@ from pathlib import Path
 import numpy as np
 
 from bot.answer.conversation import Conversation
-from bot.engine.acts import (
+from bot.engine.acts import LABELS, ActModel
+from bot.fit.acts import (
     L2_CHOICES,
-    LABELS,
     TRAIN_FILE,
-    ActModel,
     Rows,
-    _one_thread,
-    _read_turn,
     cross_validate,
     file_hash,
     fit,
@@ -32,6 +29,8 @@ from bot.engine.acts import (
     pipeline,
     read_labelled,
 )
+from bot.fit.acts import one_thread as _one_thread
+from bot.fit.acts import read_turn as _read_turn
 
 
 def rows_of(engine, conversations: Sequence[dict], progress: Callable[[int, int], None] | None = None) -> Rows:

@@ -115,7 +115,7 @@ def label_files(seeds_dir: Path, shipped_dir: Path = SHIPPED_DIR) -> list[Path]:
     return sorted(Path(shipped_dir).glob("*.jsonl")) + sorted((Path(seeds_dir) / LABELS_DIR).glob("*.jsonl"))
 
 
-_DROP = re.compile(r"[\s`*#\[\]]+")  # bot.engine.evaluate's matching rule (shared/eval/README.md), kept light here
+_DROP = re.compile(r"[\s`*#\[\]]+")  # bot.fit.evaluate's matching rule (shared/eval/README.md), kept light here
 
 
 def _normal(text: str) -> str:

@@ -16,9 +16,8 @@ from pathlib import Path
 
 from bot.answer.conversation import Conversation
 from bot.engine.answerer import Answerer
-from bot.engine.case import says_failed
-from bot.engine.evaluate import hit_matches
-from bot.engine.jsonl import read_jsonl
+from bot.fit.evaluate import hit_matches
+from bot.jsonl import read_jsonl
 
 KINDS = ("followup", "retry", "switch", "drift")
 
@@ -63,7 +62,10 @@ def evaluate_conversations(engine: Answerer, conversations: list[dict]) -> dict:
         previous_top = ""
         leads: set[str] = set()  # every section an earlier turn led with (the retry convention)
         for n, turn in enumerate(conversation["turns"]):
-            reply = Conversation.replay(engine, history).respond(turn["query"])
+            talk = Conversation.replay(engine, history)
+            reply = talk.respond(turn["query"])
+            # A turn that says the fix failed must not lead with any earlier lead (issue 25's convention): the plan's.
+            said = n > 0 and talk.planned is not None and talk.planned.says_failed
             shown = [s.hit.section for s in reply.shown]
             top = shown[0] if shown else None
             expect = turn["expect"]
@@ -82,9 +84,8 @@ def evaluate_conversations(engine: Answerer, conversations: list[dict]) -> dict:
                     "repeat": bool(
                         conversation["kind"] == "retry" and n > 0 and top is not None and top.key == previous_top
                     ),
-                    # A turn that says the fix failed must not lead with any earlier lead (issue 25's convention).
-                    "said_retry": n > 0 and says_failed(turn["query"]),
-                    "repeat_said": bool(n > 0 and says_failed(turn["query"]) and top is not None and top.key in leads),
+                    "said_retry": said,
+                    "repeat_said": bool(said and top is not None and top.key in leads),
                     "top": {"source": top.source, "section": top.heading} if top is not None else None,
                 }
             )

@@ -1,0 +1,209 @@
+"""A message read once: cleaned and cut (:func:`sanitize`), its language, cues, intent, log signature, search text,
+subjects and environment (:func:`read_message` -> :class:`bot.engine.message.Message`); and what the plan needs to
+know of the index and the lexicon about it (:func:`reading` -> :class:`bot.engine.plan.Reading`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from bot.diagnose.environment import read_environment
+from bot.engine.case import (
+    asks,
+    asks_briefly,
+    is_follow_up,
+    is_not_helpful,
+    move_of,
+    move_on_the_lead,
+    points_back,
+    says_failed,
+    starts_new_topic,
+)
+from bot.engine.catalog import HARD_CATEGORIES, PROBLEM_CATEGORIES, Catalog
+from bot.engine.intents import classify
+from bot.engine.message import Cues, Message
+from bot.engine.plan import Reading
+from bot.engine.scores import LEXICAL_CHARS, margin
+from bot.engine.subjects import Lexicon
+from bot.kb.signature import extract_signature, looks_like_log
+from bot.kb.tokenize import detect_language, tokenize
+from bot.records import Case, Environment
+
+if TYPE_CHECKING:
+    from bot.engine.calibration import Weights
+    from bot.engine.scores import Scores
+
+# Head of a cut input kept for what the user typed; the rest of the budget keeps the log's tail (the error).
+HEAD_SHARE = 0.2
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CJK_LINE = re.compile(r"[\u4e00-\u9fff]{2,}")
+
+
+def sanitize(text: str, limit: int) -> tuple[str, int]:
+    """Make user text safe to process: valid Unicode, no control characters, at most ``limit`` chars.
+
+    Returns the text and its original length when it had to be cut (else 0). A cut keeps
+    the first lines (what the user typed above a paste) and the tail (where a traceback's
+    error is), joined by a line saying what was left out.
+
+    >>> sanitize("a\\x00b\\ud800c", 10)
+    ('a b\\ufffdc', 0)
+    >>> cut, total = sanitize("why?\\n" + "noise\\n" * 50 + "Error: boom", 40)
+    >>> cut.splitlines()[0], cut.splitlines()[-1], total, len(cut) <= 40
+    ('why?', 'Error: boom', 316, True)
+    """
+    if not isinstance(text, str):
+        text = str(text)
+    original = len(text)
+    if original > limit:
+        text = _head_and_tail(text, limit)
+    # Lone surrogates (from broken clipboards or JSON) become U+FFFD instead of crashing encoders.
+    text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    text = _CONTROL.sub(" ", text)
+    return text, (original if original > limit else 0)
+
+
+def _head_and_tail(text: str, limit: int) -> str:
+    marker = "\n…\n"
+    budget = max(limit - len(marker), 0)
+    head = text[: int(budget * HEAD_SHARE)]
+    if "\n" in head:  # whole lines only
+        head = head[: head.rindex("\n")]
+    tail = text[len(text) - (budget - len(head)) :] if budget > len(head) else ""
+    if "\n" in tail[:-1]:
+        tail = tail[tail.index("\n") + 1 :]
+    return (head + marker + tail)[:limit]
+
+
+def read_message(message: object, *, limit: int, lexicon: Lexicon) -> Message:
+    """Read ``message`` once (:class:`bot.engine.message.Message`): cleaned and cut to ``limit``, its language,
+    cues, intent, whether it is a pasted log, what to search and the subjects it names."""
+    sent = "" if message is None else message if isinstance(message, str) else str(message)
+    text, truncated_from = sanitize(sent, limit)
+    worded = has_words(text)
+    is_log = worded and looks_like_log(text)
+    signature, search_text = _search_text(text, is_log) if worded else ("", text.strip())
+    subjects = frozenset(lexicon.find(text)) if worded else frozenset()
+    not_helpful = is_not_helpful(text)
+    return Message(
+        sent=sent,
+        text=text,
+        truncated_from=truncated_from,
+        language="zh" if detect_language(text) == "zh" else "en",
+        has_words=worded,
+        is_log=is_log,
+        signature=signature,
+        search_text=search_text,
+        tokens=tuple(dict.fromkeys(tokenize(search_text[:LEXICAL_CHARS]))) if worded else (),
+        subjects=subjects,
+        intent=classify(text.strip()),
+        cues=Cues(
+            not_helpful=not_helpful,
+            follow_up=is_follow_up(text),
+            new_topic=starts_new_topic(text),
+            points_back=points_back(text) or (asks_briefly(text) and not subjects),
+            failed=says_failed(text, not_helpful=not_helpful),
+        ),
+        environment=read_environment(text) if worded else Environment(),
+    )
+
+
+def _search_text(text: str, is_log: bool) -> tuple[str, str]:
+    """(error signature or "", what to search): for a pasted log, its error lines and the user's own words."""
+    if not is_log:
+        return "", text.strip()
+    sig = extract_signature(text)
+    # The user's own words around a paste (usually Chinese) say what they ask.
+    asked = [line.strip() for line in text.splitlines()[:50] if _CJK_LINE.search(line) and len(line) < 300]
+    return sig.headline, ("\n".join([sig.search_text(), *asked[:3]]).strip() or text.strip())
+
+
+def reading(catalog: Catalog, weights: Weights, message: Message, case: Case, own: Scores | None) -> Reading:
+    """What the plan needs to know of the index and the lexicon about this message, read cheaply: the word
+    lists' move, the subjects, and the message's own scores summarised (its margin over off-topic questions,
+    the section its own words rank first, its e5 vector against the shown section's and the others')."""
+    named = catalog.main_subjects(message.subjects)
+    problems = frozenset(s for s in named if catalog.lexicon.category(s) in PROBLEM_CATEGORIES)
+    move = move_of(message.text, case, problems=problems, is_log=message.is_log, cues=message.cues)
+    setting = catalog.carry_setting(case.setting, named - problems) if case.is_open else named - problems
+    # What the documents do not cover: another framework or device (a hard subject), or a product asked about
+    # with no problem of its own (a PaddleOCR user's out-of-memory is answered by the framework's section;
+    # "Paddle Serving deployment, which card?" may not be: the plan weighs it with where the words point).
+    uncovered = [s for s in named if s not in catalog.covered_anywhere]
+    foreign = frozenset(s for s in uncovered if catalog.lexicon.category(s) in HARD_CATEGORIES)
+    product = frozenset(
+        s
+        for s in uncovered
+        if catalog.lexicon.category(s) == "product"
+        and not problems
+        and (asks(message.text) or message.cues.points_back)
+    )
+    reading = Reading(
+        rule_move=move,
+        named=named,
+        problems=problems,
+        setting=setting,
+        frameworks_named=catalog.frameworks(named),
+        frameworks_carried=catalog.frameworks(setting),
+        frameworks_shown=catalog.frameworks_shown(case),
+        foreign=foreign,
+        foreign_product=product,
+        own_tokens=len(own.tokens) if own is not None else 0,
+        asks_more=move_on_the_lead(message.text) == "follow_up",
+    )
+    if own is None or not case.is_open:
+        return reading
+    words = own.fused(weights.lexical) + weights.subject * catalog.subject_share(named)
+    lead = catalog.sections[int(np.argmax(words))].key if len(words) else ""
+    # And among the sections a follow-up would be ranked in (its framework, its new setting's sections).
+    asked = np.ones(len(words), dtype=bool)
+    frameworks = catalog.frameworks(named)
+    if frameworks:
+        asked &= np.array([not main or bool(main & frameworks) for main in catalog.main_frameworks], dtype=bool)
+    changed = (named - problems) - case.setting
+    if changed:
+        covering = asked & np.array([changed <= covered for covered in catalog.coverage], dtype=bool)
+        asked = covering if covering.any() else asked
+    # (scored as a follow-up is: with the share of the case's subjects, not only the message's)
+    follow_words = words + weights.subject * (
+        catalog.subject_share(case.problem | problems | setting) - catalog.subject_share(named)
+    )
+    lead_asked = catalog.sections[int(np.argmax(np.where(asked, follow_words, -np.inf)))].key if asked.any() else ""
+    shown_similarity = other_similarity = 0.0
+    stored = catalog.section_vectors()
+    shown = case.best or (case.shown[-1] if case.shown else "")
+    if stored is not None and shown in stored[0]:
+        by_key, vectors = stored
+        similarity = vectors @ own.query_vector
+        shown_similarity = float(similarity[by_key[shown]])
+        others = np.ones(len(similarity), dtype=bool)
+        others[[by_key[key] for key in case.shown if key in by_key]] = False
+        other_similarity = float(similarity[others].max()) if others.any() else -1.0
+    return replace(
+        reading,
+        margin=margin(catalog.index, own),
+        own_lead=lead,
+        own_lead_asked=lead_asked,
+        shown_similarity=shown_similarity,
+        other_similarity=other_similarity,
+    )
+
+
+def title_of(text: str) -> str:
+    """The first line of a multi-line message when it reads like a title (short), else "".
+
+    >>> title_of("Training hangs on 8 GPUs\\nlog line 1\\nlog line 2"), title_of("one line only")
+    ('Training hangs on 8 GPUs', '')
+    """
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[0] if len(lines) > 1 and len(lines[0]) <= 200 and has_words(lines[0]) else ""
+
+
+def has_words(text: str) -> bool:
+    """Anything to search: at least two letters, digits or CJK characters in a row."""
+    return bool(re.search(r"[^\W_]{2}", text))
