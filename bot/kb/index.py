@@ -401,6 +401,7 @@ def build_index(
             seeds_dir,
             max_bytes=settings.max_seed_bytes,
             max_sections=settings.max_seed_sections,
+            max_file_bytes=settings.max_seed_file_bytes,
             cache=converted,
             faq=domain.faq,
         )

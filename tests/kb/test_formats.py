@@ -22,12 +22,15 @@ from tests.fixtures.documents import (
     CHROME,
     FAQ,
     HEADINGS,
+    SLANTED_FAQ,
+    SLANTED_PROSE,
     TITLE,
     WRITERS,
     write_docx,
     write_html,
     write_pdf,
     write_scanned_pdf,
+    write_slanted_pdf,
 )
 from tests.fixtures.engines import hash_engine, hash_settings_for
 
@@ -63,7 +66,7 @@ def test_each_format_says_where_in_the_original_a_section_is(tmp_path):
 
     word = {s.heading: s for s in parse_file(write_docx(tmp_path / "faq.docx"))}
     label = citation_label(word["NCCL timeout"], None, "en")
-    assert "NCCL timeout" in label and label.endswith("faq.docx")  # a Word file's place is its heading
+    assert "NCCL timeout" in label and label.endswith("faq.docx")  # no bookmark: a Word file's place is its heading
 
     md = {s.heading: s for s in parse_file(WRITERS[".md"](tmp_path / "faq.md"))}
     assert md["NCCL timeout"].locator == "" and "lines" in citation_label(md["NCCL timeout"], None, "en")
@@ -95,7 +98,8 @@ def test_files_that_cannot_be_read_are_named_with_their_reason_and_the_rest_is_i
     assert "no text layer" in reasons["scan.pdf"] and "OCR is not done" in reasons["scan.pdf"]
     assert "corrupt" in reasons["broken.docx"]
     assert "zip bomb" in reasons["bomb.docx"] and "not unpacked" in reasons["bomb.docx"]
-    assert "209,715,200 bytes, over the cap of 100,000" in reasons["huge.pdf"]
+    assert "209,715,200 bytes, over the cap of 50,000,000 bytes per PDF or Word file" in reasons["huge.pdf"]
+    assert "BOT_MAX_SEED_FILE_BYTES" in reasons["huge.pdf"]
     assert "no text once scripts" in reasons["app.html"]
 
 
@@ -162,3 +166,45 @@ def test_a_damaged_cache_entry_is_converted_again(tmp_path):
     again = ConversionCache(tmp_path / "cache")
     assert again.get(path.read_bytes(), ".docx", 100_000).text.startswith(f"# {TITLE}")
     assert again.converted == 1 and os.path.getsize(entry) > 100
+
+
+def test_a_word_headings_bookmark_is_its_place_and_words_hidden_bookmarks_are_not(tmp_path):
+    bookmarks = {"NCCL timeout": "nccl-timeout", "Out of memory": "_Toc1234", "Watchdog": "_Ref99"}
+    word = {s.heading: s for s in parse_file(write_docx(tmp_path / "faq.docx", bookmarks=bookmarks))}
+    assert word["NCCL timeout"].locator == "#nccl-timeout"
+    assert citation_label(word["NCCL timeout"], None, "en").endswith("faq.docx#nccl-timeout")
+    assert word["Out of memory"].locator == word["Watchdog"].locator == ""  # a table of contents' names: no one's
+    assert citation_label(word["Out of memory"], None, "en").endswith("faq.docx")
+    assert [s.heading for s in word.values()] == list(HEADINGS)
+
+
+def test_questions_a_pdf_sets_at_the_body_size_in_italic_are_its_sections(tmp_path):
+    # Chromium prints a CJK h5 (a font with no italic face) as sheared glyphs, Word a Heading 4 in an italic face;
+    # code on the heading's line is set smaller. An italic sentence or long paragraph is not a heading.
+    sections = parse_file(write_slanted_pdf(tmp_path / "faq.pdf"))
+    assert [s.heading for s in sections] == ["Training FAQ", *(heading for heading, _, _ in SLANTED_FAQ)]
+    by_heading = {s.heading: s for s in sections}
+    for heading, _, answer in SLANTED_FAQ:
+        assert answer in " ".join(by_heading[heading].text.split())
+    intro = " ".join(by_heading["Training FAQ"].text.split())
+    assert all(" ".join(prose.split()) in intro for prose in SLANTED_PROSE)
+
+
+def test_a_pdf_or_word_file_has_its_own_size_cap_and_its_text_the_shared_one(tmp_path):
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    pdf = write_pdf(seeds / "faq.pdf", figure=True)
+    word = write_docx(seeds / "faq.docx", figure=True)
+    (seeds / "faq.md").write_text(WRITERS[".md"](tmp_path / "faq.md").read_text())
+    # Above the FAQ's text (and a twentieth of a Word file's unpacked XML), below either file: their pictures.
+    text_cap = 50_000
+    assert min(pdf.stat().st_size, word.stat().st_size) > text_cap > len((seeds / "faq.md").read_bytes())
+    sections, errors = parse_folder(seeds, max_bytes=text_cap)
+    assert not errors and {s.source for s in sections} == {"faq.pdf", "faq.docx", "faq.md"}
+
+    sections, errors = parse_folder(seeds, max_bytes=text_cap, max_file_bytes=1_000)
+    assert {s.source for s in sections} == {"faq.md"}
+    assert all("per PDF or Word file (BOT_MAX_SEED_FILE_BYTES)" in str(e) for e in errors) and len(errors) == 2
+
+    sections, errors = parse_folder(seeds, max_bytes=300)  # the text over the shared cap: named, as for Markdown
+    assert not sections and len(errors) == 3 and all("BOT_MAX_SEED_BYTES" in str(e) for e in errors)

@@ -32,6 +32,9 @@ from bot.records import Section
 # suffix -> converter module (bot.kb.formats.<name>); the registry of formats.
 CONVERTERS = {".html": "html", ".htm": "html", ".docx": "docx", ".pdf": "pdf", ".rst": "rst"}
 CONVERTED_SUFFIXES = tuple(CONVERTERS)
+# Formats whose file is not its text (a PDF's fonts and images, a Word file's zip of XML and pictures): the file is
+# capped by its own size (Settings.max_seed_file_bytes), the text it converts to by the shared per-document cap.
+PACKED_SUFFIXES = (".pdf", ".docx")
 CACHE_DIR = "converted"  # index/converted/: conversions by content hash, beside the index's generations
 
 

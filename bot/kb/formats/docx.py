@@ -1,5 +1,8 @@
 """Word (.docx) -> Markdown, through mammoth: its styles ``Heading 1``–``Heading 6`` (and ``Title``) become headings,
-so the sections are the document's own; images are not read.
+so the sections are the document's own; images are not read. A heading's bookmark (mammoth writes it as an anchor)
+is its place in the citation, ``faq.docx#oom``: Word opens a hyperlink of that form at the bookmark. Word's hidden
+bookmarks (``_Toc…`` of a table of contents, ``_Ref…`` of a cross-reference) are names no one chose, and are left
+out: the heading the citation names is the place then.
 
 A .docx is a zip archive. Before mammoth opens it, the archive is checked: a file that is not one is "corrupt", and
 one whose parts (other than its images, which are never unpacked) would expand past :data:`EXPANSION` times the
@@ -8,12 +11,13 @@ per-document cap is refused as a zip bomb, unread.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import zipfile
 
 from bot.kb.formats import Converted, Unreadable, html
 
-VERSION = 1
+VERSION = 2
 # The XML of a Word file is about ten times its text; twenty times the text cap (100 MB by default) is room for that.
 EXPANSION = 20
 # Beyond mammoth's own map (Heading 1-6, lists, tables): a title, and code as pandoc and Word name its styles.
@@ -54,4 +58,6 @@ def convert(data: bytes, max_bytes: int) -> Converted:
         )
     except Exception as exc:  # mammoth raises what its XML and zip readers raise on a damaged part
         raise Unreadable(f"is not a readable Word file ({type(exc).__name__}: {exc})") from None
-    return html.convert(f"<body>{result.value}</body>".encode(), max_bytes, chrome=False)
+    converted = html.convert(f"<body>{result.value}</body>".encode(), max_bytes, chrome=False)
+    anchors = {line: name for line, name in converted.anchors.items() if not name.startswith("_")}
+    return dataclasses.replace(converted, anchors=anchors)

@@ -18,7 +18,7 @@ import re
 
 from bot.kb.formats import Converted, Unreadable, check_text_size
 
-VERSION = 1
+VERSION = 2
 
 DROP_TAGS = ("script", "style", "noscript", "template", "iframe", "object", "embed", "svg", "canvas", "img", "picture")
 DROP_TAGS += ("form", "button", "input", "select", "textarea", "nav", "aside", "menu", "dialog", "link", "meta")
@@ -131,12 +131,24 @@ def _content(soup):
 
 
 def _heading_id(heading) -> str:
-    """The id a reader's link reaches the heading by: its own, an anchor inside it, or its section's."""
+    """The id a reader's link reaches the heading by: its own, an anchor inside it, an empty anchor just before it
+    (an older page's ``<a name>``; mammoth writes a Word bookmark so), or its section's.
+
+    >>> from bs4 import BeautifulSoup
+    >>> _heading_id(BeautifulSoup('<p>x</p><a id="oom"></a><h2>OOM</h2>', "html.parser").h2)
+    'oom'
+    >>> _heading_id(BeautifulSoup('<a id="top">Top</a><h2>OOM</h2>', "html.parser").h2)
+    ''
+    """
     if heading.get("id"):
         return heading["id"]
     inner = heading.find(attrs={"id": True}) or heading.find("a", attrs={"name": True})
     if inner is not None:
         return inner.get("id") or inner.get("name")
+    before = heading.find_previous_sibling(True)
+    if before is not None and before.name == "a" and not before.get_text(strip=True) and not before.get("href"):
+        if before.get("id") or before.get("name"):
+            return before.get("id") or before.get("name")
     parent = heading.parent
     if parent is not None and parent.name in ("section", "div") and parent.get("id"):
         first = parent.find(True)

@@ -2,8 +2,11 @@
 
 A PDF has no headings, only text drawn in fonts. pdfminer gives every character's size and font, so: the size most
 of the text is set in is the body's; lines set larger are headings, the largest the first level; a line alone
-in its block, all bold at the body's size, is a heading one level below those (a Word or browser ``h4``). Runs of
-lines in a monospaced font are code. A line repeated in the top or bottom margin of most pages (a running head, a
+in its block (or a block of a few such lines: a wrapped heading), all emphasised at the body's size, is a heading one
+level below those (a Word or browser ``h4``-``h6``). Emphasised is bold or italic, by the font's name or by the glyphs
+themselves: a font with no bold or italic face (most CJK fonts) is slanted by the glyph matrix when the style asks
+for italic (Chromium's ``h5``, Word's Heading 4), the only mark such a heading carries. Runs of lines in a monospaced
+font are code. A line repeated in the top or bottom margin of most pages (a running head, a
 page number) is left out. Each line remembers its page, so a citation says "page 3".
 
 Not read: the images (a scanned page has none of its text in the file: OCR is not done, and such a PDF is named).
@@ -24,21 +27,33 @@ from dataclasses import dataclass
 
 from bot.kb.formats import Converted, Unreadable, check_text_size
 
-VERSION = 2
+VERSION = 3
 HEADING_RATIO = 1.12  # a line set this much larger than the body text is a heading (Chromium's h3 is 1.17 em)
-BOLD_HEADING_CHARS = 120  # a bold line alone in its block is a heading when it is no longer than this
+BOLD_HEADING_CHARS = 120  # an emphasised block at the body's size is a heading when it is no longer than this
+# A glyph drawn slanted (its matrix's shear over its height) by more than this is italic: a synthesised italic is
+# about 0.21-0.25 (12-14 degrees), an italic face's own slant is in its outlines and leaves the matrix upright.
+SLANT = 0.1
 MARGIN = 0.07  # the top and bottom of a page where running heads and page numbers stand
 _BOLD = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
+_ITALIC = re.compile(r"italic|oblique", re.IGNORECASE)
 _MONO = re.compile(r"mono|courier|consol|code|menlo", re.IGNORECASE)
 _BULLET = re.compile(r"^\s*[•◦▪●○■□‣⁃–]\s*")
 _CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
 _CID = re.compile(r"\(cid:\d+\)")  # a glyph its font maps to no character (an emoji, a symbol): nothing to read
-# CJK fonts often map an ideograph to its look-alike Kangxi radical (⽤ U+2F64 for 用 U+7528): the radical blocks are
-# read as the ideographs they compose to, or a PDF's "使⽤GPU" would never match a question's "使用GPU".
+# CJK fonts often map an ideograph to its look-alike radical (⽤ U+2F64 for 用 U+7528, ⻅ U+2EC5 for 见 U+89C1): the
+# radicals are read as the ideographs they stand for, or a PDF's "使⽤GPU" would never match a question's "使用GPU".
+# The Kangxi radicals (U+2F00-U+2FD5) compose to them under NFKC; the CJK Radicals Supplement (U+2E81-U+2EF3) does
+# not, and is mapped by Unicode's EquivalentUnifiedIdeograph.txt (its 114 lines for that block, as pairs here).
+_SUPPLEMENT = (
+    "⺁厂 ⺂乛 ⺃乚 ⺄乙 ⺅亻 ⺆冂 ⺇𠘨 ⺈刀 ⺉刂 ⺊卜 ⺋㔾 ⺌小 ⺍小 ⺎兀 ⺏尣 ⺐尢 ⺑𡯂 ⺒巳 ⺓幺 ⺔彑 ⺕彐 ⺖忄 ⺗心 ⺘扌 "
+    "⺙攵 ⺛旡 ⺜日 ⺝月 ⺞歺 ⺟母 ⺠民 ⺡氵 ⺢氺 ⺣灬 ⺤爫 ⺥爫 ⺦丬 ⺧牛 ⺨犭 ⺩王 ⺪𤴔 ⺫目 ⺬示 ⺭礻 ⺮𥫗 ⺯糹 ⺰纟 ⺱罓 "
+    "⺲罒 ⺳㓁 ⺴冗 ⺵𦉫 ⺶羊 ⺷𦍌 ⺸𦍋 ⺹耂 ⺺肀 ⺻聿 ⺼肉 ⺽𦥑 ⺾艹 ⺿艹 ⻀艹 ⻁虎 ⻂衤 ⻃覀 ⻄西 ⻅见 ⻆角 ⻇𧢲 ⻈讠 ⻉贝 "
+    "⻊𧾷 ⻋车 ⻌辶 ⻍辶 ⻎辶 ⻏邑 ⻐钅 ⻑長 ⻒镸 ⻓长 ⻔门 ⻕𨸏 ⻖阝 ⻗雨 ⻘青 ⻙韦 ⻚页 ⻛风 ⻜飞 ⻝食 ⻞𩙿 ⻟飠 ⻠饣 ⻡𩠐 "
+    "⻢马 ⻣骨 ⻤鬼 ⻥鱼 ⻦鸟 ⻧卤 ⻨麦 ⻩黄 ⻪黾 ⻫斉 ⻬齐 ⻭歯 ⻮齿 ⻯竜 ⻰龙 ⻱龜 ⻲亀 ⻳龟"
+)
 _RADICALS = {
-    c: unicodedata.normalize("NFKC", chr(c))
-    for c in range(0x2E80, 0x2FE0)
-    if unicodedata.normalize("NFKC", chr(c)) != chr(c)
+    **{c: unicodedata.normalize("NFKC", chr(c)) for c in range(0x2F00, 0x2FE0)},
+    **{ord(pair[0]): pair[1:] for pair in _SUPPLEMENT.split()},
 }
 _ENDS_SENTENCE = re.compile(r"[:：.。,，;；、]$")
 
@@ -48,10 +63,9 @@ class _Line:
     page: int
     text: str
     size: float  # the size most of its characters are set in
-    bold: bool
+    emphasised: bool  # its block is a few lines all in bold or italic (see the module's docstring)
     mono: bool
     margin: bool  # in the top or bottom margin of its page
-    alone: bool  # the only line of its block
     first: bool  # the first line of its block
     top: float  # its top and bottom, in points from the page's foot
     bottom: float
@@ -95,22 +109,24 @@ def _read(data: bytes, max_bytes: int) -> tuple[list[_Line], int, int]:
             if not isinstance(box, LTTextBox):
                 continue
             box_lines = [line for line in box if line.get_text().strip()]
-            for n, line in enumerate(box_lines):
-                glyphs = [c for c in line if isinstance(c, LTChar) and c.get_text().strip()]
+            box_glyphs = [[c for c in line if isinstance(c, LTChar) and c.get_text().strip()] for line in box_lines]
+            emphasised = _emphasised_block(box, box_glyphs)
+            for n, (line, glyphs) in enumerate(zip(box_lines, box_glyphs)):
                 if not glyphs:
                     continue
                 chars += len(glyphs)
-                size = Counter(round(c.size * 2) / 2 for c in glyphs).most_common(1)[0][0]
+                # The size of its text, not of the code in it (a browser sets code smaller: 0.85 em in pandoc's CSS).
+                sized = [c for c in glyphs if not _MONO.search(c.fontname)] or glyphs
+                size = Counter(round(c.size * 2) / 2 for c in sized).most_common(1)[0][0]
                 top = max(line.y1, 0.0) / height
                 lines.append(
                     _Line(
                         page=number,
-                        text=" ".join(_CID.sub("", line.get_text()).translate(_RADICALS).split()),
+                        text=_plain(line.get_text()),
                         size=size,
-                        bold=all(_BOLD.search(c.fontname) for c in glyphs),
+                        emphasised=emphasised,
                         mono=all(_MONO.search(c.fontname) for c in glyphs),
                         margin=top > 1 - MARGIN or line.y0 / height < MARGIN,
-                        alone=len(box_lines) == 1,
                         first=n == 0,
                         top=line.y1,
                         bottom=line.y0,
@@ -122,6 +138,15 @@ def _read(data: bytes, max_bytes: int) -> tuple[list[_Line], int, int]:
                 "skipped: split it into smaller documents or raise BOT_MAX_SEED_BYTES"
             )
     return lines, pages, chars
+
+
+def _plain(text: str) -> str:
+    """A line's text as it reads: radicals as the ideographs they stand for, unmapped glyphs out, spaces single.
+
+    >>> _plain("使⽤GPU  (cid:12)的常⻅问题")
+    '使用GPU 的常见问题'
+    """
+    return " ".join(_CID.sub("", text).translate(_RADICALS).split())
 
 
 def _without_running_heads(lines: list[_Line], pages: int) -> list[_Line]:
@@ -158,8 +183,8 @@ def _markdown(lines: list[_Line], pages: int) -> tuple[str, tuple[int, ...]]:
         heading = 0
         if not line.mono and line.size in level and len(line.text) <= 200:
             heading = level[line.size]
-        elif line.bold and line.alone and line.size == body_size and len(line.text) <= BOLD_HEADING_CHARS:
-            heading = bold_level if not _ENDS_SENTENCE.search(line.text) else 0
+        elif line.emphasised and line.size == body_size:
+            heading = bold_level
         if fenced and not line.mono:
             out += ["```", ""]
             fenced = False
@@ -196,6 +221,26 @@ def _markdown(lines: list[_Line], pages: int) -> tuple[str, tuple[int, ...]]:
     while len(page_starts) < pages:
         page_starts.append(len(out) + 1)
     return "\n".join(out).strip("\n") + "\n", tuple(page_starts)
+
+
+def _emphasised_block(box, glyphs: list[list]) -> bool:
+    """Whether a text block is a heading by its emphasis alone: every glyph bold or italic (by its font's name or its
+    slanted matrix), no longer than :data:`BOLD_HEADING_CHARS`, and not ending as a sentence or a label does."""
+    text = " ".join(box.get_text().split())
+    every = [c for line in glyphs for c in line]
+    if not every or len(text) > BOLD_HEADING_CHARS or _ENDS_SENTENCE.search(text):
+        return False
+    return all(_BOLD.search(c.fontname) or _ITALIC.search(c.fontname) or _slanted(c.matrix) for c in every)
+
+
+def _slanted(matrix: tuple[float, ...]) -> bool:
+    """Whether a glyph is drawn sheared to the right, as a synthesised italic is (upright, not rotated).
+
+    >>> _slanted((0.75, 0, 0.19, 0.75, 0, 0)), _slanted((0.75, 0, 0, 0.75, 0, 0)), _slanted((0, 1, -1, 0, 0, 0))
+    (True, False, False)
+    """
+    a, b, c, d = matrix[:4]
+    return a > 0 and d > 0 and abs(b) < 0.01 * a and c / d > SLANT
 
 
 def _is_big(line: _Line, body_size: float) -> bool:
