@@ -1,13 +1,14 @@
 """PDF (with a text layer) -> Markdown, through pdfminer.six: headings recovered from font sizes, pages kept.
 
-A PDF has no headings, only text drawn in fonts. pdfminer gives every character's size and font, so: the size most
-of the text is set in is the body's; lines set larger are headings, the largest the first level; a line alone
-in its block (or a block of a few such lines: a wrapped heading), all emphasised at the body's size, is a heading one
-level below those (a Word or browser ``h4``-``h6``). Emphasised is bold or italic, by the font's name or by the glyphs
-themselves: a font with no bold or italic face (most CJK fonts) is slanted by the glyph matrix when the style asks
-for italic (Chromium's ``h5``, Word's Heading 4), the only mark such a heading carries. Runs of lines in a monospaced
-font are code. A line repeated in the top or bottom margin of most pages (a running head, a
-page number) is left out. Each line remembers its page, so a citation says "page 3".
+A PDF has no headings, only text drawn in fonts. pdfminer gives every character's size, font and matrix, so: the size
+most of the text is set in is the body's; lines set larger are headings, the largest the first level; a block of text
+at the body's size that is short, does not end as a sentence does, and is all bold or italic is a heading one level
+below those (a browser's ``h4``-``h6``, Word's Heading 4). Bold or italic is read from the font's name, or from the
+glyphs themselves: a CJK font has no italic face, so Chromium shears its glyphs (the matrix says so) and that slant
+is the only mark its ``h5`` carries (its bold is not marked at all: no bold face is embedded, nor a stroke drawn).
+Runs of lines in a monospaced font are code; a line's size is its text's, not its code's (set smaller). A line
+repeated in the top or bottom margin of most pages (a running head, a page number) is left out. Each line remembers
+its page, so a citation says "page 3".
 
 Not read: the images (a scanned page has none of its text in the file: OCR is not done, and such a PDF is named).
 
