@@ -2,7 +2,8 @@
 # usage: eval/formats/run.sh CHECKOUT OUTDIR KBDIR NAME -- the same FAQ pages as Markdown, HTML, Word, PDF and
 # reStructuredText (issue 43). KBDIR holds docs/*.md and questions.jsonl. Each variant is made from the Markdown by
 # pandoc, its typographic quotes and '%' title lines off so that the text stays the same (PDF: pandoc's HTML printed
-# by headless Chromium, as a browser's "Save as PDF"), put under seeds/NAME/ beside the shipped seeds, built, and
+# by headless Chromium, as a browser's "Save as PDF"; Word and rst: pandoc's HTML written again by pandoc, so that
+# the HTML inside a Markdown page is not dropped), put under seeds/NAME/ beside the shipped seeds, built, and
 # scored with questions whose expected sources name the variant's files. Writes
 # OUTDIR/<format>.json (python -m bot eval --json), OUTDIR/<format>.build.log and OUTDIR/table.md.
 # FORMATS="pdf" runs only those variants again (after a whole run: the md index is their start).
@@ -22,7 +23,9 @@ for FORMAT in ${FORMATS:-md html docx pdf rst}; do
     case $FORMAT in
       md) cp "$DOC" "$DEST" ;;
       html) pandoc -f markdown-smart-pandoc_title_block "$DOC" -s --metadata pagetitle="$BASE" -o "$DEST" ;;
-      docx|rst) pandoc -f markdown-smart-pandoc_title_block "$DOC" -s -o "$DEST" ;;
+      # Through pandoc's HTML, as the PDF: pandoc's Word and rst writers drop the HTML a Markdown page holds
+      # (kb3's table of error messages), its HTML reader reads it as a table like any other.
+      docx|rst) pandoc -f markdown-smart-pandoc_title_block "$DOC" -t html | pandoc -f html -s -o "$DEST" ;;
       pdf) pandoc -f markdown-smart-pandoc_title_block "$DOC" -s --metadata pagetitle="$BASE" -o "$T/$BASE.html"
            chromium --headless --no-sandbox --disable-gpu --no-pdf-header-footer \
              --print-to-pdf="$DEST" "$T/$BASE.html" >/dev/null 2>&1

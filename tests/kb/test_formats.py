@@ -24,6 +24,7 @@ from tests.fixtures.documents import (
     HEADINGS,
     SLANTED_FAQ,
     SLANTED_PROSE,
+    TABLE_HEADER,
     TITLE,
     WRITERS,
     write_docx,
@@ -188,6 +189,7 @@ def test_questions_a_pdf_sets_at_the_body_size_in_italic_are_its_sections(tmp_pa
         assert answer in " ".join(by_heading[heading].text.split())
     intro = " ".join(by_heading["Training FAQ"].text.split())
     assert all(" ".join(prose.split()) in intro for prose in SLANTED_PROSE)
+    assert all(cell in intro for cell in TABLE_HEADER)  # a bold header row is a table's, not a heading
 
 
 def test_a_pdf_or_word_file_has_its_own_size_cap_and_its_text_the_shared_one(tmp_path):

@@ -2,11 +2,13 @@
 
 A PDF has no headings, only text drawn in fonts. pdfminer gives every character's size, font and matrix, so: the size
 most of the text is set in is the body's; lines set larger are headings, the largest the first level; a block of text
-at the body's size that is short, does not end as a sentence does, and is all bold or italic is a heading one level
+at the body's size that is short, stands alone on its line (not a table's cell), does not end as a sentence does, and
+is all bold or italic is a heading one level
 below those (a browser's ``h4``-``h6``, Word's Heading 4). Bold or italic is read from the font's name, or from the
 glyphs themselves: a CJK font has no italic face, so Chromium shears its glyphs (the matrix says so) and that slant
 is the only mark its ``h5`` carries (its bold is not marked at all: no bold face is embedded, nor a stroke drawn).
-Runs of lines in a monospaced font are code; a line's size is its text's, not its code's (set smaller). A line
+A block ending with a colon is a label ("Answer:", "解决方法："), whatever its size: it introduces the text that
+follows. Runs of lines in a monospaced font are code; a line's size is its text's, not its code's (set smaller). A line
 repeated in the top or bottom margin of most pages (a running head, a page number) is left out. Each line remembers
 its page, so a citation says "page 3".
 
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 
 from bot.kb.formats import Converted, Unreadable, check_text_size
 
-VERSION = 3
+VERSION = 4
 HEADING_RATIO = 1.12  # a line set this much larger than the body text is a heading (Chromium's h3 is 1.17 em)
 BOLD_HEADING_CHARS = 120  # an emphasised block at the body's size is a heading when it is no longer than this
 # A glyph drawn slanted (its matrix's shear over its height) by more than this is italic: a synthesised italic is
@@ -57,6 +59,7 @@ _RADICALS = {
     **{ord(pair[0]): pair[1:] for pair in _SUPPLEMENT.split()},
 }
 _ENDS_SENTENCE = re.compile(r"[:：.。,，;；、]$")
+_LABEL = re.compile(r"[:：]$")
 
 
 @dataclass
@@ -65,6 +68,7 @@ class _Line:
     text: str
     size: float  # the size most of its characters are set in
     emphasised: bool  # its block is a few lines all in bold or italic (see the module's docstring)
+    label: bool  # its block ends with a colon: "Answer:", "解决方法：" introduce what follows, never a heading
     mono: bool
     margin: bool  # in the top or bottom margin of its page
     first: bool  # the first line of its block
@@ -106,12 +110,12 @@ def _read(data: bytes, max_bytes: int) -> tuple[list[_Line], int, int]:
     for number, page in enumerate(extract_pages(io.BytesIO(data), laparams=LAParams()), start=1):
         pages = number
         height = page.height or 1.0
-        for box in page:
-            if not isinstance(box, LTTextBox):
-                continue
+        boxes = [box for box in page if isinstance(box, LTTextBox)]
+        for box in boxes:
             box_lines = [line for line in box if line.get_text().strip()]
             box_glyphs = [[c for c in line if isinstance(c, LTChar) and c.get_text().strip()] for line in box_lines]
-            emphasised = _emphasised_block(box, box_glyphs)
+            emphasised = _emphasised_block(box, box_glyphs) and not _beside(box, boxes)
+            label = bool(_LABEL.search(box.get_text().rstrip()))
             for n, (line, glyphs) in enumerate(zip(box_lines, box_glyphs)):
                 if not glyphs:
                     continue
@@ -126,6 +130,7 @@ def _read(data: bytes, max_bytes: int) -> tuple[list[_Line], int, int]:
                         text=_plain(line.get_text()),
                         size=size,
                         emphasised=emphasised,
+                        label=label,
                         mono=all(_MONO.search(c.fontname) for c in glyphs),
                         margin=top > 1 - MARGIN or line.y0 / height < MARGIN,
                         first=n == 0,
@@ -170,7 +175,8 @@ def _markdown(lines: list[_Line], pages: int) -> tuple[str, tuple[int, ...]]:
         if not line.mono:
             body[line.size] += len(line.text)
     body_size = body.most_common(1)[0][0] if body else 0.0
-    sizes = sorted({ln.size for ln in lines if not ln.mono and _is_big(ln, body_size)}, reverse=True)[:5]
+    sizes = sorted({ln.size for ln in lines if not ln.mono and not ln.label and _is_big(ln, body_size)}, reverse=True)
+    sizes = sizes[:5]
     level = {size: n + 1 for n, size in enumerate(sizes)}
     bold_level = min(len(sizes) + 1, 6)
 
@@ -182,7 +188,7 @@ def _markdown(lines: list[_Line], pages: int) -> tuple[str, tuple[int, ...]]:
         while len(page_starts) < line.page:
             page_starts.append(len(out) + 1)
         heading = 0
-        if not line.mono and line.size in level and len(line.text) <= 200:
+        if not line.mono and not line.label and line.size in level and len(line.text) <= 200:
             heading = level[line.size]
         elif line.emphasised and line.size == body_size:
             heading = bold_level
@@ -232,6 +238,16 @@ def _emphasised_block(box, glyphs: list[list]) -> bool:
     if not every or len(text) > BOLD_HEADING_CHARS or _ENDS_SENTENCE.search(text):
         return False
     return all(_BOLD.search(c.fontname) or _ITALIC.search(c.fontname) or _slanted(c.matrix) for c in every)
+
+
+def _beside(box, boxes: list) -> bool:
+    """Whether another block stands beside ``box`` on its line (a table's cell, a column): a heading stands alone."""
+    for other in boxes:
+        if other is not box and (other.x0 >= box.x1 or other.x1 <= box.x0):
+            overlap = min(box.y1, other.y1) - max(box.y0, other.y0)
+            if overlap > 0.5 * min(box.height, other.height):
+                return True
+    return False
 
 
 def _slanted(matrix: tuple[float, ...]) -> bool:
