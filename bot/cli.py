@@ -165,6 +165,7 @@ def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
     print(
         f"built {report.path} : {report.sections} sections, {report.keys} vectors "
         f"({report.embedded} embedded, {report.reused} reused) in {report.seconds:.1f}s"
+        + (f"; {report.conversion}" if report.conversion else "")
     )
     return 0
 
