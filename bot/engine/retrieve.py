@@ -97,6 +97,9 @@ class Engine:
         # changed since the calibration was fitted (the others keep the fitted model); calibration's
         # leave-one-document-out sets one document at a time.
         self.hidden: frozenset[str] = self.calibration.unfitted(sources)
+        # Of those, the documents the fit had in another text (changed since, not added): the fitted statistics
+        # (z-scores, BM25) counted them, so they stay counted (:func:`bot.engine.scores.score`'s ``new``).
+        self.changed: frozenset[str] = self.hidden & frozenset(self.calibration.documents)
 
     @classmethod
     def open(
@@ -285,7 +288,14 @@ class Engine:
         """One search text's scores per section (:func:`bot.engine.scores.score`; ``tokens``: its tokens when the
         message was read already)."""
         return score(
-            self.catalog, self.queries, search_text, use_meta, tokens, hidden=self.hidden, all_known=self.known().all()
+            self.catalog,
+            self.queries,
+            search_text,
+            use_meta,
+            tokens,
+            hidden=self.hidden,
+            all_known=self.known().all(),
+            new=self.hidden - self.changed,
         )
 
     def with_learned(self, evidence: Evidence, adapter: Adapter | None) -> Evidence:

@@ -150,7 +150,7 @@ def _calibrate(
     serving = engine.calibration
     engine.calibration = replace(engine.calibration, precedents=None)
     # Every document is fitted now: none is served as added since the last fit while these rows are read.
-    engine.hidden = frozenset()
+    engine.hidden = engine.changed = frozenset()
     serving_adapter, engine.adapter = engine.adapter, None
     timings: dict[str, float] = {}
     clock = time.perf_counter()

@@ -27,14 +27,23 @@ DATA = Path(__file__).parent / "data"
 # may lead where the plain rule puts it first, docs/confidence.md "Documents nobody labelled". The bilingual
 # tests/engine/data/unrelated_page.md is measured with the product's embedder: docs/evaluation.md, issue 42.)
 PAGE = "unrelated_page_zh.md"
+ENGLISH = "unrelated_page.md"
+CHANGED = "003_ba74d700c0e52ec2.txt"  # a seed document that answers many of the batches' questions
 DEV = Path("/work/shared/eval/dev.jsonl")
-# The committed batches of real first questions about the seeds (in scope and near ones).
-BATCHES = sorted((REPO / "eval").glob("real_*.jsonl"))
+# Every committed batch of single first questions about the seeds (in scope and near ones): the real batches, the
+# held-out rounds' single questions (both labellers' copies) and holdout 11's settled first questions.
+BATCHES = sorted(
+    [*(REPO / "eval").glob("real_*.jsonl"), *(REPO / "eval").glob("holdout*/**/single.jsonl")]
+    + [REPO / "eval" / "holdout11" / "first" / "questions_settled.jsonl"]
+)
 
 
-def _questions() -> list[str]:
+def _questions() -> list[tuple[str, bool]]:
+    """(question, whether a seed section answers it) of every line of the batches."""
     files = ([DEV] if DEV.is_file() else []) + BATCHES
-    return [json.loads(line)["query"] for path in files for line in path.read_text("utf-8").splitlines() if line]
+    rows = [json.loads(line) for path in files for line in path.read_text("utf-8").splitlines() if line.strip()]
+    # Each question once (the two labellers' copies of a round hold the same questions).
+    return list(dict.fromkeys((r["query"], bool(r.get("expect"))) for r in rows))
 
 
 def _label(engine: Engine, expect: list[dict]) -> tuple[str, ...]:
@@ -84,9 +93,9 @@ def _adapter(engine: Engine, fitted: Calibration) -> Adapter:
     )
 
 
-def _answers(engine: Engine, questions: list[str]) -> list[tuple[str, str]]:
+def _answers(engine: Engine, questions: list[tuple[str, bool]]) -> list[tuple[str, str]]:
     out = []
-    for question in questions:
+    for question, _ in questions:
         answer = engine.ask(question)
         out.append((answer.tier, answer.hits[0].section.key if answer.hits else ""))
     return out
@@ -111,20 +120,98 @@ def seeds_with_a_fit(tmp_path_factory) -> tuple:
     return settings, questions, before
 
 
-def test_an_unrelated_page_added_changes_no_answer_about_the_other_pages(seeds_with_a_fit):
-    settings, questions, before = seeds_with_a_fit
-    shutil.copy(DATA / PAGE, settings.seeds_dir / PAGE)
+def _served_after(settings, edit) -> tuple[Engine, list[tuple[str, str]], list[tuple[str, bool]]]:
+    """The seeds' answers after ``edit`` (called with the seeds folder, returns an undo) and a rebuild; undone after."""
+    undo = edit(settings.seeds_dir)
     try:
         build(settings, HashEmbedder())
         engine = Engine.open(settings, HashEmbedder())
-        after = _answers(engine, questions)
+        questions = _questions()
+        return engine, _answers(engine, questions), questions
     finally:
-        (settings.seeds_dir / PAGE).unlink()
-    changed = [(q[:60], b, a) for q, b, a in zip(questions, before, after) if a != b]
+        undo()
+
+
+def _added(name: str):
+    def edit(seeds: Path):
+        shutil.copy(DATA / name, seeds / name)
+        return (seeds / name).unlink
+
+    return edit
+
+
+def _differing(questions, before, after, document: str) -> tuple[list, list]:
+    """The questions answered differently, split by whether the answer was or is about ``document`` (its first
+    section there, before or after)."""
+    about, others = [], []
+    for (question, in_scope), old, new in zip(questions, before, after):
+        if old != new:
+            mine = document in (old[1].split("#")[0], new[1].split("#")[0])
+            (about if mine else others).append((question[:50], in_scope, old, new))
+    return about, others
+
+
+def test_an_unrelated_page_added_changes_no_answer_about_the_other_pages(seeds_with_a_fit):
+    settings, questions, before = seeds_with_a_fit
+    engine, after, _ = _served_after(settings, _added(PAGE))
+    changed = [(q[:60], b, a) for (q, _), b, a in zip(questions, before, after) if a != b]
     assert not changed, f"{len(changed)} of {len(questions)} answers changed, e.g. {changed[:5]}"
     # The page alone is served as unseen; the fitted model, its precedents and adapter keep serving the others.
     assert engine.hidden == {PAGE}
     assert engine.adapter is not None and engine.calibration.learned_weight == 0.5
+
+
+def test_an_unrelated_english_page_moves_no_answer_about_the_seeds(seeds_with_a_fit):
+    """Under the hash embedder an English page is a plain match of English questions (it shares their words; the
+    seeds are Chinese, and this embedder matches nothing across languages): those may lead with it now, never
+    confidently — it is served as a page nobody labelled. No answer moves to another seed section or tier. (With the
+    product's embedder no answered question moves: docs/evaluation.md, issue 42.)"""
+    settings, questions, before = seeds_with_a_fit
+    engine, after, _ = _served_after(settings, _added(ENGLISH))
+    about, others = _differing(questions, before, after, ENGLISH)
+    assert not others, f"{len(others)} answers moved to another seed section or tier, e.g. {others[:3]}"
+    assert all(new[1].startswith(ENGLISH) and new[0] != "answer" for _, _, _, new in about), about[:3]
+    assert engine.hidden == {ENGLISH}
+
+
+def test_a_changed_page_keeps_the_answers_about_the_others(seeds_with_a_fit):
+    settings, questions, before = seeds_with_a_fit
+    document = CHANGED
+
+    def edit(seeds: Path):
+        text = (seeds / document).read_text("utf-8")
+        (seeds / document).write_text(text + "\n\n补充说明：本页内容已于近期复核，如有疑问请联系维护者。\n", "utf-8")
+        return lambda: (seeds / document).write_text(text, "utf-8")
+
+    engine, after, _ = _served_after(settings, edit)
+    assert engine.hidden == {document}  # its new text is served as nobody labelled it; the others as fitted
+    about, others = _differing(questions, before, after, document)
+    # Every answer about another page keeps its first section, and its tier where a seed section answers the
+    # question. (The changed page's sections are now scored on their own text, so where one of them was the
+    # runner-up of a question nobody here answers, the margin the judge reads moved: those may turn tentative.)
+    assert not [o for o in others if o[1] or o[2][1] != o[3][1]], others[:3]
+    assert sum(1 for _, key in before if key.startswith(document)) > 20  # the test covers a page that answers
+
+
+def test_a_removed_page_keeps_the_answers_about_the_others(seeds_with_a_fit):
+    settings, questions, before = seeds_with_a_fit
+    document = CHANGED
+
+    def edit(seeds: Path):
+        text = (seeds / document).read_bytes()
+        (seeds / document).unlink()
+        return lambda: (seeds / document).write_bytes(text)
+
+    engine, after, _ = _served_after(settings, edit)
+    assert not engine.hidden and engine.adapter is not None and engine.calibration.precedents is not None
+    about, others = _differing(questions, before, after, document)
+    # The others keep the fitted model (the whole-folder fingerprint served every page as unseen: hundreds of
+    # confident answers turned tentative). Not to the answer: a removed page's sections leave the statistics every
+    # question's scores are standardised by (docs/confidence.md "Documents nobody labelled"), and under the hash
+    # embedder a few dozen of the ~1,400 answers move (with the product's embedder a handful: docs/evaluation.md).
+    kept = len(questions) - len(about) - len(others)
+    assert len(others) <= 0.05 * kept, f"{len(others)} answers about other pages changed, e.g. {others[:3]}"
+    assert len(about) > 20  # its answers did move: the test would see the others move
 
 
 def test_a_question_about_the_added_page_is_judged_by_the_fit_for_documents_nobody_labelled(seeds_with_a_fit):
