@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from bot.engine.beside import Boost
 from bot.engine.catalog import Catalog
 from bot.engine.learned import Adapter
 from bot.engine.message import Message
@@ -55,6 +56,9 @@ class Evidence:
     learned: np.ndarray | None = None  # a new question: the adapter's learned score per section (bot.engine.learned)
     learned_none: float = 0.0  # and its score for "the knowledge base does not answer this", on the same scale
     known: np.ndarray | None = None  # sections with per-section evidence (:meth:`Catalog.known`); None: all
+    # A new question: what the company's labels add for the sections of its documents (bot.engine.beside: their
+    # vote, after the gate; the lexical weight of the shared rule there); None: no labels beside the fit.
+    beside: Boost | None = None
 
 
 def build(

@@ -123,7 +123,15 @@ def rank(
         # Some documents have no labels or curated phrasings: the shared rule (each section's own text, the
         # question's subjects) ranks them; the others' own evidence adds only where it cannot pull past them.
         shared = _combined(_shared_only(evidence), weights, mode, scorers)
+        boost = evidence.beside
+        if boost is not None and boost.lexical is not None and len(boost.reach) == len(shared):
+            # The company's pages fuse dense and BM25 as their own labels chose (bot.engine.beside).
+            own = _combined(_shared_only(evidence), replace(weights, lexical=boost.lexical), mode, scorers)
+            shared = np.where(boost.reach & ~known, own, shared)
         fused = gate(shared, fused, known)
+    if mode == "hybrid" and evidence.beside is not None and len(evidence.beside.vote) == len(fused):
+        # The company's labels' vote for its own pages (bot.engine.beside): only their sections, only upward.
+        fused = fused + evidence.beside.vote
     masked = np.where(evidence.allowed, fused, -np.inf).astype(np.float32)
     return _ordered(masked, evidence.allowed, evidence.preferred, k, evidence.not_lead)
 

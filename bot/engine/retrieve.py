@@ -27,6 +27,7 @@ engine returns reason codes and section keys; :mod:`bot.answer` writes the words
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -34,6 +35,7 @@ from bot.engine import evidence as evidence_of
 from bot.engine import judge as judging
 from bot.engine.acts import ActModel, acts_path
 from bot.engine.acts import load_for as load_acts
+from bot.engine.beside import Beside
 from bot.engine.calibration import Calibration, calibration_path, load_for, sources_fingerprint
 from bot.engine.catalog import Catalog
 from bot.engine.evidence import Evidence
@@ -97,6 +99,8 @@ class Engine:
         # changed since the calibration was fitted (the others keep the fitted model); calibration's
         # leave-one-document-out sets one document at a time.
         self.hidden: frozenset[str] = self.calibration.unfitted(sources)
+        # The company's labels for its own documents, beside the fit (bot.engine.beside); None: none.
+        self.beside: Beside | None = Beside.load(calibration_path(settings.index_dir, embedder.id), embedder.dim)
         # Of those, the documents the fit had in another text (changed since, not added): the fitted statistics
         # (z-scores, BM25) counted them, so they stay counted (:func:`bot.engine.scores.score`'s ``new``).
         self.changed: frozenset[str] = self.hidden & frozenset(self.calibration.documents)
@@ -177,7 +181,21 @@ class Engine:
             reads_only_head=self.queries.reads_only_head,
             known=self.known(),
         )
-        return self.with_learned(self.with_precedents(found, self.calibration.precedents), self.adapter)
+        return self.with_beside(
+            self.with_learned(self.with_precedents(found, self.calibration.precedents), self.adapter)
+        )
+
+    def with_beside(self, evidence: Evidence, beside: Beside | None | str = "served") -> Evidence:
+        """A new question's evidence with the company's labels' vote (:mod:`bot.engine.beside`; ``beside``: the
+        served one by default, ``bot tune`` passes each candidate). A follow-up's own words get none."""
+        beside = self.beside if isinstance(beside, str) else beside
+        if beside is None or evidence.own is None or evidence.move not in ("new", "switch"):
+            return evidence if evidence.beside is None else replace(evidence, beside=None)
+        sources = [s.source for s in self.sections]
+        vote = beside.boost(
+            evidence.own.query_vector, self.catalog.by_key, sources, self.index.manifest.get("sources", {})
+        )
+        return replace(evidence, beside=vote)
 
     def weigh(
         self,

@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from bot.engine import learned
+from bot.engine.beside import beside_files
 from bot.engine.calibration import FEATURES, FOLLOW_FEATURES, Calibration, calibration_path, sources_fingerprint
 from bot.engine.learned import adapter_path
 from bot.engine.precedents import as_stored
@@ -299,6 +300,9 @@ def _calibrate(
         if tune and adapter is not None:
             adapter.save(adapter_path(path))
         result.save(path)
+        # The company's labels are in this fit now: a vote fitted beside the previous one would count them twice.
+        for beside in beside_files(path):
+            beside.unlink(missing_ok=True)
     if save:
         save_vectors(engine, stored)
     return result
