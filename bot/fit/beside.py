@@ -118,7 +118,7 @@ def fit_beside(engine: Engine, paths: list[Path], *, say=None) -> tuple[Beside |
         others = labels.subset(np.arange(len(rows)) != n)
         votes.append(np.where(reach, others.vote(vectors[n], engine.catalog.by_key).sections, 0.0).astype(np.float32))
     answered_mask = np.array([bool(r.answers) for r in rows])
-    weight = engine.calibration.weights.precedent  # what the shipped fit found a precedents' vote worth
+    weight = engine.calibration.precedent_weight  # what the shipped fit found its precedents' vote worth
     base = _hits(engine, rows, votes, reach, (0.0, None))
     say(f"tune: untuned: hit@1 on the labelled questions {base[answered_mask].mean():.3f}")
     table = []
