@@ -32,10 +32,9 @@ import re
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
+from bot.engine.fitted_documents import unfitted_documents
 from bot.engine.model_checks import embedder_dimension, first_non_finite
 from bot.engine.precedents import Precedents
-from bot.kb.domain import SEEDS_DOMAIN
-from bot.kb.meta import META_DIR
 
 log = logging.getLogger("bot.engine.calibration")
 
@@ -72,38 +71,6 @@ FORMAT = 5
 READABLE_FORMATS = (4, 5)  # 4: fitted before the learned relevance (read with learned_top at zero weight)
 LEARNED_FEATURES = ("learned_top",)  # what format 5 added; a format-4 file reads as without them
 PRECEDENTS_SUFFIX = ".precedents.npz"
-META_PREFIX = f"{META_DIR}/"  # the manifest's names of curated-phrasing files (``meta/<document>.toml``)
-
-
-def unfitted_documents(fitted: dict, now: dict) -> frozenset[str] | None:
-    """The documents of ``now`` (the index manifest's ``sources``: content hash per file) that a fit over ``fitted``
-    did not see as they are now: added, or their text changed. None when something every document depends on
-    changed (the shipped off-topic questions, ``seeds/domain.toml``, which splits the documents) or the fit recorded
-    no per-document hashes (an older file): then nothing is as fitted. A document's curated phrasings
-    (``meta/<document>.toml``) are retrieval keys, read at build: editing them keeps the document fitted.
-
-    >>> sorted(unfitted_documents({"a.md": "1", "b.md": "2"}, {"a.md": "1", "b.md": "3", "c.md": "4", "meta/a.toml": "5"}))
-    ['b.md', 'c.md']
-    >>> unfitted_documents({"a.md": "1"}, {"b.md": "2"}) == frozenset({"b.md"}), unfitted_documents({}, {"a.md": "1"})
-    (True, None)
-    >>> print(unfitted_documents({"a.md": "1", "(bot/data/background.txt)": "x"}, {"a.md": "1", "(bot/data/background.txt)": "y"}))
-    None
-    """
-    if not fitted:
-        return None
-    shared = {name for name in set(fitted) | set(now) if not _is_document(name) and not _is_meta(name)}
-    if any(fitted.get(name) != now.get(name) for name in shared):
-        return None
-    return frozenset(name for name, digest in now.items() if _is_document(name) and fitted.get(name) != digest)
-
-
-def _is_meta(name: str) -> bool:
-    return name.startswith(META_PREFIX)
-
-
-def _is_document(name: str) -> bool:
-    """A document of the folder, not its curated phrasings, ``seeds/domain.toml`` or a shipped file (``(…)``)."""
-    return not _is_meta(name) and not name.startswith("(") and name != SEEDS_DOMAIN
 
 
 def sources_fingerprint(sources: dict) -> str:
