@@ -269,8 +269,9 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
         print(f"warning: {dropped.warning()}", file=sys.stderr)
     if getattr(args, "tune", False) and engine.calibration.calibrated and engine.hidden:
         # A company's labels with pages the shipped fit never saw: fitted beside it (bot.fit.beside), the fit kept.
-        if company := [f for f in given if not is_shipped(f)]:
-            return _tune_beside(settings, engine, company, args.json)
+        company = [f for f in given if not is_shipped(f)]
+        if company and (done := _tune_beside(settings, engine, company, args.json)) is not None:
+            return done
     cal = calibrate(
         engine,
         files,
@@ -287,15 +288,18 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def _tune_beside(settings: Settings, engine, company: list, as_json: bool) -> int:
-    """``bot tune`` with a company's labels for pages the shipped fit never saw (bot.fit.beside): their vote is
-    fitted beside the fit, which stays as it is; no document that does not gain is touched."""
+def _tune_beside(settings: Settings, engine, company: list, as_json: bool) -> int | None:
+    """``bot tune`` with a company's labels for pages the shipped fit never saw (bot.fit.beside): fitted beside the
+    fit, which stays as it is; no document whose held-out labels lose is touched. None when no label is about such
+    a page (labels about the shipped pages: the full refit)."""
     from bot.engine.beside import beside_files
     from bot.engine.calibration import calibration_path
     from bot.fit.beside import fit_beside
 
     path = calibration_path(settings.index_dir, engine.embedder.id)
     beside, figures = fit_beside(engine, company)
+    if not figures.get("answered"):
+        return None
     if beside is not None:
         beside.save(path)
         print(f"saved {beside_files(path)[0]} (the shipped fit is kept as it was)", file=sys.stderr)
