@@ -152,6 +152,8 @@ def _calibrate(
     engine.calibration = replace(engine.calibration, precedents=None)
     # Every document is fitted now: none is served as added since the last fit while these rows are read.
     engine.hidden = engine.changed = frozenset()
+    # The company's labels fitted beside the previous fit are among these rows: no vote of theirs while they are read.
+    engine.beside = None
     serving_adapter, engine.adapter = engine.adapter, None
     timings: dict[str, float] = {}
     clock = time.perf_counter()
