@@ -56,6 +56,16 @@ MAX_LED = 30  # section keys an earlier turn led with, remembered per conversati
 
 
 @dataclass(frozen=True)
+class Finding:
+    """What one reading of a message finds when it is searched, ranked and judged (``Engine.plan``): the section it
+    leads with, whether the judge finds that lead clear (tier "answer") and its calibrated probability."""
+
+    lead: str = ""
+    clear: bool = False
+    probability: float = 0.0
+
+
+@dataclass(frozen=True)
 class Reading:
     """What the engine read about the message in its case, cheaply and once (``Engine.reading``): the word lists'
     move, the subjects and frameworks, and the message's own search scores summarised. Everything :func:`plan`
@@ -83,6 +93,11 @@ class Reading:
     shown_similarity: float = 0.0
     other_similarity: float = 0.0
     asks_more: bool = False  # a question about the answer shown rather than a report (case.move_on_the_lead)
+    needs_case: bool = True  # the message's cues say it needs the conversation (bot.engine.read.needs_case)
+    # A complete question in an open case is searched both ways, once each (Engine.plan): on its own words as a new
+    # question (``alone``) and joined with the case (``together``); the plan picks by what each finds.
+    alone: Finding | None = None
+    together: Finding | None = None
 
 
 def features_of(message: Message, case: Case, reading: Reading) -> TurnFeatures:
@@ -144,6 +159,53 @@ def act_of(f: TurnFeatures) -> Act:
     if f.is_log or f.shows_environment:
         return "environment"
     return "report"
+
+
+# ---------------------------------------------------------------- a complete question: its own words or the case's
+
+WEIGHED: tuple[Act, ...] = ("follow_up", "detail")  # the acts that join the case's words
+
+
+def weighs_readings(act: Act, reading: Reading, case: Case) -> bool:
+    """Whether the turn is searched both ways before its act is final (:func:`chosen_reading`): a message the rule
+    joins with the case although none of its cues says it needs the case (a complete question), in an open case.
+
+    >>> weighs_readings("follow_up", Reading(needs_case=False), Case(search="oom"))
+    True
+    >>> weighs_readings("follow_up", Reading(needs_case=True), Case(search="oom")), weighs_readings("switch", Reading(needs_case=False), Case(search="oom"))
+    (False, False)
+    """
+    return case.is_open and act in WEIGHED and not reading.needs_case
+
+
+def chosen_reading(act: Act, alone: Finding, together: Finding, case: Case) -> tuple[Act, bool]:
+    """The act of a complete question searched both ways, and whether the chosen reading's lead is clear (the turn
+    may be confident only then). Its own words lead to a section the case showed: it is about the case's answer.
+    Else it is a new question, searched alone, when both readings lead to the same section or its own words find a
+    clear lead; about the case when only the case's words find one; when neither does, the more probable reading,
+    not confidently.
+
+    >>> case = Case(search="nccl error", shown=("faq#nccl",), best="faq#nccl")
+    >>> chosen_reading("follow_up", Finding("faq#cpu", True, 0.8), Finding("faq#nccl", True, 0.9), case)
+    ('switch', True)
+    >>> chosen_reading("follow_up", Finding("faq#cpu", False, 0.3), Finding("faq#nccl", True, 0.9), case)
+    ('follow_up', True)
+    >>> chosen_reading("detail", Finding("faq#cpu", False, 0.5), Finding("faq#nccl", False, 0.4), case)
+    ('switch', False)
+    >>> chosen_reading("detail", Finding("faq#nccl", True, 0.9), Finding("faq#nccl", True, 0.9), case)
+    ('detail', True)
+    >>> chosen_reading("follow_up", Finding("faq#conv", False, 0.4), Finding("faq#conv", True, 0.8), case)
+    ('switch', True)
+    """
+    if alone.lead in case.shown:
+        return act, together.clear
+    if alone.lead == together.lead:
+        return "switch", alone.clear or together.clear
+    if alone.clear:
+        return "switch", True
+    if together.clear:
+        return act, True
+    return ("switch" if alone.probability > together.probability else act), False
 
 
 # ---------------------------------------------------------------- the learned act model's proposal
@@ -320,6 +382,9 @@ def plan(
         if model is not None and vector is not None and case.is_open:
             proposal = model.propose(features, vector, message, case)
         act = decide_act(rule, proposal)
+    clear = True
+    if reading.alone is not None and reading.together is not None and weighs_readings(act, reading, case):
+        act, clear = chosen_reading(act, reading.alone, reading.together, case)
     move: Move = MOVE_OF_ACT[act]
     if act == "leave" and features.elliptical:
         move = "follow_up"  # "what about PyTorch?": the case's problem, in a setting the documents do not cover
@@ -370,7 +435,9 @@ def plan(
     # does), even when its own words may not put that answer first again.
     focus = case.best if move == "follow_up" and case.best and not failed and case.best not in left else ""
     cap: Tier | None = None
-    if act == "leave" or (move == "retry" and cues.not_helpful):
+    if not clear:
+        cap = "tentative"  # a complete question whose readings both find no clear lead: the likelier, not sure
+    elif act == "leave" or (move == "retry" and cues.not_helpful):
         cap = "tentative"  # the documents do not cover it, or a bare "没用" adds nothing that makes the next one sure
     elif act == "failed_fix" and (
         not (problems - case.problem)
@@ -402,6 +469,7 @@ def plan(
         prefer=prefer,
         cover=cover,
         focus=focus,
+        detail=cues.detail if focus else "",
         named=named,
         problem=problem,
         setting=setting,
@@ -444,13 +512,16 @@ def read(text: str, intent: str | None = None, **cues: bool) -> Message:
 __all__ = [
     "ACTS",
     "ActModel",
+    "Finding",
     "Plan",
     "Proposal",
     "Reading",
     "TurnFeatures",
     "act_of",
+    "chosen_reading",
     "decide_act",
     "features_of",
     "plan",
     "reply_of",
+    "weighs_readings",
 ]
