@@ -219,11 +219,68 @@ FAMILY: dict[str, tuple[Act, ...]] = {
     "new_uncovered": ("leave",),
     "environment": ("environment",),
 }
-# The model's proposal is taken only when it is this sure of its label, and never where the rule reads a failed fix
-# or a report (the retry rule's turns, 0.96 right by the rule on the labelled turns): on the project's own
-# conversations an unguarded model lowered hit@3 and led a retry conversation with its previous answer more often.
-MIN_PROBABILITY = 0.8
+
+
+@dataclass(frozen=True)
+class Guard:
+    """When a learned act model's proposal overrules the rule: only when it is at least ``threshold`` sure of its
+    label, and never where the rule reads one of ``keep``. Fitted with the model and stored with it
+    (``python -m bot acts``; ``--guard`` chooses one); written as text, e.g. "none", "threshold 0.8",
+    "never on failed fix", "threshold 0.8, never on failed fix".
+
+    >>> Guard.parse("threshold 0.8, never on failed fix")
+    Guard(threshold=0.8, keep=frozenset({'failed_fix', 'report'}))
+    >>> str(Guard.parse("none")), str(Guard.parse("never on failed fix")), str(Guard(0.6))
+    ('none', 'never on failed fix', 'threshold 0.6')
+    """
+
+    threshold: float = 0.0
+    keep: frozenset[Act] = frozenset()
+
+    @classmethod
+    def parse(cls, text: str) -> Guard:
+        threshold, keep = 0.0, frozenset()
+        for part in (p.strip().lower() for p in text.split(",")):
+            if part in ("", "none"):
+                continue
+            if part == "never on failed fix":
+                keep = RULE_KEPT
+                continue
+            words = part.replace("=", " ").split()
+            try:
+                if len(words) != 2 or words[0] != "threshold":
+                    raise ValueError(part)
+                threshold = float(words[1])
+            except ValueError:
+                raise ValueError(
+                    f"guard {text!r}: {part!r} is not one of none, threshold T (0 <= T <= 1), never on failed fix; "
+                    'e.g. --guard "threshold 0.8, never on failed fix"'
+                ) from None
+            if not 0.0 <= threshold <= 1.0:
+                raise ValueError(f"guard {text!r}: the threshold must be between 0 and 1")
+        return cls(threshold, keep)
+
+    def __str__(self) -> str:
+        parts = [f"threshold {self.threshold:g}"] if self.threshold else []
+        parts += ["never on failed fix"] if self.keep else []
+        return ", ".join(parts) or "none"
+
+
+# The rule's turns a "never on failed fix" guard keeps: it reads a failed fix or a report (the retry rule's turns).
 RULE_KEPT: frozenset[Act] = frozenset({"failed_fix", "report"})
+# Guards a model is fitted and scored with (python -m bot acts): cross-validation picks one, --guard another.
+GUARDS: tuple[str, ...] = (
+    "none",
+    "threshold 0.5",
+    "threshold 0.6",
+    "threshold 0.7",
+    "threshold 0.8",
+    "never on failed fix",
+    "threshold 0.6, never on failed fix",
+    "threshold 0.8, never on failed fix",
+)
+# A model file stored before guards were stored is read with the guard it shipped with then.
+STORED_BEFORE = "threshold 0.8, never on failed fix"
 
 
 @dataclass(frozen=True)
@@ -237,7 +294,11 @@ class Proposal:
 
 class ActModel(Protocol):
     """A learned act model (:class:`bot.engine.acts.ActModel`): a proposal for an open case's turn from its features
-    and the message's own e5 vector. An input of the plan; :func:`decide_act` decides."""
+    and the message's own e5 vector, and the guard it was fitted with. An input of the plan; :func:`decide_act`
+    decides."""
+
+    @property
+    def guard(self) -> Guard: ...
 
     def propose(self, features: TurnFeatures, vector: Any, message: Message, case: Case) -> Proposal: ...
 
@@ -255,16 +316,19 @@ def plan_act(label: str, rule: Act) -> Act:
     return rule if rule in family else family[0]
 
 
-def decide_act(rule: Act, proposal: Proposal | None) -> Act:
-    """The turn's act from the rule's (:func:`act_of`) and a learned model's proposal, if any: the proposal's when the
-    model is sure (:data:`MIN_PROBABILITY`) and the rule does not read a failed fix or a report (:data:`RULE_KEPT`).
+def decide_act(rule: Act, proposal: Proposal | None, guard: Guard = Guard()) -> Act:
+    """The turn's act from the rule's (:func:`act_of`) and a learned model's proposal, if any, under the model's
+    ``guard``: the proposal's unless it is less sure than the guard's threshold or the rule reads an act it keeps.
 
-    >>> decide_act("detail", Proposal("new_uncovered", 0.9)), decide_act("detail", Proposal("new_uncovered", 0.5))
+    >>> strict = Guard.parse("threshold 0.8, never on failed fix")
+    >>> decide_act("detail", Proposal("new_uncovered", 0.9), strict), decide_act("detail", Proposal("new_uncovered", 0.5), strict)
     ('leave', 'detail')
-    >>> decide_act("failed_fix", Proposal("detail", 0.99)), decide_act("switch", None)
+    >>> decide_act("failed_fix", Proposal("detail", 0.99), strict), decide_act("switch", None, strict)
     ('failed_fix', 'switch')
+    >>> decide_act("failed_fix", Proposal("detail", 0.4))  # no guard: the model decides
+    'detail'
     """
-    if proposal is None or rule in RULE_KEPT or proposal.probability < MIN_PROBABILITY:
+    if proposal is None or rule in guard.keep or proposal.probability < guard.threshold:
         return rule
     return plan_act(proposal.label, rule)
 
@@ -361,6 +425,7 @@ def plan(
     case's turn (with the message's own e5 ``vector``) :func:`decide_act` weighs against the rule's act.
 
     >>> class Says:
+    ...     guard = Guard.parse("threshold 0.8")
     ...     def propose(self, features, vector, message, case): return Proposal("new_uncovered", 0.9)
     >>> case = Case(search="oom", shown=("faq#oom",), best="faq#oom")
     >>> plan(read("那多机呢？", follow_up=True), case, Reading(rule_move="follow_up"), model=Says(), vector=[0.0]).act
@@ -381,7 +446,7 @@ def plan(
         proposal = None
         if model is not None and vector is not None and case.is_open:
             proposal = model.propose(features, vector, message, case)
-        act = decide_act(rule, proposal)
+        act = decide_act(rule, proposal, model.guard if model is not None else Guard())
     clear = True
     if reading.alone is not None and reading.together is not None and weighs_readings(act, reading, case):
         act, clear = chosen_reading(act, reading.alone, reading.together, case)
@@ -513,6 +578,8 @@ __all__ = [
     "ACTS",
     "ActModel",
     "Finding",
+    "GUARDS",
+    "Guard",
     "Plan",
     "Proposal",
     "Reading",

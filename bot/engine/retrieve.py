@@ -55,7 +55,7 @@ from bot.engine.subjects import Lexicon
 from bot.kb.embed import Embedder, make_embedder
 from bot.kb.index import IndexProblem, KnowledgeIndex, load_index
 from bot.kb.tokenize import detect_language, warm_up
-from bot.records import Answer, Case, Section
+from bot.records import Act, Answer, Case, Section
 from bot.settings import Settings
 
 
@@ -247,12 +247,32 @@ class Engine:
         planned = make_plan(message, case, reading, **options)
         if own is None or not weighs_readings(planned.act, reading, case):
             return planned
+        weighed = self.weighed(message, case, own, reading, planned.act, score=score, options=options)
+        return make_plan(message, case, weighed, **{**options, "act": planned.act})
+
+    def weighed(
+        self,
+        message: Message,
+        case: Case,
+        own: Scores,
+        reading: Reading,
+        act: Act,
+        *,
+        score: Callable[[str], Scores] | None = None,
+        options: dict | None = None,
+    ) -> Reading:
+        """``reading`` with what the message finds searched both ways, once each: alone, as a new question, and
+        joined with the case as ``act`` (a follow-up or a detail) joins it (:func:`bot.engine.plan.chosen_reading`
+        picks)."""
+        score = score or _once(self.scores)
+        options = {**(options or {"turn": True, "title": title_of(message.text)}), "model": None}
         alone = self._finding(
             message, case, make_plan(message, case, reading, **{**options, "act": "switch"}), own, score
         )
-        together = self._finding(message, case, planned, own, score)
-        weighed = replace(reading, alone=alone, together=together)
-        return make_plan(message, case, weighed, **{**options, "act": planned.act})
+        together = self._finding(
+            message, case, make_plan(message, case, reading, **{**options, "act": act}), own, score
+        )
+        return replace(reading, alone=alone, together=together)
 
     def _before_search(self, message: Message, case: Case) -> Plan | None:
         """The plan of a turn whose reply is no search (:func:`bot.engine.plan.reply_of`), else None: nothing scored."""
