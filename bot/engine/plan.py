@@ -228,8 +228,9 @@ class Guard:
     (``python -m bot acts``; ``--guard`` chooses one); written as text, e.g. "none", "threshold 0.8",
     "never on failed fix", "threshold 0.8, never on failed fix".
 
-    >>> Guard.parse("threshold 0.8, never on failed fix")
-    Guard(threshold=0.8, keep=frozenset({'failed_fix', 'report'}))
+    >>> g = Guard.parse("threshold 0.8, never on failed fix")
+    >>> g.threshold, sorted(g.keep)
+    (0.8, ['failed_fix', 'report'])
     >>> str(Guard.parse("none")), str(Guard.parse("never on failed fix")), str(Guard(0.6))
     ('none', 'never on failed fix', 'threshold 0.6')
     """
