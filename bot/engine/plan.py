@@ -181,9 +181,9 @@ def weighs_readings(act: Act, reading: Reading, case: Case) -> bool:
 def chosen_reading(act: Act, alone: Finding, together: Finding, case: Case) -> tuple[Act, bool]:
     """The act of a complete question searched both ways, and whether the chosen reading's lead is clear (the turn
     may be confident only then). Its own words lead to a section the case showed: it is about the case's answer.
-    Else it is a new question, searched alone, when both readings lead to the same section or its own words find a
-    clear lead; about the case when only the case's words find one; when neither does, the more probable reading,
-    not confidently.
+    Else it is a new question, searched alone, when its own words find a clear lead; about the case when only the
+    case's words find one; when neither does, about the case, not confidently (a new case on an unclear reading
+    would carry the next turns away from the conversation).
 
     >>> case = Case(search="nccl error", shown=("faq#nccl",), best="faq#nccl")
     >>> chosen_reading("follow_up", Finding("faq#cpu", True, 0.8), Finding("faq#nccl", True, 0.9), case)
@@ -191,21 +191,17 @@ def chosen_reading(act: Act, alone: Finding, together: Finding, case: Case) -> t
     >>> chosen_reading("follow_up", Finding("faq#cpu", False, 0.3), Finding("faq#nccl", True, 0.9), case)
     ('follow_up', True)
     >>> chosen_reading("detail", Finding("faq#cpu", False, 0.5), Finding("faq#nccl", False, 0.4), case)
-    ('switch', False)
+    ('detail', False)
     >>> chosen_reading("detail", Finding("faq#nccl", True, 0.9), Finding("faq#nccl", True, 0.9), case)
     ('detail', True)
     >>> chosen_reading("follow_up", Finding("faq#conv", False, 0.4), Finding("faq#conv", True, 0.8), case)
-    ('switch', True)
+    ('follow_up', True)
     """
     if alone.lead in case.shown:
         return act, together.clear
-    if alone.lead == together.lead:
-        return "switch", alone.clear or together.clear
     if alone.clear:
         return "switch", True
-    if together.clear:
-        return act, True
-    return ("switch" if alone.probability > together.probability else act), False
+    return act, together.clear
 
 
 # ---------------------------------------------------------------- the learned act model's proposal
