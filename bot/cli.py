@@ -164,7 +164,7 @@ def settle(embedder: object) -> None:
 
 
 def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.engine.facts import build  # the index with the engine's section facts stored in it
+    from bot.engine.retrieve import build  # the index with the engine's section facts and its self-test
 
     report = build(settings, make_embedder(settings.embedder), progress=True)
     for error in report.parse_errors:
@@ -173,6 +173,8 @@ def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
         print(f"warning: metadata: {problem}", file=sys.stderr)
     for orphan in orphan_meta(settings.seeds_dir):
         print(f"warning: metadata: {orphan}", file=sys.stderr)
+    for note in report.notes:
+        print(note)
     print(
         f"built {report.path} : {report.sections} sections, {report.keys} vectors "
         f"({report.embedded} embedded, {report.reused} reused) in {report.seconds:.1f}s"
@@ -296,28 +298,35 @@ def cmd_acts(settings: Settings, args: argparse.Namespace) -> int:
     from bot.engine.acts import acts_path
     from bot.engine.calibration import calibration_path
     from bot.engine.plan import Guard
-    from bot.fit.acts_training import evaluate, train
+    from bot.fit.acts import read_labelled
+    from bot.fit.acts_training import evaluate, save_refusal, train
 
+    labelled = [args.evaluate] if args.evaluate is not None else list(args.file)
+    if not labelled:
+        raise FileNotFoundError("no labelled turns; pass the files: python -m bot acts FILE ...")
+    for file in labelled:
+        if not file.is_file():
+            raise FileNotFoundError(f"{file}: no labelled turns; pass the files: python -m bot acts FILE ...")
+        read_labelled(file)  # a bad line, or no labelled turn, is named before the engine loads or a turn is read
+    if args.guard is not None:
+        Guard.parse(args.guard)  # a guard that cannot be read is said before minutes of reading turns
     engine = _engine(settings)
     settle(engine.embedder)
     path = acts_path(calibration_path(settings.index_dir, engine.embedder.id))
-    if args.guard is not None:
-        Guard.parse(args.guard)  # a guard that cannot be read is said before minutes of reading turns
     if args.evaluate is not None:
         report = evaluate(engine, engine.acts, args.evaluate, guard=args.guard)
         if engine.acts is None:
             print(
                 f"note: no turn-act model at {path}; the rule alone is scored. Run: python -m bot acts", file=sys.stderr
             )
+        refused = ""
     else:
-        missing = [path for path in args.file if not path.is_file()]
-        if missing or not args.file:
-            raise FileNotFoundError(
-                f"{missing[0] if missing else 'no file'}: no labelled turns; pass the files: python -m bot acts FILE ..."
-            )
         model, report = train(engine, args.file, guard=args.guard)
-        model.save(path)
-        print(f"saved {path}", file=sys.stderr)
+        # A model of one act, or worse than the rule on held-out turns, never replaces the one served (issue 45).
+        refused = save_refusal(report)
+        if not refused:
+            model.save(path)
+            print(f"saved {path}", file=sys.stderr)
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
     else:
@@ -326,6 +335,10 @@ def cmd_acts(settings: Settings, args: argparse.Namespace) -> int:
                 print(f"{name:<24}" + "  ".join(f"{k} {v}" for k, v in figures.items()))
             else:
                 print(f"{name:<24}{figures}")
+    if refused:
+        kept = f"the model served stays: {path}" if path.is_file() else f"the rule alone serves (no model at {path})"
+        print(f"error: not saved: {refused}; {kept}", file=sys.stderr)
+        return 2
     return 0
 
 

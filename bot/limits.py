@@ -53,6 +53,9 @@ HISTORY_STATE_BYTES = 4 << 20  # the cache of states rebuilt from plain history,
 ENVIRONMENT_CHARS = 200_000
 ENVIRONMENT_LINE_CHARS = 1_000
 ENVIRONMENT_ITEMS = 16
+# Values kept as the user typed them (a reply quotes them): how many, and the longest quote (a Windows DLL path).
+ENVIRONMENT_TYPED_ITEMS = 24
+ENVIRONMENT_TYPED_CHARS = 160
 
 # A 👎's free-text comment: a sentence or two about what was wrong, not a second question or a pasted log.
 VOTE_COMMENT_CHARS = 500
@@ -60,3 +63,8 @@ VOTE_COMMENT_CHARS = 500
 # The store's spool (bot.store.database.Spool): 128 MiB is ~300,000 typical events (3.5 days of one a second while
 # the database is down) and never fewer than 10,000; each 1 MiB segment keeps a file open while its rows wait.
 SPOOL_BYTES = 128 << 20
+
+# JSON or TOML read from outside, nested at most this deep: a request body (bot.web.json_limits), a line of a labelled
+# file (bot.jsonl), seeds/domain.toml and vocabulary.toml (bot.kb.vocabulary.read_toml); a labelled line is 4 levels,
+# a request with history 4-5, a domain file 4. Deeper is refused, never recursed into.
+MAX_JSON_DEPTH = 32

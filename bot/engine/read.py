@@ -32,6 +32,7 @@ from bot.engine.plan import SETTING_ONLY_TOKENS, Reading
 from bot.engine.scores import LEXICAL_CHARS, margin
 from bot.engine.subjects import Lexicon
 from bot.kb.domain import Domain, shipped
+from bot.kb.patterns import Patterns
 from bot.kb.signature import extract_signature, looks_like_log
 from bot.kb.tokenize import detect_language, tokenize
 from bot.records import Case, Environment
@@ -106,10 +107,18 @@ def detail_asked(text: str, domain: Domain) -> str:
     return next((kind for kind in DETAIL_KINDS if domain.word(f"detail_{kind}").search(stripped)), "")
 
 
-def read_message(message: object, *, limit: int, lexicon: Lexicon, domain: Domain | None = None) -> Message:
+def read_message(
+    message: object,
+    *,
+    limit: int,
+    lexicon: Lexicon,
+    patterns: Patterns | None = None,
+    domain: Domain | None = None,
+) -> Message:
     """Read ``message`` once (:class:`bot.engine.message.Message`): cleaned and cut to ``limit``, its language,
-    cues, intent, whether it is a pasted log, what to search and the subjects it names (``domain``: whose word
-    lists the cues read, the shipped one unless given)."""
+    cues, intent, whether it is a pasted log, what to search, the subjects it names and the environment it shows
+    (read with ``patterns``, the domain's: :mod:`bot.kb.patterns`; ``domain``: whose word lists the cues read, the
+    shipped one unless given)."""
     domain = domain or shipped()
     sent = "" if message is None else message if isinstance(message, str) else str(message)
     text, truncated_from = sanitize(sent, limit)
@@ -140,7 +149,7 @@ def read_message(message: object, *, limit: int, lexicon: Lexicon, domain: Domai
             still=says_still(text) or asks_for_another(text),
             detail=detail_asked(text, domain) if worded else "",
         ),
-        environment=read_environment(text) if worded else Environment(),
+        environment=read_environment(text, patterns) if worded else Environment(),
     )
 
 

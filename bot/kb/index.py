@@ -45,7 +45,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from bot.kb.disk import BuildLock, fsync_dir, fsync_write
-from bot.kb.domain import SEEDS_DOMAIN, Domain, load_domain, shipped
+from bot.kb.domain import SEEDS_DOMAIN, Domain, load_domain, serving_domain, shipped
 from bot.kb.embed import Embedder
 from bot.kb.meta import META_DIR, MetaProblem, SectionMeta, load_meta
 from bot.kb.parse import document_paths, parse_folder, section_of_row
@@ -148,6 +148,14 @@ class BuildReport:
     seconds: float
     parse_errors: tuple[str, ...]
     meta_problems: tuple[str, ...]
+    notes: tuple[str, ...] = ()  # what the generation hook reported (the engine's self-test)
+
+
+class GenerationHook(Protocol):
+    """What the engine fits on a new generation before it goes live (its self-test, a stage above): the generation's
+    folder in (:func:`load_generation` opens it), files to store in it (name -> bytes) and a line to report out."""
+
+    def __call__(self, generation: Path) -> tuple[dict[str, bytes], str]: ...
 
 
 # ---------------------------------------------------------------- sources
@@ -369,13 +377,15 @@ def build_index(
     domain: Domain | None = None,
     progress: bool = False,
     after_step: Callable[[str], None] | None = None,
+    fitted: GenerationHook | None = None,
 ) -> BuildReport:
     """seeds/ -> a new index generation, switched in atomically.
     ``domain`` (default: the seeds' own) decides how the documents are split into sections and fields.
 
     ``facts`` computes what never changes about each section (``bot.engine.facts.build`` passes the engine's;
     without it the index holds no facts, and the engine refuses it). ``after_step`` is called with a step
-    name between steps (tests use it to simulate a crash mid-build).
+    name between steps (tests use it to simulate a crash mid-build). ``fitted`` adds files to the generation before
+    it is switched in (``bot.engine.retrieve.build`` passes the self-test), checksummed in its manifest.
     """
     import bm25s
 
@@ -482,6 +492,13 @@ def build_index(
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         fsync_write(tmp / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=1).encode())
+        files, note = fitted(tmp) if fitted is not None else ({}, "")
+        for name, data in files.items():
+            fsync_write(tmp / name, data)
+            manifest["artifacts"][name] = _sha256(data)
+        if files:
+            fsync_write(tmp / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=1).encode())
+        step("fitted")
         fsync_dir(tmp)
         generation = f"gen-{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
         os.rename(tmp, index_dir / generation)
@@ -507,6 +524,7 @@ def build_index(
         seconds=time.perf_counter() - started,
         parse_errors=tuple(str(e) for e in errors),
         meta_problems=tuple(str(p) for p in meta_problems if p.severity == "error"),
+        notes=(note,) if note else (),
     )
 
 
@@ -591,6 +609,11 @@ def load_index(settings: Settings, embedder_id: str, dim: int, *, check_sources:
     return _load_generation(settings, embedder_id, dim, check_sources)
 
 
+def load_generation(settings: Settings, embedder_id: str, dim: int, gen: Path) -> KnowledgeIndex:
+    """The generation in folder ``gen`` (a build's own, before it is switched in), its sources not checked."""
+    return _load_files(settings, embedder_id, dim, False, gen, read_manifest(settings.index_dir, gen)[1])
+
+
 def _load_generation(settings: Settings, embedder_id: str, dim: int, check_sources: bool) -> KnowledgeIndex:
     gen: Path | None = None
     try:
@@ -622,7 +645,7 @@ def _load_files(
         path = gen / name
         if not path.is_file() or _sha256(path.read_bytes()) != digest:
             raise IndexCorrupt(f"{path} is missing or corrupt (checksum mismatch). {BUILD_FIX}")
-    domain = load_domain(settings.seeds_dir)
+    domain = serving_domain(settings.seeds_dir)  # a broken seeds file: named, and the shipped domain meanwhile
     try:
         rows = json.loads((gen / "sections.json").read_text(encoding="utf-8"))
         sections = [section_of_row(row, domain.faq) for row in rows]

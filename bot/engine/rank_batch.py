@@ -1,4 +1,4 @@
-"""Many first questions ranked under many weights, for ``python -m bot calibrate``'s weight grid.
+"""Many first questions ranked under many weights, for ``python -m bot calibrate``'s weight grid and the build's self-test.
 
 :func:`bot.engine.rank.rank` orders one message's sections; calibration asks that of every labelled question
 under every weight of its grid (about 250,000 times a fit). :class:`RankingBatch` stacks the questions' per-section
@@ -117,7 +117,8 @@ class RankingBatch:
         for rows in self._rows:
             fused = _summed(rows.own, rows.title, rows.share, rows.precedent, rows.learned, weights)
             if rows.known is not None:
-                shared = _summed(rows.plain_own, rows.plain_title, rows.share, None, None, weights)  # type: ignore[arg-type]
+                rule = weights.shared or weights  # the shared rule's weights, as rank's gate reads them
+                shared = _summed(rows.plain_own, rows.plain_title, rows.share, None, None, rule)  # type: ignore[arg-type]
                 fused = _gate(shared, fused, rows.known)
             masked = np.where(rows.allowed, fused, -np.inf).astype(np.float32)
             order_by = masked if rows.preferred is None else np.where(rows.preferred, masked + 1e6, masked)
