@@ -21,6 +21,7 @@ from bot.engine.case import (
     move_of,
     move_on_the_lead,
     points_back,
+    requests,
     says_failed,
     says_still,
     starts_new_topic,
@@ -237,7 +238,8 @@ def reading(catalog: Catalog, weights: Weights, message: Message, case: Case, ow
 
 def needs_case(message: Message, named: frozenset[str], problems: frozenset[str], own_tokens: int) -> bool:
     """Whether the message cannot be understood without the conversation, by its cues: "那…呢" or "what about …",
-    a pronoun, a setting alone, "still" or "any other way", a detail of the answer, a failed fix, a log or versions.
+    a pronoun, a setting alone, "still" or "any other way", a detail of the answer, a request about it ("我想把显存限制在
+    30%": what the user wants next, after the answer), a failed fix, a log or versions.
     A message without any of these is a complete question: searched on its own words unless the evidence says
     otherwise (:func:`bot.engine.plan.chosen_reading`)."""
     cues = message.cues
@@ -249,6 +251,7 @@ def needs_case(message: Message, named: frozenset[str], problems: frozenset[str]
         or cues.failed
         or cues.not_helpful
         or bool(cues.detail)
+        or requests(message.text)
         or setting_alone
         or message.is_log
         or not message.environment.is_empty
