@@ -164,7 +164,7 @@ def settle(embedder: object) -> None:
 
 
 def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.engine.retrieve import build  # the index with the engine's section facts and its self-test
+    from bot.engine.facts import build  # the index with the engine's section facts stored in it
 
     report = build(settings, make_embedder(settings.embedder), progress=True)
     for error in report.parse_errors:
@@ -173,11 +173,10 @@ def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
         print(f"warning: metadata: {problem}", file=sys.stderr)
     for orphan in orphan_meta(settings.seeds_dir):
         print(f"warning: metadata: {orphan}", file=sys.stderr)
-    for note in report.notes:
-        print(note)
     print(
         f"built {report.path} : {report.sections} sections, {report.keys} vectors "
         f"({report.embedded} embedded, {report.reused} reused) in {report.seconds:.1f}s"
+        + (f"; {report.conversion}" if report.conversion else "")
     )
     return 0
 

@@ -91,9 +91,6 @@ class Weights:
     title: float = 0.5
     precedent: float = 0.0
     learned: float = 0.0  # + learned × z(the adapter's score per section), :mod:`bot.engine.learned`
-    # The shared rule's weights, fitted at build on the knowledge base's own pseudo-questions (bot.engine.selftest):
-    # they rank the sections without evidence of their own (bot.engine.rank.gate). None: these weights.
-    shared: Weights | None = None
 
 
 @dataclass(frozen=True)

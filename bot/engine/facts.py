@@ -169,8 +169,7 @@ class SectionFactsHook:
 
 def build(settings: Settings, embedder: Embedder, **options: Any) -> BuildReport:
     """``python -m bot build``: :func:`bot.kb.index.build_index` with the engine's section facts stored, for the
-    seeds' domain (loaded once here, handed to the parser and to the facts). :func:`bot.engine.retrieve.build` adds
-    the knowledge base's self-test (``fitted``, :mod:`bot.engine.selftest`), which needs the engine."""
+    seeds' domain (loaded once here, handed to the parser and to the facts)."""
     domain = serving_domain(settings.seeds_dir)  # `python -m bot` and the seeds watcher refuse a broken file first
     return build_index(settings, embedder, facts=SectionFactsHook(domain), domain=domain, **options)
 

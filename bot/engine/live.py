@@ -271,8 +271,7 @@ class SeedsWatcher:
     def rebuild(self) -> bool:
         """Build a generation for the seeds as they are now, unless the index already is (another replica built
         it), and swap it in; True when a new generation is served."""
-        from bot.engine.facts import SectionFactsHook
-        from bot.engine.retrieve import build  # with the knowledge base's self-test
+        from bot.engine.facts import SectionFactsHook, build
         from bot.kb.domain import load_domain
         from bot.kb.index import IndexProblem, read_manifest, stale_sources
 

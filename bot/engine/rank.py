@@ -121,9 +121,8 @@ def rank(
     known = evidence.known
     if mode == "hybrid" and known is not None and len(known) == len(fused) and not known.all():
         # Some documents have no labels or curated phrasings: the shared rule (each section's own text, the
-        # question's subjects, with the weights the knowledge base's self-test fitted when it did) ranks them; the
-        # others' own evidence adds only where it cannot pull past them.
-        shared = _combined(_shared_only(evidence), weights.shared or weights, mode, scorers)
+        # question's subjects) ranks them; the others' own evidence adds only where it cannot pull past them.
+        shared = _combined(_shared_only(evidence), weights, mode, scorers)
         fused = gate(shared, fused, known)
     masked = np.where(evidence.allowed, fused, -np.inf).astype(np.float32)
     return _ordered(masked, evidence.allowed, evidence.preferred, k, evidence.not_lead)

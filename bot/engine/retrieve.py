@@ -28,19 +28,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 
 from bot.engine import evidence as evidence_of
-from bot.engine import facts
 from bot.engine import judge as judging
 from bot.engine.acts import ActModel, acts_path
 from bot.engine.acts import load_for as load_acts
-from bot.engine.calibration import Calibration, Weights, calibration_path, load_for, sources_fingerprint
+from bot.engine.calibration import Calibration, calibration_path, load_for, sources_fingerprint
 from bot.engine.catalog import Catalog
 from bot.engine.evidence import Evidence
-from bot.engine.facts import facts_of
+from bot.engine.facts import build, facts_of
 from bot.engine.judge import Verdict, judge
 from bot.engine.learned import Adapter, adapter_path
 from bot.engine.learned import load_for as load_adapter
@@ -53,11 +51,9 @@ from bot.engine.read import read_message, title_of
 from bot.engine.read import reading as read_for_plan
 from bot.engine.result import answer_of, unsearched
 from bot.engine.scores import QueryCache, Scores, score
-from bot.engine.selftest import SelfTest, SelfTestHook
-from bot.engine.selftest import load as load_selftest
 from bot.engine.subjects import Lexicon
 from bot.kb.embed import Embedder, make_embedder
-from bot.kb.index import BuildReport, IndexProblem, KnowledgeIndex, load_index
+from bot.kb.index import IndexProblem, KnowledgeIndex, load_index
 from bot.kb.tokenize import detect_language, warm_up
 from bot.records import Act, Answer, Case, Section
 from bot.settings import Settings
@@ -74,14 +70,6 @@ def _once(score: Callable[[str], Scores]) -> Callable[[str], Scores]:
         return held[text]
 
     return once
-
-
-def build(settings: Settings, embedder: Embedder, **options: Any) -> BuildReport:
-    """``python -m bot build`` (and the live reload's): the index with the engine's section facts
-    (:func:`bot.engine.facts.build`) and the knowledge base's self-test, fitted on the new generation with this engine
-    before it goes live (:mod:`bot.engine.selftest`)."""
-    hook = SelfTestHook(settings, embedder, lambda index: Engine(index, embedder, settings))
-    return facts.build(settings, embedder, fitted=hook, **options)
 
 
 class Engine:
@@ -114,9 +102,6 @@ class Engine:
         # vectors, the words of a search found in a section, the subjects a text names.
         self.section, self.meta, self.section_vectors = catalog.section, catalog.meta, catalog.section_vectors
         self.terms_in, self.subjects_of = catalog.terms_in, catalog.subjects_of
-        # What the knowledge base's own pseudo-questions taught at build (bot.engine.selftest): the shared rule's
-        # weights for the sections nobody labelled or curated, and the held-out figures /admin shows. None: not fitted.
-        self.selftest: SelfTest | None = load_selftest(index.path)
         # Documents treated as never labelled and never curated (calibration's leave-one-document-out): their
         # curated phrasings are ignored and they count as unknown to the per-section evidence (:meth:`known`).
         self.hidden: frozenset[str] = frozenset()
@@ -151,12 +136,6 @@ class Engine:
         return self.catalog.known(
             self.calibration.precedents if isinstance(precedents, str) else precedents, self.hidden
         )
-
-    @property
-    def weights(self) -> Weights:
-        """The ranking weights: the calibration's, with the shared rule's from the self-test where it fitted them."""
-        base = self.calibration.weights
-        return self.selftest.weights(base) if self.selftest is not None else base
 
     @property
     def key_vectors(self) -> tuple[np.ndarray, np.ndarray]:
@@ -230,7 +209,7 @@ class Engine:
     ) -> tuple[Evidence, Ranking]:
         """The message's evidence in its case (built once on its plan) and its ranking (computed once)."""
         found = self.evidence(message, case, use_meta=use_meta, exclude=exclude)
-        return found, rank(found, self.weights, k=k)
+        return found, rank(found, self.calibration.weights, k=k)
 
     def reading(self, message: Message, case: Case, own: Scores | None) -> Reading:
         """What the plan needs to know of the index and the lexicon about this message (:func:`bot.engine.read.reading`)."""
@@ -339,7 +318,7 @@ class Engine:
         if early is not None:
             return unsearched(self.catalog, message, case, early)
         evidence = self.evidence(message, case, exclude=exclude, turn=turn)
-        ranking = rank(evidence, self.weights, k=k)
+        ranking = rank(evidence, self.calibration.weights, k=k)
         return self.answer(evidence, ranking, judge(self.catalog, evidence, ranking, self.calibration))
 
     def answer(self, evidence: Evidence, ranking: Ranking, verdict: Verdict) -> Answer:

@@ -15,10 +15,10 @@ import numpy as np
 from bot.engine.calibration import Weights
 from bot.engine.learned import Adapter
 from bot.engine.precedents import Precedents
-from bot.engine.rank_batch import RankingBatch
 from bot.engine.retrieve import Engine
 from bot.fit import learned
 from bot.fit.calibrate_rows import Row, answers_of, questions_of, voted
+from bot.fit.rank_batch import RankingBatch
 
 LEXICAL_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
 SUBJECT_GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
@@ -60,7 +60,7 @@ def learned_without_batch(
 
 def _ranking_quality(engine: Engine, rows: list[Row]) -> Callable[[Weights], tuple[float, float]]:
     """hit@1 and hit@3 of the in-scope ``rows`` under a weight: their scores stacked once
-    (:class:`bot.engine.rank_batch.RankingBatch`, the same orders as :func:`rank`) for the grid's many weights."""
+    (:class:`bot.fit.rank_batch.RankingBatch`, the same orders as :func:`rank`) for the grid's many weights."""
     scored = [r for r in rows if r.in_scope]
     batch = RankingBatch([r.evidence for r in scored])
     answers = [answers_of(engine, r.expect) for r in scored]

@@ -61,7 +61,7 @@ def baseline_ask(engine: Engine, text: str, *, k: int, mode: Mode = "hybrid", us
     from bot.engine.rank import rank
 
     evidence = engine.evidence(text, use_meta=use_meta)
-    ranking = rank(evidence, engine.weights, mode=mode, k=k)
+    ranking = rank(evidence, engine.calibration.weights, mode=mode, k=k)
     return engine.answer(evidence, ranking, judge(engine.catalog, evidence, ranking, engine.calibration))
 
 

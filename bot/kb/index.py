@@ -47,6 +47,7 @@ import numpy as np
 from bot.kb.disk import BuildLock, fsync_dir, fsync_write
 from bot.kb.domain import SEEDS_DOMAIN, Domain, load_domain, serving_domain, shipped
 from bot.kb.embed import Embedder
+from bot.kb.formats import CACHE_DIR, ConversionCache
 from bot.kb.meta import META_DIR, MetaProblem, SectionMeta, load_meta
 from bot.kb.parse import document_paths, parse_folder, section_of_row
 from bot.kb.tokenize import detect_language, tokenize
@@ -148,14 +149,7 @@ class BuildReport:
     seconds: float
     parse_errors: tuple[str, ...]
     meta_problems: tuple[str, ...]
-    notes: tuple[str, ...] = ()  # what the generation hook reported (the engine's self-test)
-
-
-class GenerationHook(Protocol):
-    """What the engine fits on a new generation before it goes live (its self-test, a stage above): the generation's
-    folder in (:func:`load_generation` opens it), files to store in it (name -> bytes) and a line to report out."""
-
-    def __call__(self, generation: Path) -> tuple[dict[str, bytes], str]: ...
+    conversion: str = ""  # documents converted from HTML, Word, PDF, rst: how many, how long, how many cached
 
 
 # ---------------------------------------------------------------- sources
@@ -377,15 +371,13 @@ def build_index(
     domain: Domain | None = None,
     progress: bool = False,
     after_step: Callable[[str], None] | None = None,
-    fitted: GenerationHook | None = None,
 ) -> BuildReport:
     """seeds/ -> a new index generation, switched in atomically.
     ``domain`` (default: the seeds' own) decides how the documents are split into sections and fields.
 
     ``facts`` computes what never changes about each section (``bot.engine.facts.build`` passes the engine's;
     without it the index holds no facts, and the engine refuses it). ``after_step`` is called with a step
-    name between steps (tests use it to simulate a crash mid-build). ``fitted`` adds files to the generation before
-    it is switched in (``bot.engine.retrieve.build`` passes the self-test), checksummed in its manifest.
+    name between steps (tests use it to simulate a crash mid-build).
     """
     import bm25s
 
@@ -404,9 +396,18 @@ def build_index(
         hashes = source_hashes(seeds_dir)
         hashes[BACKGROUND_SOURCE] = _sha256(BACKGROUND_FILE.read_bytes())
         domain = domain or load_domain(seeds_dir)
+        converted = ConversionCache(index_dir / CACHE_DIR)  # index/converted/: by content hash, beside generations
         sections, errors = parse_folder(
-            seeds_dir, max_bytes=settings.max_seed_bytes, max_sections=settings.max_seed_sections, faq=domain.faq
+            seeds_dir,
+            max_bytes=settings.max_seed_bytes,
+            max_sections=settings.max_seed_sections,
+            max_file_bytes=settings.max_seed_file_bytes,
+            cache=converted,
+            faq=domain.faq,
         )
+        converted.prune()
+        if progress and converted.summary():
+            print(converted.summary(), file=sys.stderr)
         meta: dict[str, SectionMeta] = {}
         meta_problems: list[MetaProblem] = []
         if settings.use_meta:
@@ -492,13 +493,6 @@ def build_index(
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         fsync_write(tmp / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=1).encode())
-        files, note = fitted(tmp) if fitted is not None else ({}, "")
-        for name, data in files.items():
-            fsync_write(tmp / name, data)
-            manifest["artifacts"][name] = _sha256(data)
-        if files:
-            fsync_write(tmp / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=1).encode())
-        step("fitted")
         fsync_dir(tmp)
         generation = f"gen-{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
         os.rename(tmp, index_dir / generation)
@@ -524,7 +518,7 @@ def build_index(
         seconds=time.perf_counter() - started,
         parse_errors=tuple(str(e) for e in errors),
         meta_problems=tuple(str(p) for p in meta_problems if p.severity == "error"),
-        notes=(note,) if note else (),
+        conversion=converted.summary(),
     )
 
 
@@ -607,11 +601,6 @@ def load_index(settings: Settings, embedder_id: str, dim: int, *, check_sources:
         if gen is None or gen.is_dir():
             raise
     return _load_generation(settings, embedder_id, dim, check_sources)
-
-
-def load_generation(settings: Settings, embedder_id: str, dim: int, gen: Path) -> KnowledgeIndex:
-    """The generation in folder ``gen`` (a build's own, before it is switched in), its sources not checked."""
-    return _load_files(settings, embedder_id, dim, False, gen, read_manifest(settings.index_dir, gen)[1])
 
 
 def _load_generation(settings: Settings, embedder_id: str, dim: int, check_sources: bool) -> KnowledgeIndex:

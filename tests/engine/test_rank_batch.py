@@ -8,8 +8,8 @@ import pytest
 from bot.engine.calibration import Weights
 from bot.engine.evidence import Evidence
 from bot.engine.rank import rank
-from bot.engine.rank_batch import RankingBatch
 from bot.engine.scores import Scores
+from bot.fit.rank_batch import RankingBatch
 
 N = 12  # sections
 
@@ -53,8 +53,6 @@ def test_batched_orders_equal_rank_for_every_weight(seed):
         Weights(0.25, 1.5, 0.75),
         Weights(1.0, 3.0, 0.5, precedent=4.0),
         Weights(0.0, 2.0, 1.5, precedent=0.5, learned=2.0),
-        # the shared rule's own weights (the self-test's), as the gate reads them
-        Weights(0.5, 3.0, 0.5, precedent=4.0, learned=2.0, shared=Weights(2.0, 0.0, 0.5)),
     ):
         for k in (1, 3, 10):
             assert batch.orders(weights, k) == [rank(e, weights, k=k).order for e in evidences]

@@ -58,17 +58,6 @@ def lexicon_of(engine: ServingEngine | None) -> Lexicon | None:
     return getattr(engine, "lexicon", None) if engine is not None else None
 
 
-def selftest_of(engine: ServingEngine | None) -> dict[str, Any] | None:
-    """The knowledge base's self-test figures (bot.engine.selftest) for the page, or None when it has none."""
-    try:
-        test = getattr(engine, "selftest", None) if engine is not None else None
-    except Exception:  # an engine still loading
-        return None
-    if test is None or not getattr(test, "hit1", None):
-        return None
-    return {"n": test.questions, **{k: f"{v:.3f}" for k, v in test.hit1.items()}}
-
-
 def admin_key(token: str) -> str:
     """The admin cookie is signed apart from the door's (even if an operator reused the API token)."""
     return "bot-admin:" + token
@@ -241,8 +230,7 @@ def mount_admin(app: Any, store: Any, engine: ServingEngine, ops: Any, throttle:
     render_lock = threading.Lock()
 
     def rendered(report: Report, days: int, lang: str, root: str) -> str:
-        selftest = selftest_of(engine)  # a live reload builds a new one: part of what the page shows
-        key = (id(report), days, lang, root, store.describe(), store.healthy, repr(selftest))
+        key = (id(report), days, lang, root, store.describe(), store.healthy)
         with render_lock:
             held = pages.get(key)
             if held is not None and held[0] is report:
@@ -254,7 +242,6 @@ def mount_admin(app: Any, store: Any, engine: ServingEngine, ops: Any, throttle:
                 days=days,
                 where=store.describe(),
                 healthy=store.healthy,
-                selftest=selftest,
                 t=t,
                 lang=lang,
                 labels=labels,
@@ -318,9 +305,7 @@ def mount_admin(app: Any, store: Any, engine: ServingEngine, ops: Any, throttle:
             report, _ = load(days_of(request))
         except Exception as exc:
             return store_error(exc)
-        return JSONResponse(
-            {**report.to_json(), "selftest": selftest_of(engine)}, headers={"Cache-Control": "no-store"}
-        )
+        return JSONResponse(report.to_json(), headers={"Cache-Control": "no-store"})
 
     @app.get("/admin/export.csv", include_in_schema=False, response_model=None, dependencies=operator)
     def admin_export(request: Request, table: str = "groups") -> Response:

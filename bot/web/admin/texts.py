@@ -19,8 +19,6 @@ TEXTS: dict[str, dict[str, str]] = {
         "title": "Coverage gaps",
         "store": "store",
         "writes_waiting": "writes are waiting for the database",
-        "selftest": "self-test on {n} questions drawn from the pages, held out by document: hit@1 {fitted} "
-        "(dense alone {dense}, BM25 alone {bm25})",
         "days": "{n} days",
         "sign_out": "Sign out",
         "other_language": "中文",
@@ -101,7 +99,6 @@ TEXTS: dict[str, dict[str, str]] = {
         "title": "知识库缺口",
         "store": "存储",
         "writes_waiting": "写入正在等待数据库恢复",
-        "selftest": "自测：从文档结构中生成 {n} 个问题，按文档留出：首位命中率 {fitted}（仅向量 {dense}，仅 BM25 {bm25}）",
         "days": "{n} 天",
         "sign_out": "退出登录",
         "other_language": "English",
