@@ -22,6 +22,7 @@ from tests.fixtures.documents import (
     CHROME,
     FAQ,
     HEADINGS,
+    LABEL,
     SLANTED_FAQ,
     SLANTED_PROSE,
     TABLE_HEADER,
@@ -187,6 +188,7 @@ def test_questions_a_pdf_sets_at_the_body_size_in_italic_are_its_sections(tmp_pa
     by_heading = {s.heading: s for s in sections}
     for heading, _, answer in SLANTED_FAQ:
         assert answer in " ".join(by_heading[heading].text.split())
+    assert LABEL in by_heading[SLANTED_FAQ[0][0]].text  # a label ends with a colon: text, whatever its size
     intro = " ".join(by_heading["Training FAQ"].text.split())
     assert all(" ".join(prose.split()) in intro for prose in SLANTED_PROSE)
     assert all(cell in intro for cell in TABLE_HEADER)  # a bold header row is a table's, not a heading
