@@ -87,8 +87,8 @@ def _parser() -> argparse.ArgumentParser:
         "file",
         type=Path,
         nargs="*",
-        default=[Path("eval/acts/train.jsonl"), Path("eval/acts/dev11.jsonl")],
-        help="labelled turns (default: eval/acts/train.jsonl eval/acts/dev11.jsonl)",
+        default=[Path("eval/acts/train.jsonl"), Path("eval/acts/dev11.jsonl"), Path("eval/acts/train44.jsonl")],
+        help="labelled turns (default: eval/acts/train.jsonl eval/acts/dev11.jsonl eval/acts/train44.jsonl)",
     )
     acts.add_argument("--evaluate", type=Path, help="only score the stored model and the rule on this labelled file")
     acts.add_argument(

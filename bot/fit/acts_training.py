@@ -12,7 +12,8 @@ import hashlib
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -35,10 +36,29 @@ from bot.fit.acts import one_thread as _one_thread
 from bot.fit.acts import read_turn as _read_turn
 
 
+@contextmanager
+def rule_only(engine) -> Iterator[None]:
+    """The engine with its stored act model set aside (the rule decides every act) while turns are read."""
+    kept, engine.acts = engine.acts, None
+    try:
+        yield
+    finally:
+        engine.acts = kept
+
+
 def rows_of(engine, conversations: Sequence[dict], progress: Callable[[int, int], None] | None = None) -> Rows:
     """Every later turn of the conversations, read as the product reads it: the earlier turns answered by
     :class:`bot.answer.conversation.Conversation`, then the turn's features and vector in that case (what the
-    plan sees), with the rule pipeline's label (intents first, then :func:`act_of`)."""
+    plan sees), with the rule pipeline's label (intents first, then :func:`act_of`).
+
+    The earlier turns are answered by the rule alone (:func:`rule_only`), whatever model is stored: the turns read,
+    and so the fit, do not depend on the model being replaced (a refit read its cases with the model before it and
+    gave other weights each time), and every guard ``--evaluate`` compares is scored on the same cases."""
+    with rule_only(engine):
+        return _rows_of(engine, conversations, progress)
+
+
+def _rows_of(engine, conversations: Sequence[dict], progress: Callable[[int, int], None] | None) -> Rows:
     xs, ys, rules, groups, queries, switches = [], [], [], [], [], []
     for c, conversation in enumerate(conversations):
         talk = Conversation(engine)
