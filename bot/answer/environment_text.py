@@ -157,6 +157,8 @@ _TYPED_FIELDS = {
     "build_cudnn": ("build_cudnn",),
     "compute_capability": ("compute_capability",),
     "build_arch": ("build_arch",),
+    "gpu_arch": ("gpu_arch",),
+    "build_cuda": ("build_cuda",),
     "driver": ("driver",),
     "gpu": ("gpu",),
     "package": ("package",),
@@ -220,6 +222,8 @@ _LABELS = {
     "build_cuda": ("安装包的 CUDA", "the build's CUDA"),
     "cudnn": ("cuDNN", "cuDNN"),
     "build_cudnn": ("编译用的 cuDNN", "the build's cuDNN"),
+    "build_arch": ("安装包编译的架构", "the build's architectures"),
+    "gpu_arch": ("GPU 架构", "GPU architecture"),
     "toolkit": ("本机 CUDA 工具包", "CUDA toolkit installed"),
     "package": ("安装包", "package"),
 }
@@ -265,6 +269,17 @@ def _sentence(m: Mismatch, language: Language) -> str:
                 f"{gpu}（计算能力 {cc}）不在安装包编译的架构 {v['build_arch']} 之内"
                 if zh
                 else f"{gpu} (compute capability {cc}) is not among the build's architectures {v['build_arch']}"
+            )
+        if v.get("build_arch"):
+            # The framework named the GPU's architecture, not its capability ("Pascal" against arch 70 75 80 86).
+            family = v.get("gpu_arch")
+            what = f"{family} {'架构的 ' if zh else ''}{gpu}" if family and gpu == "GPU" else gpu
+            if family and gpu != "GPU":
+                what = f"{gpu}（{family}）" if zh else f"{gpu} ({family})"
+            return (
+                f"{what} 不在安装包编译的架构 {v['build_arch']} 之内"
+                if zh
+                else f"the {what} is not among the build's architectures {v['build_arch']}"
             )
         if cc and cuda and v.get("max_cc"):
             return (

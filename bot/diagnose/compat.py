@@ -195,6 +195,7 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
                         "driver_cuda": env.cuda_driver_api,
                         "cuda": need,
                         "minimum": _driver_minimum(env, row),
+                        "gpu": env.gpus[0] if len(env.gpus) == 1 else None,  # the GPU the new driver must support
                     },
                     row.source,
                     "table",
@@ -239,6 +240,7 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
                         "max_cc": row.get("max_cc"),
                         "min_cc": row.get("min_cc"),
                         "min_cuda": _first_cuda_for(cc_value, table),
+                        "package": _package_text(env) or None,  # the build that lacks this GPU's code
                     },
                     row.source,
                     "table",
@@ -296,6 +298,9 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
                 "library": ", ".join(env.missing_libraries),
                 "cuda": ", ".join(machine) or env.image_cuda,
                 "cudnn": env.cudnn_loaded or ", ".join(env.cudnn) or env.image_cudnn,
+                "build_cuda": env.build_cuda,  # what the build was compiled with, when printed
+                "build_cudnn": env.build_cudnn,
+                "driver": env.driver,  # the driver decides which CUDA the installed libraries may be
                 "package": _package_text(env) or None,  # the build that asked for the library
             },
             message_source("library_not_found", table),
@@ -365,6 +370,7 @@ def _message_values(code: Code, env: Environment, table: CompatTable) -> dict[st
             "driver_cuda": env.cuda_driver_api,
             "cuda": env.cuda_runtime or build or one_machine,
             "package": _package_text(env) or None,  # the build whose CUDA the driver cannot run
+            "gpu": env.gpus[0] if len(env.gpus) == 1 else None,  # the GPU the new driver must support
         }
     if code == "compute_capability":
         known = compute_capabilities(env, table)
@@ -374,6 +380,8 @@ def _message_values(code: Code, env: Environment, table: CompatTable) -> dict[st
             "gpu": gpu or None,
             "cuda": env.cuda_runtime or build or one_machine,
             "build_arch": " ".join(env.build_arch) or None,
+            "gpu_arch": env.gpu_arch,  # the framework's name for the GPU's architecture ("Pascal")
+            "package": _package_text(env) or None,  # the build that lacks this GPU's code
             "min_cuda": _first_cuda_for(env.compute_capability or cc or "", table),
         }
     if code == "cudnn_cuda":

@@ -246,9 +246,10 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
                 gpus = _add(gpus, m.group(1).strip())
                 said("gpu", m.group(1).strip(), m.group(1))
             for m in p.BARE_GPU.finditer(line):
-                number = m.group(1).strip()
+                number = m.group(2).strip()
                 gpus = _add(gpus, f"{'GTX' if number.startswith('1') else 'RTX'} {number}")
-                said("gpu", f"{'GTX' if number.startswith('1') else 'RTX'} {number}", number)
+                # As typed, with the brand when the user wrote it ("nvidia 2050").
+                said("gpu", f"{'GTX' if number.startswith('1') else 'RTX'} {number}", m.group(1) + number)
         if not smi_line and "API" not in line and (m := p.TEXT_DRIVER.search(line)):
             first("driver", m.group(1))
             said("driver", m.group(1), m.group(0))
@@ -267,8 +268,16 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
             first("cudnn_loaded", f"{m.group(2)}.{m.group(3)}")
         if m := p.PADDLE_ARCH.search(line):
             signals.add("paddle_arch")
+            first("gpu_arch", m.group(1))
+            said("gpu_arch", m.group(1), m.group(1))
             for arch in m.group(2).split():
                 build_arch = _add(build_arch, arch)
+            said("build_arch", " ".join(build_arch), m.group(2))
+        if m := p.PADDLE_VERSION_CALL.search(line):
+            # What the wheel was built with, as Paddle prints it; a finding names major.minor.
+            key = f"build_{m.group(1)}"
+            first(key, m.group(2))
+            said(key, m.group(2), m.group(2) + m.group(3))
         if m := p.TORCH_ARCH.search(line):
             signals.add("torch_arch")
             sm = m.group(1)
@@ -464,6 +473,7 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
         image_cuda=image_cuda,
         image_cudnn=image_cudnn,
         build_arch=build_arch,
+        gpu_arch=env.get("gpu_arch"),  # type: ignore[arg-type]
         nccl=env.get("nccl"),  # type: ignore[arg-type]
         gpus=gpus,
         compute_capability=env.get("compute_capability"),  # type: ignore[arg-type]
