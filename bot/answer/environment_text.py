@@ -331,6 +331,14 @@ def _sentence(m: Mismatch, language: Language) -> str:
         )
     if m.code == "cpu_only_wheel":
         pkg = _shown(v.get("package") or "")
+        if pkg and v.get("os") and v.get("windows_gpu_last"):
+            last = v["windows_gpu_last"]
+            return (
+                f"TensorFlow {last} 之后的版本在原生 Windows（你的系统：{v['os']}）上没有 GPU 版，已安装的 {pkg} 只用 CPU"
+                if zh
+                else f"TensorFlow after {last} has no GPU build on native Windows (your system: {v['os']}), so the "
+                f"installed {pkg} runs on the CPU only"
+            )
         if pkg:
             return (
                 f"已安装的 {pkg} 没有用 CUDA 编译，训练不会使用 GPU"
@@ -490,6 +498,33 @@ def library_fix(m: Mismatch, env: Environment, language: Language) -> str:
     return f"{head}\n\n{body}"
 
 
+def _windows_tf_fix(last: str, language: Language) -> str:
+    """No GPU build of a newer TensorFlow exists for native Windows: run it in WSL2, or pin the last one that had it.
+
+    >>> print(_windows_tf_fix("2.10", "en").splitlines()[0])
+      Fix: on native Windows the last TensorFlow with GPU support is 2.10; either run TensorFlow inside WSL2, or pin it:
+    """
+    head = (
+        f"  {FIX_WORD['zh']}：原生 Windows 上最后一个支持 GPU 的 TensorFlow 是 {last}；在 WSL2 里运行 TensorFlow，或者固定版本："
+        if _lang(language) == "zh"
+        else f"  {FIX_WORD['en']}: on native Windows the last TensorFlow with GPU support is {last}; either run "
+        "TensorFlow inside WSL2, or pin it:"
+    )
+    commands = ("python -m pip uninstall -y tensorflow", f'python -m pip install "tensorflow<{_next_minor(last)}"')
+    body = "\n".join(f"  {c}" for c in ("```bat", *commands, "```"))
+    return f"{head}\n\n{body}"
+
+
+def _next_minor(version: str) -> str:
+    """The version a pin stays below.
+
+    >>> _next_minor("2.10")
+    '2.11'
+    """
+    major, minor = (version.split(".") + ["0"])[:2]
+    return f"{major}.{int(minor) + 1}"
+
+
 def describe(diagnosis: Diagnosis, language: Language) -> str:
     """The environment paragraph of a reply: the mismatches with source and fix, or 'consistent', or the one ask.
     Empty when the message shows no environment."""
@@ -515,6 +550,8 @@ def describe(diagnosis: Diagnosis, language: Language) -> str:
                     else f"  {FIX_WORD[lang]}: compute capability {cc} needs CUDA {first} or later: install a build "
                     f"compiled with CUDA ≥ {first} (and a driver for it)."
                 )
+            elif m.code == "cpu_only_wheel" and (last := m.values.get("windows_gpu_last")):
+                lines.append(_windows_tf_fix(str(last), lang))
             elif m.code == "missing_library" and (found := library_fix(m, diagnosis.environment, lang)):
                 lines.append(found)
             else:

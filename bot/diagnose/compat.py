@@ -330,7 +330,13 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
         claim("cpu_only_wheel", {"package": f"{cpu_pkgs[0].name}=={cpu_pkgs[0].version}"}, row, "table")
     tf_windows = _tf_windows_cpu(env, table)
     if tf_windows is not None and not works:
-        claim("cpu_only_wheel", {"package": tf_windows[0], "os": env.os}, tf_windows[1], "table")
+        # The operating system decides here: the reply names it as pasted, with the last release that had a GPU build.
+        claim(
+            "cpu_only_wheel",
+            {"package": tf_windows[0], "os": env.os, "windows_gpu_last": tf_windows[2]},
+            tf_windows[1],
+            "table",
+        )
 
     mismatches = tuple(_dedupe(found))
     if mismatches:
@@ -513,7 +519,7 @@ def _library_versions(env: Environment) -> dict[str, tuple[str, int]]:
     return out
 
 
-def _tf_windows_cpu(env: Environment, table: CompatTable) -> tuple[str, Source] | None:
+def _tf_windows_cpu(env: Environment, table: CompatTable) -> tuple[str, Source, str] | None:
     """TensorFlow after the row's last native-Windows GPU release (2.10) has no GPU build on Windows (release note)."""
     if not on_windows(env) or not env.gpu_intent:
         return None
@@ -523,7 +529,7 @@ def _tf_windows_cpu(env: Environment, table: CompatTable) -> tuple[str, Source] 
             continue
         for p in env.packages:
             if p.name in ("tensorflow", "tensorflow-any") and vtuple(p.version)[:2] > last[:2]:
-                return f"tensorflow=={p.version}", row.source
+                return f"tensorflow=={p.version}", row.source, row.get("windows_gpu_last")
     return None
 
 

@@ -200,3 +200,14 @@ def test_cuda_version_i_am_using_is_read_as_the_machines_cuda():
     assert env.cuda_toolkit == ("11.7",)
     # "is" joins only a version: a sentence after "cuda" that says no number is not read as one.
     assert read_environment("cuda is installed, 3 gpus").cuda_toolkit == ()
+
+
+def test_tensorflow_on_native_windows_names_the_system_and_gives_the_windows_fix():
+    env = read_environment("tensorflow                2.13.0\nOS: Windows 11\nGPU: RTX 4070\nGPU not detected")
+    d = check(env, table_for(None))
+    assert d.codes == ("cpu_only_wheel",)
+    for lang in ("en", "zh"):
+        said = describe(d, lang)
+        assert "Windows 11" in said and "2.10" in said and "WSL2" in said, said
+        assert 'pip install "tensorflow<2.11"' in said
+        assert "install the GPU build" not in said  # there is none for native Windows
