@@ -184,7 +184,12 @@ def quotes(m: Mismatch, typed: Typed, said: str = "") -> tuple[str, ...]:
         if not fields or not value:
             continue
         parts = {p.strip() for p in str(value).split(",")} | {str(value)}
-        found = [words for field, read, words in typed if field in fields and (read in parts or key == "library")]
+        if key == "gpu":
+            # A model is the same model whatever the spacing and case ("RTX3090" is the "RTX 3090" read).
+            parts |= {_model(p) for p in parts}
+            found = [words for field, read, words in typed if field == "gpu" and _model(read) in parts]
+        else:
+            found = [words for field, read, words in typed if field in fields and (read in parts or key == "library")]
         if key == "library":
             # A library's path as the loader printed it, and the search path it printed: only for the libraries named.
             found = [
@@ -196,6 +201,10 @@ def quotes(m: Mismatch, typed: Typed, said: str = "") -> tuple[str, ...]:
             if _flat(words) not in held and not any(_flat(words) in _flat(q) for q in out):
                 out = [q for q in out if _flat(q) not in _flat(words)] + [words]  # the longer quote holds the shorter
     return tuple(out)
+
+
+def _model(name: str) -> str:
+    return re.sub(r"\s+", "", name.lower())
 
 
 def _flat(text: str) -> str:

@@ -241,6 +241,7 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
                         "min_cc": row.get("min_cc"),
                         "min_cuda": _first_cuda_for(cc_value, table),
                         "package": _package_text(env) or None,  # the build that lacks this GPU's code
+                        "driver": env.driver,  # it decides which newer build the fix may install
                     },
                     row.source,
                     "table",
@@ -266,6 +267,7 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
                     "build_cudnn": build_cudnn or None,
                     "cudnn": ", ".join(env.cudnn) if build_cudnn else None,
                     "package": _package_text(env),
+                    "driver": env.driver,  # it decides which build the fix installs
                 },
                 built[1] or message_source("paddle_cuda_older", table),
                 "table",
@@ -388,6 +390,7 @@ def _message_values(code: Code, env: Environment, table: CompatTable) -> dict[st
             "build_arch": " ".join(env.build_arch) or None,
             "gpu_arch": env.gpu_arch,  # the framework's name for the GPU's architecture ("Pascal")
             "package": _package_text(env) or None,  # the build that lacks this GPU's code
+            "driver": env.driver,  # it decides which newer build the fix may install
             "min_cuda": _first_cuda_for(env.compute_capability or cc or "", table),
         }
     if code == "cudnn_cuda":

@@ -211,3 +211,14 @@ def test_tensorflow_on_native_windows_names_the_system_and_gives_the_windows_fix
         assert "Windows 11" in said and "2.10" in said and "WSL2" in said, said
         assert 'pip install "tensorflow<2.11"' in said
         assert "install the GPU build" not in said  # there is none for native Windows
+
+
+def test_a_gpu_typed_in_lower_case_or_without_a_space_is_read_and_quoted_as_typed():
+    assert read_environment("my gpu is an rtx 2060 on windows").gpus == ("rtx 2060",)
+    env = read_environment(
+        "GPU: RTX3090\n| NVIDIA-SMI 455.23.05    Driver Version: 455.23.05    CUDA Version: 11.1 |\n"
+        "paddlepaddle-gpu==2.0.0.post101, cuda 10.1"
+    )
+    said = describe(check(env, table_for(None)), "en")
+    # The GPU as typed, and the driver that decides which newer build the fix may install.
+    assert "RTX3090" in said and "455.23.05" in said, said
