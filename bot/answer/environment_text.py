@@ -271,7 +271,8 @@ def _sentence(m: Mismatch, language: Language) -> str:
             else "the error “CUDA driver version is insufficient for CUDA runtime version” says the driver is older than the CUDA the build uses"
         )
     if m.code == "compute_capability":
-        gpu = v.get("gpu") or "GPU"
+        family = v.get("gpu_arch")  # the framework's name for the architecture ("Pascal"), when no model is shown
+        gpu = v.get("gpu") or ((f"{family} 架构的 GPU" if zh else f"{family} GPU") if family else "GPU")
         cc = v.get("compute_capability")
         if v.get("build_arch") and cc:
             return (
@@ -281,14 +282,10 @@ def _sentence(m: Mismatch, language: Language) -> str:
             )
         if v.get("build_arch"):
             # The framework named the GPU's architecture, not its capability ("Pascal" against arch 70 75 80 86).
-            family = v.get("gpu_arch")
-            what = f"{family} {'架构的 ' if zh else ''}{gpu}" if family and gpu == "GPU" else gpu
-            if family and gpu != "GPU":
-                what = f"{gpu}（{family}）" if zh else f"{gpu} ({family})"
             return (
-                f"{what} 不在安装包编译的架构 {v['build_arch']} 之内"
+                f"{gpu} 不在安装包编译的架构 {v['build_arch']} 之内"
                 if zh
-                else f"the {what} is not among the build's architectures {v['build_arch']}"
+                else f"the {gpu} is not among the build's architectures {v['build_arch']}"
             )
         if cc and cuda and v.get("max_cc"):
             return (
@@ -507,6 +504,33 @@ def library_fix(m: Mismatch, env: Environment, language: Language) -> str:
     return f"{head}\n\n{body}"
 
 
+def _arch_fix(m: Mismatch, language: Language) -> str:
+    """The build lists its architectures: install one whose list holds this GPU's (an older GPU needs an older
+    CUDA's build, a newer GPU a newer one), never "a newer CUDA" alone.
+
+    >>> from bot.diagnose.compat import Source
+    >>> _arch_fix(Mismatch("compute_capability", {"compute_capability": "6.1", "build_arch": "70 75 80 86"},
+    ...                    Source("message", "k", "u"), "message"), "en")  # doctest: +ELLIPSIS
+    "install a build whose architectures include this GPU's (sm_61) ..."
+    """
+    cc = str(m.values.get("compute_capability") or "")
+    sm = f"sm_{cc.replace('.', '')}" if cc else ""
+    arch = m.values.get("build_arch")
+    if _lang(language) == "zh":
+        return (
+            (f"安装架构列表包含这块 GPU（{sm}）的安装包" if sm else "安装架构列表包含这块 GPU 的安装包")
+            + f"：当前包只有 {arch}；较老的 GPU 要用较老 CUDA 版本编译的包，较新的 GPU 要用较新 CUDA 版本的包（见框架的安装文档）。"
+        )
+    return (
+        f"install a build whose architectures include this GPU's ({sm}) "
+        if sm
+        else "install a build whose architectures include this GPU's "
+    ) + (
+        f"(this one has only {arch}): an older GPU needs a build for an older CUDA, a newer GPU one for a newer CUDA "
+        "(see the framework's installation guide)."
+    )
+
+
 def _windows_tf_fix(last: str, language: Language) -> str:
     """No GPU build of a newer TensorFlow exists for native Windows: run it in WSL2, or pin the last one that had it.
 
@@ -550,6 +574,8 @@ def describe(diagnosis: Diagnosis, language: Language) -> str:
             if install is not None and m.code in ("cpu_only_wheel", "wheel_cuda"):
                 lines.append(install_text(install, lang))
                 install = None  # one command block, under the first finding it fixes
+            elif m.code == "compute_capability" and m.values.get("build_arch"):
+                lines.append(f"  {FIX_WORD[lang]}{colon}{_arch_fix(m, lang)}")
             elif m.code == "compute_capability" and m.values.get("min_cuda") and m.values.get("compute_capability"):
                 first, cc = m.values["min_cuda"], m.values["compute_capability"]
                 lines.append(

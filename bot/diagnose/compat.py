@@ -415,10 +415,18 @@ def _first_cuda_for(cc: str, table: CompatTable) -> str | None:
     want = major_minor(cc)
     if len(want) < 2:
         return None
+
+    def start(r: Row) -> tuple[int, ...]:
+        return major_minor(r.get("cuda").split("-")[0])
+
     rows = [r for r in table.of("cuda_arch") if r.get("max_cc") and major_minor(r.get("max_cc")) >= want]
     if not rows:
         return None
-    first = min(rows, key=lambda r: major_minor(r.get("cuda").split("-")[0]))
+    first = min(rows, key=start)
+    # Only "first" when an earlier row shows a CUDA that could not: the table's oldest row (9.0 for 6.1) says
+    # nothing about the CUDA before it (CUDA 8.0 already compiles for 6.1).
+    if not any(r.get("max_cc") and start(r) < start(first) for r in table.of("cuda_arch")):
+        return None
     return first.get("cuda").split("-")[0]
 
 

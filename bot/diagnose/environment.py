@@ -253,6 +253,16 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
         if not smi_line and "API" not in line and (m := p.TEXT_DRIVER.search(line)):
             first("driver", m.group(1))
             said("driver", m.group(1), m.group(0))
+        if m := p.DQ_DEVICE.search(line):
+            gpus = _add(gpus, m.group(1).strip())
+            said("gpu", m.group(1).strip(), m.group(1))
+        if m := p.DQ_VERSIONS.search(line):
+            first("smi_cuda", m.group(1))  # the CUDA the driver supports
+            toolkit = _add(toolkit, m.group(2))  # the toolkit deviceQuery was built with, not the framework's
+            said("cuda", m.group(2), m.group(2))
+        if m := p.DQ_CC.search(line):
+            first("compute_capability", m.group(1))
+            said("compute_capability", m.group(1), m.group(1))
         if m := p.PADDLE_CC.search(line):
             major, minor = m.group(1), m.group(2)
             first("compute_capability", f"{major}.{minor}" if minor is not None else f"{major[:-1]}.{major[-1]}")

@@ -222,3 +222,31 @@ def test_a_gpu_typed_in_lower_case_or_without_a_space_is_read_and_quoted_as_type
     said = describe(check(env, table_for(None)), "en")
     # The GPU as typed, and the driver that decides which newer build the fix may install.
     assert "RTX3090" in said and "455.23.05" in said, said
+
+
+DEVICE_QUERY = """CUDA error: invalid device function
+Device 0: "TITAN X (Pascal)"
+  CUDA Driver Version / Runtime Version          8.0 / 8.0
+  CUDA Capability Major/Minor version number:    6.1
+"""
+
+
+def test_device_query_is_read_and_invalid_device_function_is_a_gpu_the_build_lacks():
+    env = read_environment(DEVICE_QUERY)
+    assert (env.gpus, env.compute_capability, env.cuda_driver_api, env.cuda_toolkit) == (
+        ("TITAN X (Pascal)",),
+        "6.1",
+        "8.0",
+        ("8.0",),
+    )
+    d = check(env, table_for(None))
+    assert d.codes == ("compute_capability",)
+    said = describe(d, "en")
+    assert "TITAN X (Pascal)" in said and "6.1" in said
+    # The table's oldest CUDA row (9.0) is not "the first CUDA for 6.1": CUDA 8.0 already compiles for it.
+    assert "needs CUDA 9.0" not in said
+
+
+def test_a_build_that_lists_its_architectures_gets_an_architecture_fix_not_a_newer_cuda():
+    said = describe(check(read_environment(PADDLE_ARCH_LINE), table_for(None)), "en")
+    assert "include this GPU's" in said and "Ampere needs CUDA 11" not in said
