@@ -163,6 +163,7 @@ _TYPED_FIELDS = {
     "gpu": ("gpu",),
     "package": ("package",),
     "library": ("library", "library_path"),
+    "os": ("os",),
 }
 _QUOTES_PER_VALUE = 2  # a value pasted in three places is quoted from the first two
 
@@ -184,7 +185,10 @@ def quotes(m: Mismatch, typed: Typed, said: str = "") -> tuple[str, ...]:
         if not fields or not value:
             continue
         parts = {p.strip() for p in str(value).split(",")} | {str(value)}
-        if key == "gpu":
+        if key == "os":
+            # The system as the user described it, wherever it was read ("Ubuntu18.04" in a title, then the template).
+            found = [words for field, read, words in typed if field == "os"]
+        elif key == "gpu":
             # A model is the same model whatever the spacing and case ("RTX3090" is the "RTX 3090" read).
             parts |= {_model(p) for p in parts}
             found = [words for field, read, words in typed if field == "gpu" and _model(read) in parts]
@@ -235,6 +239,7 @@ _LABELS = {
     "gpu_arch": ("GPU 架构", "GPU architecture"),
     "toolkit": ("本机 CUDA 工具包", "CUDA toolkit installed"),
     "package": ("安装包", "package"),
+    "os": ("系统", "OS"),
 }
 
 
@@ -472,6 +477,17 @@ def library_fix(m: Mismatch, env: Environment, language: Language) -> str:
     if not library or not (windows or linux) or not (system or folder):
         return ""  # the paste shows neither the system nor the folder: the general fix says as much
     name = library if "." in library else f"{library}.so"
+    if env.wsl and name.startswith("libcuda.so"):
+        # On WSL2 the driver library comes from Windows and is mapped into /usr/lib/wsl/lib (NVIDIA's WSL guide).
+        head = (
+            f"  {FIX_WORD[lang]}（WSL2）：libcuda 由 Windows 的 NVIDIA 驱动提供，位于 /usr/lib/wsl/lib；不要在 WSL 里装 Linux 驱动，"
+            "把这个目录放到 LD_LIBRARY_PATH 的最前面："
+            if lang == "zh"
+            else f"  {FIX_WORD[lang]} (WSL2): libcuda comes from the Windows NVIDIA driver, mapped into /usr/lib/wsl/lib; "
+            "do not install a Linux driver inside WSL, put that folder first on LD_LIBRARY_PATH:"
+        )
+        commands = ("ls -l /usr/lib/wsl/lib/libcuda.so*", "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH")
+        return head + "\n\n" + "\n".join(f"  {c}" for c in ("```bash", *commands, "```"))
     where = (f"（{system}）" if lang == "zh" else f" ({system})") if system else ""
     if windows:
         variable, fence = "PATH", "bat"

@@ -303,6 +303,7 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
                 "build_cuda": env.build_cuda,  # what the build was compiled with, when printed
                 "build_cudnn": env.build_cudnn,
                 "driver": env.driver,  # the driver decides which CUDA the installed libraries may be
+                "os": env.os,  # the system decides where a library is looked for (PATH, LD_LIBRARY_PATH, WSL's own)
                 "package": _package_text(env) or None,  # the build that asked for the library
             },
             message_source("library_not_found", table),

@@ -436,6 +436,12 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
         signals |= {signal for name, signal in _LINE_SIGNALS if getattr(p, name).search(line)}
         if m := p.OS.search(line):
             first("os", m.group(1))
+        for m in p.OS.finditer(line):
+            # A template's value as typed ("OS Platform and Distribution: Ubuntu 18.04 running on WSL2"): only a
+            # system after the label's colon, not the template's own example before it.
+            if max(line.rfind(":", 0, m.start()), line.rfind("：", 0, m.start())) >= 0:
+                said("os", m.group(1), _value_line(line, m.start()))
+                break
         if (m := p.PYTHON.search(line)) or (m := p.PY_SITE.search(line)):
             first("python", m.group(1))
 

@@ -250,3 +250,16 @@ def test_device_query_is_read_and_invalid_device_function_is_a_gpu_the_build_lac
 def test_a_build_that_lists_its_architectures_gets_an_architecture_fix_not_a_newer_cuda():
     said = describe(check(read_environment(PADDLE_ARCH_LINE), table_for(None)), "en")
     assert "include this GPU's" in said and "Ampere needs CUDA 11" not in said
+
+
+def test_a_library_that_does_not_exist_on_wsl_gets_the_wsl_fix_and_the_system_as_typed():
+    env = read_environment(
+        'WSL2: "libcuda.so.1" does not exist\n'
+        "- OS Platform and Distribution (e.g., Linux Ubuntu 16.04): Ubuntu 20.04 running on WSL2\n"
+        "- TensorFlow version: 2.6.0\n"
+    )
+    assert env.missing_libraries == ("libcuda.so.1",) and env.wsl
+    assert ("os", "Ubuntu 20.04", "Ubuntu 20.04 running on WSL2") in env.typed  # not the template's example
+    said = describe(check(env, table_for(None)), "en")
+    assert "Ubuntu 20.04 running on WSL2" in said and "/usr/lib/wsl/lib" in said, said
+    assert "find / -name" not in said
