@@ -263,3 +263,12 @@ def test_a_library_that_does_not_exist_on_wsl_gets_the_wsl_fix_and_the_system_as
     said = describe(check(env, table_for(None)), "en")
     assert "Ubuntu 20.04 running on WSL2" in said and "/usr/lib/wsl/lib" in said, said
     assert "find / -name" not in said
+
+
+def test_a_laptop_gpu_has_its_desktop_models_capability():
+    env = read_environment(
+        "显卡 NVIDIA GeForce RTX 3050 Laptop GPU，装了cuda10.2和paddlepaddle-gpu 2.3.0，run_check卡住"
+    )
+    d = check(env, table_for(None))
+    assert d.codes == ("compute_capability",)
+    assert d.mismatches[0].values["compute_capability"] == "8.6"
