@@ -181,6 +181,7 @@ class Environment:
     image_cuda: str | None = None  # CUDA of the Docker image named (paddle:2.1.0-gpu-cuda10.2-cudnn7)
     image_cudnn: str | None = None
     build_arch: tuple[str, ...] = ()  # architectures the build was compiled for (Paddle's warning, Torch's list)
+    gpu_arch: str | None = None  # the GPU's architecture as the framework names it (Paddle: "Pascal", "Ampere")
     nccl: str | None = None
     gpus: tuple[str, ...] = ()  # GPU models as printed
     compute_capability: str | None = None  # printed by the framework
