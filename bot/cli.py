@@ -254,7 +254,7 @@ def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
     from bot.fit.calibrate import calibrate, format_figures
-    from bot.fit.labels import LABELS_DIR, check_labelled, label_files, usable_files
+    from bot.fit.labels import LABELS_DIR, check_labelled, is_shipped, label_files, usable_files
 
     files = list(args.files) or label_files(settings.seeds_dir)
     if not files:
@@ -263,6 +263,7 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
             "learn from, the product runs without learned relevance; put your labelled questions in "
             f"{settings.seeds_dir}/{LABELS_DIR}/*.jsonl or pass files: python -m bot calibrate FILE..."
         )
+    given = list(files)
     check_labelled(files)  # a bad line is named with its file and number before the engine loads or a fit starts
     for name, value in (
         ("--max-near-confident", args.max_near_confident),
@@ -277,6 +278,11 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
     files, dropped = usable_files(files, engine.sections, settings.index_dir / "labels-used")
     if dropped.documents:
         print(f"warning: {dropped.warning()}", file=sys.stderr)
+    if getattr(args, "tune", False) and engine.calibration.calibrated and engine.hidden:
+        # A company's labels with pages the shipped fit never saw: fitted beside it (bot.fit.beside), the fit kept.
+        company = [f for f in given if not is_shipped(f)]
+        if company and (done := _tune_beside(settings, engine, company, args.json)) is not None:
+            return done
     cal = calibrate(
         engine,
         files,
@@ -290,6 +296,40 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
 
     print(json.dumps(cal.figures, ensure_ascii=False) if args.json else format_figures(cal))
     print(f"saved {calibration_path(settings.index_dir, cal.embedder)}", file=sys.stderr)
+    return 0
+
+
+def _tune_beside(settings: Settings, engine, company: list, as_json: bool) -> int | None:
+    """``bot tune`` with a company's labels for pages the shipped fit never saw (bot.fit.beside): fitted beside the
+    fit, which stays as it is; no document whose held-out labels lose is touched. None when no label is about such
+    a page (labels about the shipped pages: the full refit)."""
+    from bot.engine.beside import beside_files
+    from bot.engine.calibration import calibration_path
+    from bot.fit.beside import fit_beside
+
+    path = calibration_path(settings.index_dir, engine.embedder.id)
+    beside, figures = fit_beside(engine, company)
+    if not figures.get("answered"):
+        return None
+    if beside is not None:
+        beside.save(path)
+        print(f"saved {beside_files(path)[0]} (the shipped fit is kept as it was)", file=sys.stderr)
+    else:
+        for stale in beside_files(path):
+            stale.unlink(missing_ok=True)
+        print(f"tune: nothing saved ({figures.get('why')})", file=sys.stderr)
+    if as_json:
+        print(json.dumps({"beside": figures}, ensure_ascii=False))
+    else:
+        per = figures.get("per_document", {})
+        for name, f in per.items():
+            print(
+                f"{name}: {f['n']} labelled questions, hit@1 untuned {f['untuned']:.3f}, held out by document "
+                f"{f['folds']:.3f}{' (kept)' if name in figures.get('kept', []) else ' (left untuned)'}"
+            )
+        print(
+            f"weight {figures.get('weight', 0)}; {figures.get('seconds', 0)} s ({figures.get('seconds_cpu', 0)} s CPU)"
+        )
     return 0
 
 

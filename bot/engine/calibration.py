@@ -32,6 +32,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
+from bot.engine.fitted_documents import unfitted_documents
 from bot.engine.model_checks import embedder_dimension, first_non_finite
 from bot.engine.precedents import Precedents
 
@@ -147,6 +148,7 @@ def _numbers(model: Calibration | Logistic) -> dict[str, object]:
         "figures",
         "fitted_on",
         "sources_hash",
+        "documents",
         "follow",
         "precedents",
         "unseen",
@@ -196,6 +198,9 @@ class Calibration:
     figures: dict = field(default_factory=dict)  # cross-validated figures from `bot calibrate`
     fitted_on: dict = field(default_factory=dict)  # files and their hashes, case counts
     sources_hash: str = ""  # knowledge base it was fitted on
+    # Per file of that knowledge base, its content hash (the index manifest's ``sources``): the documents added or
+    # changed since are served as documents nobody labelled (:func:`unfitted_documents`), the others as fitted.
+    documents: dict = field(default_factory=dict)
     follow: Logistic | None = None  # follow-up turns' model (None: they use the first-turn model)
     precedent_weight: float = 0.0  # + precedent_weight * the precedents' vote, on a new question
     precedents: Precedents | None = None  # labelled real questions (stored beside, PRECEDENTS_SUFFIX)
@@ -350,6 +355,7 @@ class Calibration:
                 figures=dict(data.get("figures") or {}),
                 fitted_on=dict(data.get("fitted_on") or {}),
                 sources_hash=str(data.get("sources_hash", "")),
+                documents={str(k): str(v) for k, v in dict(data.get("documents") or {}).items()},
                 follow=Logistic.from_dict(data["follow"]) if data.get("follow") else None,
                 precedent_weight=float(data.get("precedent_weight", 0.0)),
                 learned_weight=float(data.get("learned_weight", 0.0)),
@@ -378,6 +384,20 @@ class Calibration:
             )
         return model
 
+    def unfitted(self, sources: dict) -> frozenset[str]:
+        """The documents of ``sources`` (the index manifest's) this model was not fitted on as they are: the engine
+        serves their sections as documents nobody labelled (:attr:`bot.engine.retrieve.Engine.hidden`, judged by
+        :meth:`for_unseen_documents`). Empty when it is used as fitted for every document, or for none (a default,
+        a model already serving every document as unseen: :meth:`for_unseen_documents`).
+
+        >>> m = replace(Calibration.default(), documents={"a.md": "1"})
+        >>> sorted(m.unfitted({"a.md": "1", "b.md": "2"})), sorted(replace(m, calibrated=True).unfitted({"a.md": "1", "b.md": "2"}))
+        ([], ['b.md'])
+        """
+        if not self.calibrated or "documents_changed" in self.figures:
+            return frozenset()
+        return unfitted_documents(self.documents, sources) or frozenset()
+
     def for_unseen_documents(self) -> Calibration:
         """This calibration as it serves documents it was not fitted on: the model and thresholds fitted with whole
         documents held out (no adapter: it learned today's sections), the ranking weights and the precedents kept
@@ -394,11 +414,14 @@ class Calibration:
         if not self.unseen:
             return replace(Calibration.default(self.embedder), figures={"stale": True})
         u = self.unseen
+        # Fitted with the learned score at zero (served without the adapter): an adapter loaded for the documents
+        # that are as fitted says nothing about these.
+        coef = tuple(0.0 if name in LEARNED_FEATURES else float(c) for name, c in zip(FEATURES, u["coef"]))
         return replace(
             self,
             mean=tuple(u["mean"]),
             scale=tuple(u["scale"]),
-            coef=tuple(u["coef"]),
+            coef=coef,
             intercept=float(u["intercept"]),
             answer_threshold=float(u["answer_threshold"]),
             none_threshold=float(u["none_threshold"]),
@@ -429,11 +452,14 @@ def _unseen(data: object) -> dict | None:
     return out
 
 
-def load_for(index_dir: Path, embedder_id: str, sources_hash: str = "") -> Calibration:
+def load_for(index_dir: Path, embedder_id: str, sources: dict | None = None) -> Calibration:
     """The stored calibration for this embedder, or the conservative default when there is none.
 
-    A calibration fitted on another knowledge base (``sources_hash`` differs from the index's) is used
-    as fitted for documents nobody labelled (:meth:`Calibration.for_unseen_documents`); that is logged with the fix.
+    ``sources``: the index manifest's content hash per file. Documents added or changed since the fit are served as
+    documents nobody labelled by the engine (:meth:`Calibration.unfitted`), the others keep the fitted model. When
+    what every document depends on changed, or the file recorded no per-document hashes (an older one) and the
+    folder differs, the whole calibration is used as fitted for documents nobody labelled
+    (:meth:`Calibration.for_unseen_documents`); that is logged with the fix.
     """
     path = calibration_path(index_dir, embedder_id)
     if not path.is_file():
@@ -445,15 +471,28 @@ def load_for(index_dir: Path, embedder_id: str, sources_hash: str = "") -> Calib
         return replace(Calibration.default(embedder_id), figures={"unreadable": str(exc)})
     if model.embedder != embedder_id:
         return Calibration.default(embedder_id)
-    if sources_hash and model.sources_hash and model.sources_hash != sources_hash:
+    if not sources:
+        return model
+    fresh = unfitted_documents(model.documents, sources)
+    fingerprint = sources_fingerprint(sources)
+    if fresh is None and model.sources_hash and model.sources_hash != fingerprint:
         log.warning(
-            "%s was fitted on other documents than the index in %s (sources hash %s…, index %s…); "
+            "%s was fitted on other documents than the index in %s (sources hash %s…, index %s…; %s); "
             "using its fit for documents nobody labelled (%s). Run: python -m bot calibrate",
             path,
             index_dir,
             model.sources_hash[:12],
-            sources_hash[:12],
+            fingerprint[:12],
+            "no per-document hashes stored" if not model.documents else "the shared files changed",
             "whole documents held out" if model.unseen else "none stored: the conservative default",
         )
         return model.for_unseen_documents()
+    if fresh:
+        log.warning(
+            "%s: %d document(s) added or changed since the fit (%s); they are served as documents nobody "
+            "labelled, the others as fitted. Run: python -m bot calibrate",
+            path,
+            len(fresh),
+            ", ".join(sorted(fresh)[:5]) + (" …" if len(fresh) > 5 else ""),
+        )
     return model

@@ -44,6 +44,7 @@ class Catalog:
     _known: dict[tuple[int, frozenset[str]], tuple[Precedents | None, np.ndarray]] = field(
         default_factory=dict, repr=False
     )
+    _fitted_bm25: dict[frozenset[str], tuple[object, np.ndarray]] = field(default_factory=dict, repr=False)
 
     @property
     def sections(self) -> list[Section]:
@@ -199,6 +200,25 @@ class Catalog:
     def hidden_sections(self, hidden: frozenset[str]) -> np.ndarray:
         """Per section, whether its document is one of ``hidden`` (calibration's held-out documents)."""
         return np.array([s.source in hidden for s in self.sections], dtype=bool)
+
+    def fitted_bm25(self, hidden: frozenset[str]) -> tuple[object, np.ndarray]:
+        """BM25 over the sections of the documents not ``hidden`` (with their curated phrasings, as the index's), and
+        those sections' positions: what their lexical scores were before the hidden documents came (an added page
+        changes every term's IDF and the mean length in the index's BM25). Built once per set of hidden documents."""
+        cached = self._fitted_bm25.get(hidden)
+        if cached is None:
+            import bm25s
+
+            at = np.flatnonzero(~self.hidden_sections(hidden))
+            corpus = [
+                tokenize(section_documents(self.sections[n], self.meta(self.sections[n].key))) or ["\u2205"] for n in at
+            ]
+            bm25 = bm25s.BM25()
+            bm25.index(corpus or [["\u2205"]], show_progress=False)
+            while len(self._fitted_bm25) >= 8:  # calibration holds out one document at a time
+                self._fitted_bm25.pop(next(iter(self._fitted_bm25)))
+            cached = self._fitted_bm25[hidden] = (bm25, at)
+        return cached
 
     @cached_property
     def plain_bm25(self):

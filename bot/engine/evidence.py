@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from bot.engine.beside import Boost
 from bot.engine.catalog import Catalog
 from bot.engine.learned import Adapter
 from bot.engine.message import Message
@@ -55,6 +56,9 @@ class Evidence:
     learned: np.ndarray | None = None  # a new question: the adapter's learned score per section (bot.engine.learned)
     learned_none: float = 0.0  # and its score for "the knowledge base does not answer this", on the same scale
     known: np.ndarray | None = None  # sections with per-section evidence (:meth:`Catalog.known`); None: all
+    # A new question: what the company's labels add for the sections of its documents (bot.engine.beside: their
+    # vote, after the gate; the lexical weight of the shared rule there); None: no labels beside the fit.
+    beside: Boost | None = None
 
 
 def build(
@@ -158,9 +162,12 @@ def with_precedents(
             return evidence  # nothing to take away: no copy on every follow-up
         return replace(evidence, precedent=None, precedent_lean=0.0)
     vote = precedents.vote(evidence.own.query_vector, catalog.by_key, among)
+    votes = vote.sections
+    if hidden:  # a document added or changed since the precedents were labelled: they say nothing of its sections
+        votes = np.where(catalog.hidden_sections(hidden), 0.0, votes).astype(np.float32)
     # The documents these precedents answered are the labelled ones (the evidence's may be another set's).
     known = catalog.known(precedents, hidden) if evidence.known is not None else None
-    return replace(evidence, precedent=vote.sections, precedent_lean=vote.lean, known=known)
+    return replace(evidence, precedent=votes, precedent_lean=vote.lean, known=known)
 
 
 def with_learned(catalog: Catalog, evidence: Evidence, adapter: Adapter | None) -> Evidence:

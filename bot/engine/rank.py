@@ -95,7 +95,7 @@ def learned_scorer(evidence: Evidence, weights: Weights, mode: str) -> np.ndarra
     """What the labelled questions taught about which section answers which question (bot.engine.learned)."""
     if evidence.learned is None or not weights.learned or mode != "hybrid":
         return None
-    return weights.learned * zscore(evidence.learned)
+    return weights.learned * zscore(evidence.learned, evidence.own.reference if evidence.own is not None else None)
 
 
 # The scorers of the message's own words, summed in this order (the first gives the base score).
@@ -123,7 +123,15 @@ def rank(
         # Some documents have no labels or curated phrasings: the shared rule (each section's own text, the
         # question's subjects) ranks them; the others' own evidence adds only where it cannot pull past them.
         shared = _combined(_shared_only(evidence), weights, mode, scorers)
+        boost = evidence.beside
+        if boost is not None and boost.lexical is not None and len(boost.reach) == len(shared):
+            # The company's pages fuse dense and BM25 as their own labels chose (bot.engine.beside).
+            own = _combined(_shared_only(evidence), replace(weights, lexical=boost.lexical), mode, scorers)
+            shared = np.where(boost.reach & ~known, own, shared)
         fused = gate(shared, fused, known)
+    if mode == "hybrid" and evidence.beside is not None and len(evidence.beside.vote) == len(fused):
+        # The company's labels' vote for its own pages (bot.engine.beside): only their sections, only upward.
+        fused = fused + evidence.beside.vote
     masked = np.where(evidence.allowed, fused, -np.inf).astype(np.float32)
     return _ordered(masked, evidence.allowed, evidence.preferred, k, evidence.not_lead)
 

@@ -35,6 +35,7 @@ from bot.engine import evidence as evidence_of
 from bot.engine import judge as judging
 from bot.engine.acts import ActModel, acts_path
 from bot.engine.acts import load_for as load_acts
+from bot.engine.beside import Beside
 from bot.engine.calibration import Calibration, calibration_path, load_for, sources_fingerprint
 from bot.engine.catalog import Catalog
 from bot.engine.evidence import Evidence
@@ -81,14 +82,17 @@ class Engine:
         self.index = index
         self.queries = QueryCache(embedder)  # query vectors remembered (calibration raises its size)
         self.settings = settings
-        fingerprint = sources_fingerprint(index.manifest.get("sources", {}))
-        self.calibration = calibration or load_for(settings.index_dir, embedder.id, fingerprint)
+        sources = index.manifest.get("sources", {})
+        self.calibration = calibration or load_for(settings.index_dir, embedder.id, sources)
         # The learned relevance fitted with this calibration (bot.engine.learned); None: rank and judge without it.
+        # It belongs to the calibration's fit (the same documents); a calibration serving every document as unseen
+        # ranks without it.
+        whole = "documents_changed" in self.calibration.figures
         self.adapter: Adapter | None = load_adapter(
             adapter_path(calibration_path(settings.index_dir, embedder.id)),
             embedder.id,
-            fingerprint,
-            expected="learned" in self.calibration.figures,  # fitted with one: its absence is news
+            "(every document changed)" if whole else self.calibration.sources_hash or sources_fingerprint(sources),
+            expected="learned" in self.calibration.figures and not whole,  # fitted with one: its absence is news
             dim=embedder.dim,
         )
         # The learned turn-act model fitted for this embedder (bot.engine.acts); None: the plan's rule decides acts.
@@ -102,9 +106,17 @@ class Engine:
         # vectors, the words of a search found in a section, the subjects a text names.
         self.section, self.meta, self.section_vectors = catalog.section, catalog.meta, catalog.section_vectors
         self.terms_in, self.subjects_of = catalog.terms_in, catalog.subjects_of
-        # Documents treated as never labelled and never curated (calibration's leave-one-document-out): their
-        # curated phrasings are ignored and they count as unknown to the per-section evidence (:meth:`known`).
-        self.hidden: frozenset[str] = frozenset()
+        # Documents treated as never labelled and never curated: their curated phrasings are ignored, they count as
+        # unknown to the per-section evidence (:meth:`known`: no precedents, no adapter) and a first section of theirs
+        # is judged by the fit for documents nobody labelled (:meth:`verdict`). Serving: the documents added or
+        # changed since the calibration was fitted (the others keep the fitted model); calibration's
+        # leave-one-document-out sets one document at a time.
+        self.hidden: frozenset[str] = self.calibration.unfitted(sources)
+        # The company's labels for its own documents, beside the fit (bot.engine.beside); None: none.
+        self.beside: Beside | None = Beside.load(calibration_path(settings.index_dir, embedder.id), embedder.dim)
+        # Of those, the documents the fit had in another text (changed since, not added): the fitted statistics
+        # (z-scores, BM25) counted them, so they stay counted (:func:`bot.engine.scores.score`'s ``new``).
+        self.changed: frozenset[str] = self.hidden & frozenset(self.calibration.documents)
 
     @classmethod
     def open(
@@ -188,7 +200,21 @@ class Engine:
             reads_only_head=self.queries.reads_only_head,
             known=self.known(),
         )
-        return self.with_learned(self.with_precedents(found, self.calibration.precedents), self.adapter)
+        return self.with_beside(
+            self.with_learned(self.with_precedents(found, self.calibration.precedents), self.adapter)
+        )
+
+    def with_beside(self, evidence: Evidence, beside: Beside | None | str = "served") -> Evidence:
+        """A new question's evidence with the company's labels' vote (:mod:`bot.engine.beside`; ``beside``: the
+        served one by default, ``bot tune`` passes each candidate). A follow-up's own words get none."""
+        beside = self.beside if isinstance(beside, str) else beside
+        if beside is None or evidence.own is None or evidence.move not in ("new", "switch"):
+            return evidence if evidence.beside is None else replace(evidence, beside=None)
+        sources = [s.source for s in self.sections]
+        vote = beside.boost(
+            evidence.own.query_vector, self.catalog.by_key, sources, self.index.manifest.get("sources", {})
+        )
+        return replace(evidence, beside=vote)
 
     def _finding(self, message: Message, case: Case, planned: Plan, own: Scores | None, score) -> Finding:
         """What one reading of the message finds: its evidence ranked and judged, the lead and how clear it is."""
@@ -319,7 +345,16 @@ class Engine:
             return unsearched(self.catalog, message, case, early)
         evidence = self.evidence(message, case, exclude=exclude, turn=turn)
         ranking = rank(evidence, self.calibration.weights, k=k)
-        return self.answer(evidence, ranking, judge(self.catalog, evidence, ranking, self.calibration))
+        return self.answer(evidence, ranking, self.verdict(evidence, ranking))
+
+    def verdict(self, evidence: Evidence, ranking: Ranking) -> Verdict:
+        """The judgement of a ranking (:func:`bot.engine.judge.judge`) by the model fitted for its first section's
+        document: the calibration as fitted, or its fit for documents nobody labelled when that document is
+        :attr:`hidden` (added or changed since the fit)."""
+        model = self.calibration
+        if self.hidden and ranking.order and self.sections[ranking.order[0]].source in self.hidden:
+            model = model.for_unseen_documents()
+        return judge(self.catalog, evidence, ranking, model)
 
     def answer(self, evidence: Evidence, ranking: Ranking, verdict: Verdict) -> Answer:
         """The engine's result as a record: hits, tier, reason, and the case after this turn."""
@@ -331,7 +366,14 @@ class Engine:
         """One search text's scores per section (:func:`bot.engine.scores.score`; ``tokens``: its tokens when the
         message was read already)."""
         return score(
-            self.catalog, self.queries, search_text, use_meta, tokens, hidden=self.hidden, all_known=self.known().all()
+            self.catalog,
+            self.queries,
+            search_text,
+            use_meta,
+            tokens,
+            hidden=self.hidden,
+            all_known=self.known().all(),
+            new=self.hidden - self.changed,
         )
 
     def with_learned(self, evidence: Evidence, adapter: Adapter | None) -> Evidence:

@@ -35,11 +35,26 @@ def query_key(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-def zscore(values: np.ndarray) -> np.ndarray:
-    spread = float(values.std()) if len(values) else 0.0
+def zscore(values: np.ndarray, reference: np.ndarray | None = None, basis: np.ndarray | None = None) -> np.ndarray:
+    """``values`` standardised by the mean and spread of the ``reference`` sections (default: all). The engine's
+    reference is the sections of the documents its calibration was fitted on: a page added since moves none of
+    their scores (the weights were fitted on these statistics), and is scored on the same scale.
+
+    ``basis``: the values the mean and spread are taken from, when they differ from ``values`` (a changed document's
+    sections are scored on their own text but counted as the fit counted them, with their curated phrasings).
+
+    >>> zscore(np.array([1.0, 3.0, 100.0]), np.array([True, True, False])).tolist()
+    [-1.0, 1.0, 98.0]
+    >>> zscore(np.array([1.0, 3.0]), basis=np.array([1.0, 5.0])).tolist()
+    [-1.0, 0.0]
+    """
+    basis = values if basis is None or len(basis) != len(values) else basis
+    if reference is not None and reference.any() and len(reference) == len(values):
+        basis = basis[reference]
+    spread = float(basis.std()) if len(basis) else 0.0
     if spread < 1e-9:
         return np.zeros_like(values, dtype=np.float32)
-    return ((values - values.mean()) / spread).astype(np.float32)
+    return ((values - basis.mean()) / spread).astype(np.float32)
 
 
 @dataclass
@@ -56,16 +71,23 @@ class Scores:
     # The same scores from each section's own text only (no curated phrasings): the shared rule every section is
     # ranked by when some documents have per-section evidence and others none (:func:`gate`); None: not needed.
     plain: Scores | None = None
+    # The sections whose statistics the z-scores take (:func:`zscore`): those of the documents the calibration was
+    # fitted on, when some were added or changed since (:attr:`bot.engine.retrieve.Engine.hidden`); None: all.
+    reference: np.ndarray | None = None
+    # The dense and lexical scores the fit's statistics saw, when a document changed since (:func:`zscore`'s
+    # ``basis``: its sections with their curated phrasings); None: ``dense`` and ``lexical`` themselves.
+    fitted_dense: np.ndarray | None = None
+    fitted_lexical: np.ndarray | None = None
 
     @cached_property
     def z_dense(self) -> np.ndarray:
         """``dense`` z-scored, once: calibration ranks the same scores under every weight of its grid."""
-        return zscore(self.dense)
+        return zscore(self.dense, self.reference, self.fitted_dense)
 
     @cached_property
     def z_lexical(self) -> np.ndarray:
         """``lexical`` z-scored, once (as :attr:`z_dense`)."""
-        return zscore(self.lexical)
+        return zscore(self.lexical, self.reference, self.fitted_lexical)
 
     def fused(self, lexical_weight: float) -> np.ndarray:
         """:func:`fuse` of these scores, from the z-scores kept on them.
@@ -91,20 +113,44 @@ def score(
     *,
     hidden: frozenset[str] = frozenset(),
     all_known: bool = True,
+    new: frozenset[str] | None = None,
 ) -> Scores:
     """The scores of one search text (``tokens``: its tokens when the message was read already); ``hidden``:
     documents scored as if never curated; ``all_known``: every section has evidence of its own (else the scores
-    from each section's own text are kept beside, for the shared rule)."""
+    from each section's own text are kept beside, for the shared rule); ``new``: the documents the calibration's
+    statistics never counted (default: ``hidden``) — left out of the z-scores' mean and spread and of the BM25
+    the others are scored by. A document only changed since the fit stays counted (the fit's statistics had it),
+    so an edit to one page shifts the others' scores by that page's edit alone."""
     query_vector = queries.embed(search_text)
+    new = hidden if new is None else new
     dense, best_by_language = dense_scores(catalog, query_vector, use_meta, hidden)
-    lexical, matched, coverage, tokens = lexical_scores(catalog, search_text, use_meta, tokens, hidden)
+    lexical, matched, coverage, tokens = lexical_scores(catalog, search_text, use_meta, tokens, hidden, new)
+    reference = ~catalog.hidden_sections(new) if new else None
+    fitted_dense = fitted_lexical = None
+    if use_meta and hidden - new:  # changed documents: counted as the fit counted them
+        fitted_dense, _ = dense_scores(catalog, query_vector, use_meta, new)
+        fitted_lexical, _, _, _ = lexical_scores(catalog, search_text, use_meta, tokens, new)
     plain = None
     if use_meta and not all_known and catalog.index.meta:
         # Some documents have no curated phrasings: the shared rule reads every section's own text only.
         plain_dense, _ = dense_scores(catalog, query_vector, False, hidden)
         plain_lexical, _, _, _ = lexical_scores(catalog, search_text, False, tokens, hidden)
+        # The shared rule's scores stay standardised over every section: a page nobody labelled is ranked by them
+        # against the others exactly as before it had neighbours that were fitted (:func:`bot.engine.rank.gate`).
         plain = Scores(query_vector, plain_dense, plain_lexical, matched, coverage, best_by_language, tokens)
-    return Scores(query_vector, dense, lexical, matched, coverage, best_by_language, tokens, plain)
+    return Scores(
+        query_vector,
+        dense,
+        lexical,
+        matched,
+        coverage,
+        best_by_language,
+        tokens,
+        plain,
+        reference,
+        fitted_dense,
+        fitted_lexical,
+    )
 
 
 def dense_scores(
@@ -146,9 +192,11 @@ def lexical_scores(
     use_meta: bool = True,
     tokens: Sequence[str] | None = None,
     hidden: frozenset[str] = frozenset(),
+    new: frozenset[str] | None = None,
 ) -> tuple[np.ndarray, list[str], float, list[str]]:
     """BM25 per section, the query tokens the KB knows, their share of all query tokens, and all tokens
-    (``tokens``: the search text's tokens when the message was read already)."""
+    (``tokens``: the search text's tokens when the message was read already; ``new``: as :func:`score`'s)."""
+    new = hidden if new is None else new
     tokens = list(tokens) if tokens is not None else list(dict.fromkeys(tokenize(search_text[:LEXICAL_CHARS])))
     bm25 = catalog.index.bm25 if use_meta else catalog.plain_bm25
     vocab = bm25.vocab_dict
@@ -164,6 +212,14 @@ def lexical_scores(
         plain_known = [t for t in tokens if t in catalog.plain_bm25.vocab_dict]
         plain = catalog.plain_bm25.get_scores(plain_known) if plain_known else np.zeros(len(scores))
         scores = np.where(held_out, np.asarray(plain, dtype=np.float32), scores)
+    if use_meta and new:
+        # The others as over their own corpus: a page added moves no term's weight (IDF, mean length) for them.
+        fitted_bm25, at = catalog.fitted_bm25(new)
+        fitted_known = [t for t in tokens if t in fitted_bm25.vocab_dict]
+        if len(at):
+            fitted = fitted_bm25.get_scores(fitted_known) if fitted_known else np.zeros(len(at))
+            keep = ~catalog.hidden_sections(hidden)[at]  # a changed document's sections stay on their own text
+            scores[at[keep]] = np.asarray(fitted, dtype=np.float32)[keep]
     return scores, known, coverage, tokens
 
 

@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from bot.engine import learned
+from bot.engine.beside import beside_files
 from bot.engine.calibration import FEATURES, FOLLOW_FEATURES, Calibration, calibration_path, sources_fingerprint
 from bot.engine.learned import adapter_path
 from bot.engine.precedents import as_stored
@@ -149,6 +150,10 @@ def _calibrate(
     # stored adapter (it learned from them); each fold, thread and batch gets its own below.
     serving = engine.calibration
     engine.calibration = replace(engine.calibration, precedents=None)
+    # Every document is fitted now: none is served as added since the last fit while these rows are read.
+    engine.hidden = engine.changed = frozenset()
+    # The company's labels fitted beside the previous fit are among these rows: no vote of theirs while they are read.
+    engine.beside = None
     serving_adapter, engine.adapter = engine.adapter, None
     timings: dict[str, float] = {}
     clock = time.perf_counter()
@@ -245,6 +250,7 @@ def _calibrate(
         none_threshold=none,
         fitted_on=fitted_on,
         sources_hash=sources_hash,
+        documents=dict(engine.index.manifest.get("sources", {})),
         precedent_weight=weights.precedent,
         precedents=precedents,
         learned_weight=weights.learned if adapter is not None else 0.0,
@@ -296,6 +302,9 @@ def _calibrate(
         if tune and adapter is not None:
             adapter.save(adapter_path(path))
         result.save(path)
+        # The company's labels are in this fit now: a vote fitted beside the previous one would count them twice.
+        for beside in beside_files(path):
+            beside.unlink(missing_ok=True)
     if save:
         save_vectors(engine, stored)
     return result

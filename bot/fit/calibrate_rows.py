@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 
 from bot.engine.evidence import Evidence
-from bot.engine.judge import judge
 from bot.engine.learned import Adapter
 from bot.engine.precedents import Precedents
 from bot.engine.rank import rank
@@ -142,7 +141,7 @@ def _replay(engine: Engine, conversation: dict, firsts: list[Row], later: list[R
         (firsts if n == 0 else later).append(row)
         # What Engine.ask does, on the evidence already computed (its plan included): the case the next turn sees.
         ranking = rank(evidence, engine.calibration.weights)
-        answer = engine.answer(evidence, ranking, judge(engine.catalog, evidence, ranking, engine.calibration))
+        answer = engine.answer(evidence, ranking, engine.verdict(evidence, ranking))
         previous_top = answer.hits[0].section.key if answer.hits else ""
         case = answer.case
 

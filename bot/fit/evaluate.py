@@ -57,12 +57,11 @@ def read_cases(path: Path) -> list[EvalCase]:
 def baseline_ask(engine: Engine, text: str, *, k: int, mode: Mode = "hybrid", use_meta: bool = True) -> Answer:
     """Evaluation only: :meth:`Engine.ask` ranked by one kind of evidence (``mode`` "dense" or "bm25") or without
     the curated phrasings (``use_meta=False``), on the same plan, evidence and judgement as the product."""
-    from bot.engine.judge import judge
     from bot.engine.rank import rank
 
     evidence = engine.evidence(text, use_meta=use_meta)
     ranking = rank(evidence, engine.calibration.weights, mode=mode, k=k)
-    return engine.answer(evidence, ranking, judge(engine.catalog, evidence, ranking, engine.calibration))
+    return engine.answer(evidence, ranking, engine.verdict(evidence, ranking))
 
 
 def _rank(hits: list[dict], expect: tuple[dict, ...]) -> int | None:

@@ -85,7 +85,9 @@ def _stacks(at: list[int], evidences: list[Evidence]) -> _Rows:
         title=_z([e.title for e in evidences]) if first.title is not None else None,  # type: ignore[misc]
         share=np.stack([e.subject_share for e in evidences]),
         precedent=np.stack([e.precedent for e in evidences]) if first.precedent is not None else None,  # type: ignore[misc]
-        learned=np.stack([zscore(e.learned) for e in evidences]) if first.learned is not None else None,  # type: ignore[arg-type]
+        learned=np.stack([zscore(e.learned, e.own.reference) for e in evidences])
+        if first.learned is not None
+        else None,  # type: ignore[arg-type]
         allowed=np.stack([e.allowed for e in evidences]),
         preferred=np.stack([e.preferred for e in evidences]) if first.preferred is not None else None,  # type: ignore[misc]
         known=np.asarray(first.known, dtype=bool) if gated else None,

