@@ -57,6 +57,9 @@ HISTORY_STATE_BYTES = 4 << 20  # the cache of states rebuilt from plain history,
 ENVIRONMENT_CHARS = 200_000
 ENVIRONMENT_LINE_CHARS = 1_000
 ENVIRONMENT_ITEMS = 16
+# Values kept as the user typed them (a reply quotes them): how many, and the longest quote (a Windows DLL path).
+ENVIRONMENT_TYPED_ITEMS = 24
+ENVIRONMENT_TYPED_CHARS = 160
 
 # A 👎's free-text comment: a sentence or two about what was wrong, not a second question or a pasted log.
 VOTE_COMMENT_CHARS = 500

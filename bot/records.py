@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, get_args
 
 
@@ -190,11 +190,14 @@ class Environment:
     missing_libraries: tuple[str, ...] = ()
     signals: frozenset[Signal] = frozenset()
     gpu_intent: bool = False  # the text is about running on a GPU (a CPU package then reads as a mistake)
+    # Each value as the user typed it: (field, value read, the paste's own words), e.g. ("cuda", "11.1",
+    # "11.1 & 8.0.5"), ("package", "tensorflow-any==2.4.0", "2.4.0-rc1"); a reply quotes these, never invents them.
+    typed: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def is_empty(self) -> bool:
         """True when nothing about versions, GPUs, packages or libraries was read."""
-        return self == Environment(gpu_intent=self.gpu_intent)
+        return replace(self, typed=()) == Environment(gpu_intent=self.gpu_intent)
 
     def as_dict(self) -> dict[str, object]:
         """The known fields as JSON values (what /api/ask returns as ``environment``)."""
@@ -207,6 +210,8 @@ class Environment:
                 value = [{"name": p.name, "version": p.version, "variant": p.variant} for p in value]
             elif isinstance(value, frozenset):
                 value = sorted(value)
+            elif name == "typed":
+                value = [list(t) for t in value]
             elif isinstance(value, tuple):
                 value = list(value)
             out[name] = value
@@ -229,6 +234,8 @@ class Environment:
                 value = tuple(Package(str(p["name"]), str(p["version"]), str(p.get("variant", ""))) for p in value)
             elif name == "signals":
                 value = frozenset(str(v) for v in value)
+            elif name == "typed":
+                value = tuple((str(t[0]), str(t[1]), str(t[2])) for t in value if isinstance(t, list) and len(t) == 3)
             elif isinstance(value, list):
                 value = tuple(str(v) for v in value)
             values[name] = value

@@ -15,13 +15,14 @@ from bot.answer.environment_text import describe
 from bot.diagnose.compat import check, table_for
 from bot.diagnose.environment import read_environment
 from bot.diagnose.evaluate_environments import format_figures, read_batch, score
+from bot.kb.domain import load_domain
 
 
 def check_file(path: Path, *, seeds_dir: Path | None, language: str = "en") -> str:
     """What the paste in ``path`` shows, and the diagnosis in ``language`` (the shipped table, then the company's
     ``seeds_dir/compat.toml``)."""
     text = path.read_text(encoding="utf-8", errors="replace")
-    env = read_environment(text)
+    env = read_environment(text, load_domain(seeds_dir).environment if seeds_dir is not None else None)
     diagnosis = check(env, table_for(seeds_dir))
     known = env.as_dict()
     read = ", ".join(f"{k} {_plain(v)}" for k, v in known.items()) if known else "nothing about versions"

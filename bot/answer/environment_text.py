@@ -14,6 +14,7 @@ import re
 from urllib.parse import urlparse
 
 from bot.diagnose.compat import Diagnosis, Install, Mismatch, Source
+from bot.records import Environment
 
 Language = str  # "zh" or "en"; anything else reads as English
 
@@ -107,8 +108,9 @@ def _lang(language: Language) -> str:
     return "zh" if language == "zh" else "en"
 
 
-def sentence(m: Mismatch, language: Language) -> str:
-    """What is wrong, with every conflicting value read (those the wording leaves out follow in brackets).
+def sentence(m: Mismatch, language: Language, typed: Typed = ()) -> str:
+    """What is wrong, with every conflicting value read (those the wording leaves out follow in brackets), then the
+    user's own words for those values (``typed``, from the paste: :func:`quotes`).
 
     >>> from bot.diagnose.compat import Mismatch, Source
     >>> sentence(Mismatch("driver_too_old", {"driver": "418.67", "driver_cuda": "10.1"}, Source("message", "k", "u"),
@@ -118,13 +120,84 @@ def sentence(m: Mismatch, language: Language) -> str:
     said = _sentence(m, language)
     zh = _lang(language) == "zh"
     left = [
-        f"{_LABELS[key][0 if zh else 1]} {value}"
+        f"{_LABELS[key][0 if zh else 1]} {_shown(value) if key == 'package' else value}"
         for key, value in m.values.items()
-        if key in _LABELS and value and not _names(said, value)
+        if key in _LABELS and value and not _names(said, value) and not _names(said, _shown(value))
     ]
-    if not left:
+    own = quotes(m, typed, said + " " + " ".join(left))
+    parts = []
+    if left:
+        parts.append(f"贴出的版本：{'，'.join(left)}" if zh else f"versions pasted: {', '.join(left)}")
+    if own:
+        shown = ("、" if zh else ", ").join(f"`{q}`" for q in own)
+        parts.append(f"你贴出的原文：{shown}" if zh else f"as you wrote them: {shown}")
+    if not parts:
         return said
-    return f"{said}（贴出的版本：{'，'.join(left)}）" if zh else f"{said} (versions pasted: {', '.join(left)})"
+    return f"{said}（{'；'.join(parts)}）" if zh else f"{said} ({'; '.join(parts)})"
+
+
+def _shown(package: str) -> str:
+    """A package as a reader names it: the reader's "tensorflow-any" (tf.__version__ does not say which TensorFlow
+    package printed it) is TensorFlow.
+
+    >>> _shown("tensorflow-any==2.13.0"), _shown("paddlepaddle-gpu==2.5.2")
+    ('TensorFlow 2.13.0', 'paddlepaddle-gpu==2.5.2')
+    """
+    return f"TensorFlow {package.split('==', 1)[1]}" if package.startswith("tensorflow-any==") else package
+
+
+Typed = tuple[tuple[str, str, str], ...]  # bot.records.Environment.typed: (field, value read, the user's words)
+
+# Which of the user's words stand for a value of a finding: the finding's key -> the reader's fields. The build's
+# CUDA is not here: it comes from the table or a build tag, and a machine's "cuda 10.2" quoted beside it would mislead.
+_TYPED_FIELDS = {
+    "cuda": ("cuda",),
+    "toolkit": ("cuda",),
+    "cudnn": ("cudnn",),
+    "build_cudnn": ("build_cudnn",),
+    "compute_capability": ("compute_capability",),
+    "build_arch": ("build_arch",),
+    "driver": ("driver",),
+    "gpu": ("gpu",),
+    "package": ("package",),
+    "library": ("library", "library_path"),
+}
+_QUOTES_PER_VALUE = 2  # a value pasted in three places is quoted from the first two
+
+
+def quotes(m: Mismatch, typed: Typed, said: str = "") -> tuple[str, ...]:
+    """The user's own words for the values of finding ``m``, as the paste has them, that ``said`` does not already
+    hold (compared whatever the case and spacing). Only spans the reader kept from the paste are quoted: nothing is
+    guessed or rewritten.
+
+    >>> from bot.diagnose.compat import Mismatch, Source
+    >>> m = Mismatch("wheel_cuda", {"cuda": "11.1", "package": "tensorflow-any==2.4.0"}, Source("wheel", "k", "u"), "table")
+    >>> quotes(m, (("cuda", "11.1", "11.1 & 8.0.5"), ("package", "tensorflow-any==2.4.0", "2.4.0-rc1"), ("gpu", "RTX 3080", "RTX 3080")))
+    ('11.1 & 8.0.5', '2.4.0-rc1')
+    """
+    out: list[str] = []
+    held = _flat(said)
+    for key, value in m.values.items():
+        fields = _TYPED_FIELDS.get(key)
+        if not fields or not value:
+            continue
+        parts = {p.strip() for p in str(value).split(",")} | {str(value)}
+        found = [words for field, read, words in typed if field in fields and (read in parts or key == "library")]
+        if key == "library":
+            # A library's path as the loader printed it, and the search path it printed: only for the libraries named.
+            found = [
+                words
+                for field, read, words in typed
+                if field == "library_path" or (field == "library" and read in parts and words != read)
+            ]
+        for words in found[:_QUOTES_PER_VALUE]:
+            if _flat(words) not in held and not any(_flat(words) in _flat(q) for q in out):
+                out = [q for q in out if _flat(q) not in _flat(words)] + [words]  # the longer quote holds the shorter
+    return tuple(out)
+
+
+def _flat(text: str) -> str:
+    return re.sub(r"\s+", " ", text.lower()).strip()
 
 
 def _names(said: str, value: str) -> bool:
@@ -234,7 +307,7 @@ def _sentence(m: Mismatch, language: Language) -> str:
                 else f"the package looks for {v['library']}{wanted}, which belongs to another {what} than this "
                 f"machine's {what} {have}"
             )
-        pkg = v.get("package") or ("安装包" if zh else "")
+        pkg = _shown(v.get("package") or "") or ("安装包" if zh else "")
         return (
             f"{pkg} 是 CUDA {v.get('build_cuda')} 版本，本机是 CUDA {v.get('cuda')}"
             if zh
@@ -242,7 +315,7 @@ def _sentence(m: Mismatch, language: Language) -> str:
             f"this machine has CUDA {v.get('cuda')}"
         )
     if m.code == "cpu_only_wheel":
-        pkg = v.get("package")
+        pkg = _shown(v.get("package") or "")
         if pkg:
             return (
                 f"已安装的 {pkg} 没有用 CUDA 编译，训练不会使用 GPU"
@@ -341,6 +414,67 @@ def install_text(install: Install, language: Language) -> str:
     return f"{head}\n\n{body}"
 
 
+_WINDOWS = re.compile(r"^win", re.IGNORECASE)
+_LINUX = re.compile(r"ubuntu|centos|debian|red hat|linux", re.IGNORECASE)
+
+
+def library_fix(m: Mismatch, env: Environment, language: Language) -> str:
+    """The commands that find a missing library and put its folder on the search path, for the system the paste
+    shows (its OS as read, else the library's kind: ``.dll`` Windows, ``.so`` Linux); empty when the paste shows
+    neither the OS nor the library's folder (a bare "libnccl.so not found": the section's own steps say the rest).
+
+    >>> print(library_fix(Mismatch("missing_library", {"library": "libcudnn.so.8"}, Source("message", "k", "u"), "message"),
+    ...                   Environment(os="Ubuntu 18.04"), "en"))
+      Fix (Ubuntu 18.04): find the library, then put its folder first on LD_LIBRARY_PATH (if nothing is found, install the cuDNN or CUDA that provides it):
+    <BLANKLINE>
+      ```bash
+      find / -name 'libcudnn.so.8*' 2>/dev/null
+      export LD_LIBRARY_PATH=/the/folder/found:$LD_LIBRARY_PATH
+      ```
+    """
+    lang = _lang(language)
+    library = str(m.values.get("library") or "").split(",")[0].strip()
+    system = env.os or ""
+    windows = bool(_WINDOWS.search(system)) or (not _LINUX.search(system) and library.lower().endswith(".dll"))
+    linux = not windows and (bool(_LINUX.search(system)) or ".so" in library)
+    # The folder the loader printed for it, exactly as pasted (a dependency beside it is what failed to load).
+    paths = [w for f, read, w in env.typed if f == "library" and read == library and w != read]
+    folder = re.split(r"[\\/](?=[^\\/]*$)", paths[0])[0] if paths else ""
+    if not library or not (windows or linux) or not (system or folder):
+        return ""  # the paste shows neither the system nor the folder: the general fix says as much
+    name = library if "." in library else f"{library}.so"
+    where = (f"（{system}）" if lang == "zh" else f" ({system})") if system else ""
+    if windows:
+        variable, fence = "PATH", "bat"
+        found = folder or "C:\\the\\folder\\found"
+        commands = (f"where /r C:\\ {name}", f"set PATH={found};%PATH%")
+    else:
+        variable, fence = "LD_LIBRARY_PATH", "bash"
+        commands = (
+            f"find / -name '{name}*' 2>/dev/null",
+            f"export LD_LIBRARY_PATH={folder or '/the/folder/found'}:$LD_LIBRARY_PATH",
+        )
+    if folder:
+        commands = commands[1:]  # the paste shows where it is
+    if folder:
+        head = (
+            f"  {FIX_WORD[lang]}{where}：把报错里这个库所在的目录放到 {variable} 的最前面（它依赖的库也要在 {variable} 上）："
+            if lang == "zh"
+            else f"  {FIX_WORD[lang]}{where}: put the folder the error names first on {variable} (the libraries it "
+            f"depends on must be on {variable} too):"
+        )
+    else:
+        head = (
+            f"  {FIX_WORD[lang]}{where}：找到这个库，再把它所在的目录放到 {variable} 的最前面"
+            "（如果找不到，安装提供它的 cuDNN 或 CUDA 版本）："
+            if lang == "zh"
+            else f"  {FIX_WORD[lang]}{where}: find the library, then put its folder first on {variable} "
+            "(if nothing is found, install the cuDNN or CUDA that provides it):"
+        )
+    body = "\n".join(f"  {c}" for c in (f"```{fence}", *commands, "```"))
+    return f"{head}\n\n{body}"
+
+
 def describe(diagnosis: Diagnosis, language: Language) -> str:
     """The environment paragraph of a reply: the mismatches with source and fix, or 'consistent', or the one ask.
     Empty when the message shows no environment."""
@@ -351,7 +485,7 @@ def describe(diagnosis: Diagnosis, language: Language) -> str:
         for m in diagnosis.mismatches:
             colon, stop = ("：", "。") if lang == "zh" else (": ", ". ")
             lines.append(
-                f"- **{TITLES[m.code][lang]}**{colon}{_cap(sentence(m, lang), lang)}{stop}"
+                f"- **{TITLES[m.code][lang]}**{colon}{_cap(sentence(m, lang, diagnosis.environment.typed), lang)}{stop}"
                 f"{SOURCE_WORD[lang]}{colon}{_source_link(m, lang)}"
             )
             if install is not None and m.code in ("cpu_only_wheel", "wheel_cuda"):
@@ -366,6 +500,8 @@ def describe(diagnosis: Diagnosis, language: Language) -> str:
                     else f"  {FIX_WORD[lang]}: compute capability {cc} needs CUDA {first} or later: install a build "
                     f"compiled with CUDA ≥ {first} (and a driver for it)."
                 )
+            elif m.code == "missing_library" and (found := library_fix(m, diagnosis.environment, lang)):
+                lines.append(found)
             else:
                 lines.append(f"  {FIX_WORD[lang]}{colon}{FIXES[m.code][lang]}")
         return "\n".join(lines)

@@ -296,6 +296,7 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
                 "library": ", ".join(env.missing_libraries),
                 "cuda": ", ".join(machine) or env.image_cuda,
                 "cudnn": env.cudnn_loaded or ", ".join(env.cudnn) or env.image_cudnn,
+                "package": _package_text(env) or None,  # the build that asked for the library
             },
             message_source("library_not_found", table),
             "message",
@@ -363,6 +364,7 @@ def _message_values(code: Code, env: Environment, table: CompatTable) -> dict[st
             "driver": env.driver,
             "driver_cuda": env.cuda_driver_api,
             "cuda": env.cuda_runtime or build or one_machine,
+            "package": _package_text(env) or None,  # the build whose CUDA the driver cannot run
         }
     if code == "compute_capability":
         known = compute_capabilities(env, table)

@@ -14,7 +14,8 @@ Version``, ``cuDNN Version``, its cuDNN/CUDA/architecture warnings), ``pip list`
     >>> read_environment("paddlepaddle-gpu          2.2.2.post112").packages
     (Package(name='paddlepaddle-gpu', version='2.2.2.post112', variant='post112'),)
 
-The patterns are :mod:`bot.diagnose.environment_patterns`; this module decides what each match means.
+The patterns are data (``bot/data/environment.toml``, a company's ``seeds/environment.toml``; :mod:`bot.kb.patterns`):
+this module decides what each match means.
 A value the paste does not show stays ``None``: nothing is guessed here. Only linear-time regular expressions are
 used (no nested quantifiers), on input cut to :data:`MAX_ENV_CHARS` before any of them runs.
 """
@@ -24,95 +25,13 @@ from __future__ import annotations
 import re
 from dataclasses import fields, replace
 
-from bot.diagnose.environment_patterns import (
-    ANOTHER_VERSION,
-    BARE_GPU,
-    COLLECT_ENV_CUDA,
-    CONDA_LINE,
-    CPU_VERSION,
-    CUDA_OLDER,
-    CUDA_WIN_PATH,
-    CUDA_WITH,
-    CUDNN_H,
-    CUDNN_NOT_LOADED,
-    CUDNN_OLDER,
-    DOCKER,
-    DOCKER_TAG,
-    DRIVER_API,
-    FRAMEWORK_TEXT,
-    GPU_BUILD,
-    GPU_WORKS,
-    INSUFFICIENT,
-    KEYWORD,
-    LDCONFIG,
-    LIB_DLL,
-    LIB_FAIL,
-    LIB_SO,
-    LINUX_PATH,
-    NCCL,
-    NEWEST_CUDA_MAJOR,
-    NO_GPU,
-    NO_KERNEL,
-    NOT_COMPILED,
-    NVCC,
-    OS,
-    PADDLE_ARCH,
-    PADDLE_CC,
-    PADDLE_CUDNN,
-    PIP_CUDA,
-    PIP_LINE,
-    PIP_SHOW,
-    PIP_SPEC,
-    PY_SITE,
-    PYTHON,
-    QUERY_GPU,
-    RUNTIME_API,
-    SMI_CUDA,
-    SMI_DRIVER,
-    SMI_GPU_ROW,
-    SMI_HEAD,
-    SOURCE_PATH,
-    TAG_CUDA,
-    TAG_CUDNN,
-    TAG_VERSION,
-    TEMPLATE_CUDA,
-    TEXT_CUDA,
-    TEXT_CUDNN,
-    TEXT_DRIVER,
-    TEXT_GPU,
-    TF_BUILD_CUDA,
-    TF_BUILD_CUDNN,
-    TF_CUDNN,
-    TF_CUDNN_INT,
-    TF_DEVICE,
-    TF_IS_CUDA,
-    TF_JIT,
-    TF_LOADED_CUDNN,
-    TF_MIN_CC,
-    TF_NOT_BUILT,
-    TF_TEMPLATE,
-    TORCH_ARCH,
-    TORCH_ARCH_LIST,
-    TORCH_CUDA,
-    TORCH_CUDNN,
-    TORCH_CUDNN_INT,
-    TORCH_EXT_CUDA,
-    TORCH_FOUND,
-    TORCH_INDEX,
-    TORCH_OLD_GPU,
-    TORCH_ROCM,
-    TORCH_VER,
-    VERSION_PRINT,
-    VERSION_PRINT_C,
-    VERSION_TXT,
-    WIN_DRIVER,
-    WIN_PATH,
-    WSL,
-)
+from bot.kb.domain import shipped
+from bot.kb.patterns import Patterns
 from bot.kb.signature import HINT_LINE
 from bot.limits import ENVIRONMENT_CHARS as MAX_ENV_CHARS
 from bot.limits import ENVIRONMENT_ITEMS as MAX_ITEMS
 from bot.limits import ENVIRONMENT_LINE_CHARS as MAX_LINE_CHARS
+from bot.limits import ENVIRONMENT_TYPED_CHARS, ENVIRONMENT_TYPED_ITEMS
 from bot.records import Environment, Package, Signal
 
 __all__ = ["Environment", "Package", "merge", "normalise", "read_environment"]
@@ -141,29 +60,29 @@ def normalise(text: str) -> str:
 
 
 # Messages that are a signal by themselves: in the whole text (they may wrap), and on one line.
-_TEXT_SIGNALS: tuple[tuple[re.Pattern[str], Signal], ...] = (
-    (NOT_COMPILED, "not_compiled_with_cuda"),
-    (TF_NOT_BUILT, "tf_not_built_with_cuda"),
-    (GPU_BUILD, "gpu_build"),
-    (GPU_WORKS, "gpu_works"),
-    (NO_GPU, "no_gpu_visible"),
-    (PIP_CUDA, "pip_cuda_libs"),
+_TEXT_SIGNALS: tuple[tuple[str, Signal], ...] = (
+    ("NOT_COMPILED", "not_compiled_with_cuda"),
+    ("TF_NOT_BUILT", "tf_not_built_with_cuda"),
+    ("GPU_BUILD", "gpu_build"),
+    ("GPU_WORKS", "gpu_works"),
+    ("NO_GPU", "no_gpu_visible"),
+    ("PIP_CUDA", "pip_cuda_libs"),
 )
-_LINE_SIGNALS: tuple[tuple[re.Pattern[str], Signal], ...] = (
-    (INSUFFICIENT, "insufficient_driver"),
-    (NO_KERNEL, "no_kernel_image"),
-    (CPU_VERSION, "paddle_cpu_version"),
+_LINE_SIGNALS: tuple[tuple[str, Signal], ...] = (
+    ("INSUFFICIENT", "insufficient_driver"),
+    ("NO_KERNEL", "no_kernel_image"),
+    ("CPU_VERSION", "paddle_cpu_version"),
 )
 
 
 # Lines whose first group is a value (and, for a library's message, a signal too).
-_LINE_VALUES: tuple[tuple[re.Pattern[str], Signal | None, str], ...] = (
-    (DRIVER_API, None, "paddle_driver_api"),
-    (RUNTIME_API, None, "cuda_runtime"),
-    (PADDLE_CUDNN, None, "cudnn_loaded"),
-    (CUDA_OLDER, "paddle_cuda_older", "build_cuda"),
-    (TF_JIT, "tf_jit_arch", "compute_capability"),
-    (TF_MIN_CC, "tf_min_capability", "compute_capability"),
+_LINE_VALUES: tuple[tuple[str, Signal | None, str], ...] = (
+    ("DRIVER_API", None, "paddle_driver_api"),
+    ("RUNTIME_API", None, "cuda_runtime"),
+    ("PADDLE_CUDNN", None, "cudnn_loaded"),
+    ("CUDA_OLDER", "paddle_cuda_older", "build_cuda"),
+    ("TF_JIT", "tf_jit_arch", "compute_capability"),
+    ("TF_MIN_CC", "tf_min_capability", "compute_capability"),
 )
 
 
@@ -176,6 +95,42 @@ def _variant(version: str) -> str:
     return m.group(1) if m else ""
 
 
+def _value_line(text: str, at: int) -> str:
+    """The value of a template field as typed: the line holding position ``at``, after its label's colon
+    ("- CUDA/cuDNN version: 10.2, 8.0.2" -> "10.2, 8.0.2"; "CUDA 12.0 / cuDNN 8.9.4" stays whole).
+
+    >>> _value_line("- CUDA/cuDNN version: 11.1 & 8.0.5\\n- GPU", 22)
+    '11.1 & 8.0.5'
+    """
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    line = text[start : end if end >= 0 else len(text)]
+    cut = max(line.rfind(":", 0, at - start), line.rfind("：", 0, at - start))
+    return (line[cut + 1 :] if cut >= 0 else line).strip()
+
+
+# Where a path or file name ends in a log line: a quote, a space, a separator of a path list.
+_TOKEN_END = frozenset(" \t'\"`;,()[]<>")
+
+
+def _ends(c: str) -> bool:
+    return c in _TOKEN_END or "\u3000" <= c <= "\u9fff" or "\uff00" <= c <= "\uffef"  # CJK text has no spaces
+
+
+def _token(line: str, start: int, end: int, *, left: bool = True) -> str:
+    """The token of ``line`` around ``line[start:end]``, to a space, quote, separator or CJK character on either side
+    (a library's full path; "1.15.0/py37"); with ``left=False`` it grows to the right only ("2.4.0" -> "2.4.0-rc1").
+
+    >>> _token('Error loading "D:\\\\x\\\\cudnn64_8.dll" or', 20, 33), _token("版本是2.4.0-rc1。", 3, 8, left=False)
+    ('D:\\\\x\\\\cudnn64_8.dll', '2.4.0-rc1')
+    """
+    while left and start > 0 and not _ends(line[start - 1]):
+        start -= 1
+    while end < len(line) and not _ends(line[end]):
+        end += 1
+    return line[start:end].rstrip(".")
+
+
 def _add(values: tuple[str, ...], value: str) -> tuple[str, ...]:
     """Append a value unless it is there already (10.2 and 10.2.89 count as one: the first, longer one stays)."""
     if len(values) >= MAX_ITEMS or any(v == value or (v.startswith(value + ".") and "." in value) for v in values):
@@ -183,19 +138,21 @@ def _add(values: tuple[str, ...], value: str) -> tuple[str, ...]:
     return (*values, value)
 
 
-def read_environment(text: str) -> Environment:
-    """Every version the paste shows, as one :class:`Environment` (pure; linear in the length of ``text``).
+def read_environment(text: str, patterns: Patterns | None = None) -> Environment:
+    """Every version the paste shows, as one :class:`Environment` (pure; linear in the length of ``text``), read with
+    ``patterns`` (the domain's, :mod:`bot.kb.patterns`; default: the shipped ones).
 
     >>> env = read_environment("W0303 device_context.cc:362] Please NOTE: device: 0, GPU Compute Capability: 8.6, "
     ...                        "Driver API Version: 11.2, Runtime API Version: 11.0")
     >>> env.compute_capability, env.cuda_driver_api, env.cuda_runtime
     ('8.6', '11.2', '11.0')
     """
+    p = patterns or shipped().environment
     whole = normalise(text or "")
     lines = whole.split("\n")
     # Only lines holding a keyword are read (with the line after each, for two-line prints such as
     # "Name: …\nVersion: …"): a 5,000-line pip list costs one substring scan per line.
-    kept = [i for i, line in enumerate(lines) if KEYWORD.search(line[:MAX_LINE_CHARS].lower())]
+    kept = [i for i, line in enumerate(lines) if p.KEYWORD.search(line[:MAX_LINE_CHARS].lower())]
     focus_rows = sorted({j for i in kept for j in (i, i + 1) if j < len(lines)})
     text = "\n".join(lines[j][:MAX_LINE_CHARS] for j in focus_rows)
     env: dict[str, object] = {}
@@ -206,6 +163,22 @@ def read_environment(text: str) -> Environment:
     packages: dict[tuple[str, str], Package] = {}
     libs: tuple[str, ...] = ()
     build_arch: tuple[str, ...] = ()
+    typed: list[tuple[str, str, str]] = []
+
+    def said(field: str, value: str | None, words: str) -> None:
+        """Keep ``words`` (a span of the paste) as how the user typed ``value``: trimmed at its ends only, so it stays
+        a substring of the paste; a span with a backtick or over the length limit is not kept (never cut)."""
+        words = words.strip().strip("`'\"").strip(" ,;，；。:：")
+        entry = (field, value or "", words)
+        if (
+            value
+            and words
+            and "`" not in words
+            and len(words) <= ENVIRONMENT_TYPED_CHARS
+            and len(typed) < ENVIRONMENT_TYPED_ITEMS
+            and entry not in typed
+        ):
+            typed.append(entry)
 
     def first(key: str, value: str | None) -> None:
         if value and key not in env:
@@ -216,142 +189,169 @@ def read_environment(text: str) -> Environment:
         packages.setdefault((name, version), Package(name, version, _variant(version) if variant is None else variant))
 
     # Whole-text patterns (they may span a line break).
-    for m in PIP_SHOW.finditer(text):
+    for m in p.PIP_SHOW.finditer(text):
         package(_name(m.group(1)), m.group(2))
-    for m in CUDNN_H.finditer(text):
+    for m in p.CUDNN_H.finditer(text):
         cudnn = _add(cudnn, f"{m.group(1)}.{m.group(2)}")
-    extension_cuda = TORCH_EXT_CUDA.search(text)  # the message wraps before "PyTorch (11.3)"
+    extension_cuda = p.TORCH_EXT_CUDA.search(text)  # the message wraps before "PyTorch (11.3)"
     if extension_cuda:
         signals.add("torch_extension_cuda")
         env["build_cuda"] = extension_cuda.group(2)
-    for m in (*VERSION_PRINT.finditer(text), *VERSION_PRINT_C.finditer(text)):
+    for m in (*p.VERSION_PRINT.finditer(text), *p.VERSION_PRINT_C.finditer(text)):
         # tf.__version__ does not say which package (tensorflow, tensorflow-gpu, tensorflow-cpu) printed it.
         name = {"tf": "tensorflow-any", "tensorflow": "tensorflow-any"}.get(m.group(1), m.group(1))
         if name == "paddle" or "+" in m.group(2) or name == "tensorflow-any":
             package(name, m.group(2))
-    if m := TORCH_CUDA.search(text):
+    if m := p.TORCH_CUDA.search(text):
         value = m.group(1) or m.group(2)
         if value[0].isdigit():
             env["build_cuda"] = value
-        elif not TORCH_ROCM.search(text):
+        elif not p.TORCH_ROCM.search(text):
             signals.add("torch_cuda_none")
-    for m in TF_TEMPLATE.finditer(whole):
+    for m in p.TF_TEMPLATE.finditer(whole):
         version = m.group(1) or m.group(2)
         package("tensorflow-any", version, "")
-    for m in TEMPLATE_CUDA.finditer(whole):
+        said("package", f"tensorflow-any=={version}", _value_line(whole, m.start(1 if m.group(1) else 2)))
+    for m in p.TEMPLATE_CUDA.finditer(whole):
         toolkit = _add(toolkit, m.group(1))
+        said("cuda", m.group(1), _value_line(whole, m.start(1)))
         if m.group(2):
             cudnn = _add(cudnn, m.group(2))
-    if m := TF_BUILD_CUDA.search(text):
+            said("cudnn", m.group(2), _value_line(whole, m.start(2)))
+    if m := p.TF_BUILD_CUDA.search(text):
         env["build_cuda"] = f"{m.group(1)}.{m.group(2)}"
-    if m := TF_BUILD_CUDNN.search(text):
+    if m := p.TF_BUILD_CUDNN.search(text):
         env["build_cudnn"] = m.group(1)
-    if m := TF_IS_CUDA.search(text):
+    if m := p.TF_IS_CUDA.search(text):
         signals.add("gpu_build" if m.group(1) == "True" else "tf_not_built_with_cuda")
-    signals |= {signal for pattern, signal in _TEXT_SIGNALS if pattern.search(text)}
+    signals |= {signal for name, signal in _TEXT_SIGNALS if getattr(p, name).search(text)}
 
     for raw_line in lines:
-        if raw_line.count(".") >= 3 and (m := WIN_DRIVER.search(raw_line[:MAX_LINE_CHARS])):
+        if raw_line.count(".") >= 3 and (m := p.WIN_DRIVER.search(raw_line[:MAX_LINE_CHARS])):
             # NVIDIA's Windows file version ends in the driver number: 23.21.13.9135 -> 391.35.
             first("driver", f"{m.group(3)}{m.group(4)[:2]}.{m.group(5)}")
     for i in kept:
         line = lines[i][:MAX_LINE_CHARS]
         smi_line = "Driver Version" in line or "NVIDIA-SMI" in line
-        if (m := SMI_DRIVER.search(line)) or (m := SMI_HEAD.search(line)):
+        if (m := p.SMI_DRIVER.search(line)) or (m := p.SMI_HEAD.search(line)):
             first("driver", m.group(1))
-        if smi_line and (m := SMI_CUDA.search(line)) or (m := SMI_CUDA.search(line)) and "driver" in line.lower():
+        if smi_line and (m := p.SMI_CUDA.search(line)) or (m := p.SMI_CUDA.search(line)) and "driver" in line.lower():
             first("smi_cuda", m.group(1))
-        if m := SMI_GPU_ROW.search(line):
+        if m := p.SMI_GPU_ROW.search(line):
             gpus = _add(gpus, m.group(1).strip().rstrip("."))
-        elif m := QUERY_GPU.search(line):
+        elif m := p.QUERY_GPU.search(line):
             gpus = _add(gpus, m.group(1).strip())
         elif not smi_line and "|" not in line:
-            for m in TEXT_GPU.finditer(line):
+            for m in p.TEXT_GPU.finditer(line):
                 gpus = _add(gpus, m.group(1).strip())
-            for m in BARE_GPU.finditer(line):
+                said("gpu", m.group(1).strip(), m.group(1))
+            for m in p.BARE_GPU.finditer(line):
                 number = m.group(1).strip()
                 gpus = _add(gpus, f"{'GTX' if number.startswith('1') else 'RTX'} {number}")
-        if not smi_line and "API" not in line and (m := TEXT_DRIVER.search(line)):
+                said("gpu", f"{'GTX' if number.startswith('1') else 'RTX'} {number}", number)
+        if not smi_line and "API" not in line and (m := p.TEXT_DRIVER.search(line)):
             first("driver", m.group(1))
-        if m := PADDLE_CC.search(line):
+            said("driver", m.group(1), m.group(0))
+        if m := p.PADDLE_CC.search(line):
             major, minor = m.group(1), m.group(2)
             first("compute_capability", f"{major}.{minor}" if minor is not None else f"{major[:-1]}.{major[-1]}")
-        for pattern, signal, key in _LINE_VALUES:
-            if m := pattern.search(line):
+        for name, signal, key in _LINE_VALUES:
+            if m := getattr(p, name).search(line):
                 first(key, m.group(1))
                 if signal is not None:
                     signals.add(signal)
-        if (m := CUDNN_OLDER.search(line)) and m.group(1) != f"{m.group(2)}.{m.group(3)}":
+        if (m := p.CUDNN_OLDER.search(line)) and m.group(1) != f"{m.group(2)}.{m.group(3)}":
             # Paddle also prints this warning when both numbers are the same (8.9 and 8.9): no conflict then.
             signals.add("paddle_cudnn_older")
             first("build_cudnn", m.group(1))
             first("cudnn_loaded", f"{m.group(2)}.{m.group(3)}")
-        if m := PADDLE_ARCH.search(line):
+        if m := p.PADDLE_ARCH.search(line):
             signals.add("paddle_arch")
             for arch in m.group(2).split():
                 build_arch = _add(build_arch, arch)
-        if m := TORCH_ARCH.search(line):
+        if m := p.TORCH_ARCH.search(line):
             signals.add("torch_arch")
             sm = m.group(1)
             first("compute_capability", f"{sm[:-1]}.{sm[-1]}")
-        if m := TORCH_ARCH_LIST.search(line):
+            said("compute_capability", f"{sm[:-1]}.{sm[-1]}", f"sm_{sm}")
+        if m := p.TORCH_ARCH_LIST.search(line):
             for arch in m.group(1).split():
                 build_arch = _add(build_arch, arch.removeprefix("sm_"))
-        if m := TF_CUDNN.search(line):
+            said("build_arch", " ".join(build_arch), m.group(1))
+        if m := p.TF_CUDNN.search(line):
             signals.add("tf_cudnn_mismatch")
             first("cudnn_loaded", m.group(1))
             first("build_cudnn", m.group(2))
-        if m := TF_CUDNN_INT.search(line):
+            # As the library prints them ("7.1.4", "7.2.1"): the finding names major.minor.
+            said("cudnn", m.group(1), _token(line, m.start(1), m.end(1), left=False))
+            said("build_cudnn", m.group(2), _token(line, m.start(2), m.end(2), left=False))
+        if m := p.TF_CUDNN_INT.search(line):
             signals.add("tf_cudnn_mismatch")
             first("cudnn_loaded", f"{m.group(1)}.{m.group(2)}")
             first("build_cudnn", f"{m.group(3)}.{m.group(4)}")
-        if m := TF_DEVICE.search(line):
+            said("cudnn", f"{m.group(1)}.{m.group(2)}", line[m.start(1) : m.start(1) + 4])  # "7301" as printed
+            said("build_cudnn", f"{m.group(3)}.{m.group(4)}", line[m.start(3) : m.start(3) + 4])
+        if m := p.TF_DEVICE.search(line):
             gpus = _add(gpus, m.group(1).strip())
             cc = m.group(2) or m.group(5) or (f"{m.group(3)}.{m.group(4)}" if m.group(3) else None)
             first("compute_capability", cc)
-        if m := TF_LOADED_CUDNN.search(line):
+        if m := p.TF_LOADED_CUDNN.search(line):
             digits = m.group(1)
-            first("cudnn_loaded", f"{digits[0]}.{int(digits[1:3]) if len(digits) == 5 else int(digits[1])}")
-        if (m := TORCH_CUDNN.search(line)) or (m := TORCH_CUDNN_INT.search(line)):
+            loaded = f"{digits[0]}.{int(digits[1:3]) if len(digits) == 5 else int(digits[1])}"
+            first("cudnn_loaded", loaded)
+            said("cudnn", loaded, digits)  # "Loaded cuDNN version 8100": the finding says 8.1
+        if (m := p.TORCH_CUDNN.search(line)) or (m := p.TORCH_CUDNN_INT.search(line)):
             signals.add("torch_cudnn_mismatch")
             first("build_cudnn", f"{m.group(1)}.{m.group(2)}")
             first("cudnn_loaded", f"{m.group(3)}.{m.group(4)}")
-        if m := TORCH_OLD_GPU.search(line):
+        if m := p.TORCH_OLD_GPU.search(line):
             signals.add("torch_arch")  # the same check of torch/cuda/__init__.py: no kernels for this GPU
             gpus = _add(gpus, m.group(1).strip())
             first("compute_capability", m.group(2))
 
-        if m := TORCH_FOUND.search(line):
+        if m := p.TORCH_FOUND.search(line):
             number = int(m.group(1))
             first("smi_cuda", f"{number // 1000}.{number % 1000 // 10}")
-        if m := NVCC.search(line):
+        if m := p.NVCC.search(line):
             toolkit = _add(toolkit, m.group(1) or m.group(2))
-        if (m := VERSION_TXT.search(line)) and "Driver" not in line:
+        if (m := p.VERSION_TXT.search(line)) and "Driver" not in line:
             toolkit = _add(toolkit, m.group(1))
-        if m := COLLECT_ENV_CUDA.search(line):
+        if m := p.COLLECT_ENV_CUDA.search(line):
             toolkit = _add(toolkit, m.group(1))
-        if m := CUDA_WITH.search(line):
+        if m := p.CUDA_WITH.search(line):
             first("build_cuda", m.group(1))
         elif "API" not in line and "compiled with" not in line.lower():
-            for m in TEXT_CUDA.finditer(line):
+            for m in p.TEXT_CUDA.finditer(line):
                 if smi_line and ("|" in line or m.group(0).startswith("CUDA Version")):
                     continue  # nvidia-smi's header: the CUDA the driver supports, not a toolkit
-                if "." in m.group(1) or int(m.group(1)) <= NEWEST_CUDA_MAJOR:
+                if "." in m.group(1) or int(m.group(1)) <= p.newest_cuda_major:
                     toolkit = _add(toolkit, m.group(1))  # "cuda90" is conda's package name, not CUDA 90
-        for m in CUDA_WIN_PATH.finditer(line):
+                    said(
+                        "cuda",
+                        m.group(1),
+                        line[m.start() : m.start(1)] + _token(line, m.start(1), m.end(1), left=False),
+                    )
+        for m in p.CUDA_WIN_PATH.finditer(line):
             toolkit = _add(toolkit, m.group(1))
+            said("cuda", m.group(1), _token(line, m.start(), m.end()))
+        for m in p.CUDA_DIR.finditer(line):
+            # A path names it (one entry of a path list); the toolkit is not read from it.
+            said("cuda", m.group(1), next(p for p in _token(line, m.start(), m.end()).split(":") if m.group(0) in p))
         if "API" not in line and "compiled with" not in line.lower() and "Loaded runtime" not in line:
-            for m in TEXT_CUDNN.finditer(line):
+            for m in p.TEXT_CUDNN.finditer(line):
                 cudnn = _add(cudnn, m.group(1))
-        if m := CONDA_LINE.search(line):
+                said("cudnn", m.group(1), line[m.start() : m.start(1)] + _token(line, m.start(1), m.end(1), left=False))
+        if m := p.CONDA_LINE.search(line):
             what = m.group(1).lower()
             if "cudnn" in what:
                 cudnn = _add(cudnn, m.group(2))
+                said("cudnn", m.group(2), m.group(0))
             elif "nccl" in what:
                 first("nccl", m.group(2))
             else:
                 toolkit = _add(toolkit, m.group(2))
-        if m := LDCONFIG.search(line):
+                said("cuda", m.group(2), m.group(0))
+        if m := p.LDCONFIG.search(line):
             what, version = m.group(1), m.group(2)
             if what == "cudnn":
                 cudnn = _add(cudnn, version)
@@ -359,29 +359,36 @@ def read_environment(text: str) -> Environment:
                 toolkit = _add(toolkit, version)
             else:
                 first("nccl", version)
-        if m := NCCL.search(line):
+        if m := p.NCCL.search(line):
             first("nccl", m.group(1) or m.group(2))
-        if m := DOCKER_TAG.search(line):
+        if m := p.DOCKER_TAG.search(line):
             tag = m.group(1)
-            if ":" in tag and ("gpu" in tag or "cuda" in tag) and not SOURCE_PATH.search(tag):
+            if ":" in tag and ("gpu" in tag or "cuda" in tag) and not p.SOURCE_PATH.search(tag):
                 first("docker_image", tag.strip("`'\" "))
-        if (m := PIP_LINE.search(line)) and not ANOTHER_VERSION.match(line, m.end(2)):
+        if (m := p.PIP_LINE.search(line)) and not p.ANOTHER_VERSION.match(line, m.end(2)):
             package(_name(m.group(1)), m.group(2))
-        for m in PIP_SPEC.finditer(line):
-            if ANOTHER_VERSION.match(line, m.end(3)):
+            said("package", f"{_name(m.group(1))}=={m.group(2)}", m.group(0))
+        for m in p.PIP_SPEC.finditer(line):
+            if p.ANOTHER_VERSION.match(line, m.end(3)):
                 continue  # one of several versions tried
             name, sep, version = _name(m.group(1)), m.group(2), m.group(3)
             if name in ("paddlepaddle", "tensorflow") and not (m.group(1).islower() and sep in ("==", "=", "(")):
                 # "PaddlePaddle 2.1.2", "PaddlePaddle: 2.4.1": the framework, not a pinned CPU package.
                 name = "paddle" if name == "paddlepaddle" else "tensorflow-any"
             package(name, version)
-        if m := TORCH_VER.search(line):
+            said(
+                "package",
+                f"{name}=={version}",
+                line[m.start() : m.start(3)] + _token(line, m.start(3), m.end(3), left=False),
+            )
+        if m := p.TORCH_VER.search(line):
             package("torch", m.group(0), m.group(2))
-        if m := TORCH_INDEX.search(line):
+            said("package", f"torch=={m.group(0)}", _token(line, m.start(), m.end()))
+        if m := p.TORCH_INDEX.search(line):
             first("torch_index", m.group(1) or m.group(2))
         if not any(p.name.startswith(("paddlepaddle", "tensorflow", "torch")) for p in packages.values()):
-            for m in FRAMEWORK_TEXT.finditer(line):
-                if ANOTHER_VERSION.match(line, m.end(2)):
+            for m in p.FRAMEWORK_TEXT.finditer(line):
+                if p.ANOTHER_VERSION.match(line, m.end(2)):
                     continue
                 name = {
                     "paddle": "paddle",
@@ -391,20 +398,26 @@ def read_environment(text: str) -> Environment:
                     "pytorch": "torch",
                 }.get(m.group(1).lower(), m.group(1).lower())
                 first("framework_text", f"{name}=={m.group(2)}")
-        # A trace or hint line ("NCCL INFO … No plugin found (libnccl-net.so)", "[Hint: … e.g. a dlopen of
+                said(
+                    "package",
+                    f"{name}=={m.group(2)}",
+                    line[m.start() : m.start(2)] + _token(line, m.start(2), m.end(2), left=False),
+                )
+        # A trace or hint line ("p.NCCL INFO … No plugin found (libnccl-net.so)", "[Hint: … e.g. a dlopen of
         # libnccl.so]") names a library that might matter, not one that failed to load.
-        failed = LIB_FAIL.search(line) and not HINT_LINE.search(line)
+        failed = p.LIB_FAIL.search(line) and not HINT_LINE.search(line)
         if failed:
-            for m in LIB_SO.finditer(line):
+            for m in (*p.LIB_SO.finditer(line), *p.LIB_DLL.finditer(line)):
                 libs = _add(libs, m.group(1))
-            for m in LIB_DLL.finditer(line):
-                libs = _add(libs, m.group(1))
-        if CUDNN_NOT_LOADED.search(line):
+                said("library", m.group(1), _token(line, m.start(), m.end()))  # the path the loader tried
+            if m := p.LD_PATH.search(line):
+                said("library_path", m.group(1), m.group(2))  # where the loader looked, as printed
+        if p.CUDNN_NOT_LOADED.search(line):
             libs = _add(libs, "libcudnn")
-        signals |= {signal for pattern, signal in _LINE_SIGNALS if pattern.search(line)}
-        if m := OS.search(line):
+        signals |= {signal for name, signal in _LINE_SIGNALS if getattr(p, name).search(line)}
+        if m := p.OS.search(line):
             first("os", m.group(1))
-        if (m := PYTHON.search(line)) or (m := PY_SITE.search(line)):
+        if (m := p.PYTHON.search(line)) or (m := p.PY_SITE.search(line)):
             first("python", m.group(1))
 
     if libs:
@@ -421,20 +434,20 @@ def read_environment(text: str) -> Environment:
         name, version = str(framework_text).split("==")
         packages[(name, version)] = Package(name, version, _variant(version))
     os_name = env.get("os")
-    if os_name is None and WIN_PATH.search(text):
+    if os_name is None and p.WIN_PATH.search(text):
         os_name = "Windows"
-    elif os_name is None and LINUX_PATH.search(text):
+    elif os_name is None and p.LINUX_PATH.search(text):
         os_name = "Linux"
     docker_image = env.get("docker_image")
     build_cuda = env.get("build_cuda")
     build_cudnn = env.get("build_cudnn")
     image_cuda = image_cudnn = None
     if isinstance(docker_image, str):
-        if m := TAG_CUDA.search(docker_image):
+        if m := p.TAG_CUDA.search(docker_image):
             image_cuda = m.group(1)
-        if m := TAG_CUDNN.search(docker_image):
+        if m := p.TAG_CUDNN.search(docker_image):
             image_cudnn = m.group(1)
-        if (m := TAG_VERSION.search(docker_image)) and not packages:
+        if (m := p.TAG_VERSION.search(docker_image)) and not packages:
             name = "paddlepaddle-gpu" if "paddle" in docker_image else "tensorflow"
             packages[(name, m.group(1))] = Package(name, m.group(1), "")
     paddle_api = env.get("paddle_driver_api")
@@ -456,11 +469,12 @@ def read_environment(text: str) -> Environment:
         compute_capability=env.get("compute_capability"),  # type: ignore[arg-type]
         packages=tuple(packages.values())[:MAX_ITEMS],
         docker_image=docker_image,  # type: ignore[arg-type]
-        docker=bool(docker_image) or bool(DOCKER.search(text)),
-        wsl=bool(WSL.search(text)),
+        docker=bool(docker_image) or bool(p.DOCKER.search(text)),
+        wsl=bool(p.WSL.search(text)),
         os=os_name,  # type: ignore[arg-type]
         python=env.get("python"),  # type: ignore[arg-type]
         missing_libraries=libs,
+        typed=tuple(typed),
         signals=frozenset(signals),
         gpu_intent=bool(GPU_INTENT.search(text)),
     )
@@ -485,6 +499,8 @@ def merge(earlier: Environment, later: Environment) -> Environment:
                 s for field_name, about in _SIGNALS_ABOUT.items() if _changed(earlier, later, field_name) for s in about
             }
             changes[f.name] = (old - stale) | new
+        elif f.name == "typed":
+            changes[f.name] = tuple(dict.fromkeys((*new, *old)))[:ENVIRONMENT_TYPED_ITEMS]  # the newest turn first
         elif f.name in ("docker", "wsl", "gpu_intent"):
             changes[f.name] = old or new
         elif f.name == "driver_api_from_framework":

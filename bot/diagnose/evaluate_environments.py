@@ -6,7 +6,15 @@
 - *with source*: claims that cite a table row (all of them, by construction; counted so a regression shows);
 - *named with versions* (when the reply's words are given): named right, and the reply's words name every
   conflicting value the label records for a code claimed (:func:`values_named`: driver, CUDA, cuDNN, compute
-  capability, GPU model, library), as the user reads them.
+  capability, GPU model, library), as the user reads them;
+- *user's values named* (cases labelled with ``user_values``, the literal strings a good reply quotes): of the cases
+  named right, those whose reply quotes every user value *of their mismatches* (:func:`mismatch_values`: a user value
+  belongs to a mismatch when it holds one of the values that mismatch's label records, read as :func:`values_named`
+  reads them); quoted means it occurs in the reply whatever the case and the spacing (:func:`quoted`). Every
+  labelled mismatch counts, also one the reply reached through ``accept``; a case whose mismatches hold no user value
+  counts as named and is reported apart ("nothing to quote");
+- *quotes not in the paste*: the user's own words a reply may quote (``Environment.typed``) that do not occur in the
+  paste: 0 by construction, counted so that a reader quoting invented words shows.
 
     >>> from bot.diagnose.compat import table_from_toml
     >>> table = table_from_toml('[[message]]\\nkey = "insufficient_driver"\\ncode = "driver_too_old"\\nsource = "https://x"\\n')
@@ -28,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.diagnose.compat import CompatTable, Diagnosis, check
-from bot.diagnose.environment import read_environment
+from bot.diagnose.environment import normalise, read_environment
 from bot.jsonl import read_jsonl
 
 
@@ -41,6 +49,7 @@ class CaseResult:
     claimed: tuple[str, ...]
     ok: bool
     unnamed: tuple[str, ...] = ()  # conflicting values of the label the reply's words do not name
+    unquoted: tuple[str, ...] = ()  # user values of the mismatches the reply does not quote
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,13 @@ class Figures:
     claims: int = 0
     claims_with_source: int = 0
     named_with_versions: int | None = None  # None: no words were given to read
+    user_values_named: int = 0  # cases named right whose reply quotes every user value of their mismatches
+    user_values_cases: int = 0  # cases named right that are labelled with user_values (and words were given)
+    nothing_to_quote: int = 0  # of those, cases whose mismatches hold no user value
+    user_values_quoted: int = 0  # single user values of the mismatches quoted …
+    user_values_total: int = 0  # … of all of them
+    quotes_not_in_paste: int = 0  # the reader's "as typed" words missing from the paste
+    quotes_total: int = 0
     by_variant: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)  # right, cases, false, [] cases
     cases: tuple[CaseResult, ...] = ()
 
@@ -119,6 +135,50 @@ def values_named(values: dict[str, str], words: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _tokens(key: str, value: str) -> list[str]:
+    """What stands for a labelled value inside a user's string, as :func:`values_named` reads it (and a path or the
+    architectures list literally)."""
+    if key in ("library", "location"):
+        return [f.lower() for f in _FILE.findall(value)] or [value.lower()]
+    if key == "gpu":
+        return [m.lower() for m in _MODEL.findall(re.sub(r"\(.*?\)", "", value))][:1]
+    if key == "build_arch":
+        return [value.lower()]
+    wanted = [".".join(v.split(".")[:2]) for v in _VERSION.findall(value)]
+    return wanted + [f"{m.group(1)}.{m.group(2)}" for m in _SM.finditer(value)]
+
+
+def mismatch_values(expect: dict, user_values: Iterable[str]) -> tuple[str, ...]:
+    """The user values that belong to the labelled mismatches: those holding one of a mismatch's labelled values.
+
+    >>> mismatch_values({"mismatches": [{"code": "wheel_cuda", "values": {"build_cuda": "11.0", "cuda": "11.2.1"}}]},
+    ...                 ["GTX 1080 Ti", "11.2.1", "/usr/local/cuda-11.2/lib64", "Ubuntu 20.04"])
+    ('11.2.1', '/usr/local/cuda-11.2/lib64')
+    """
+    out = []
+    for value in user_values:
+        flat = re.sub(r"\s+", "", str(value).lower())
+        for mismatch in expect.get("mismatches", []):
+            wanted = [w for k, v in mismatch.get("values", {}).items() for w in _tokens(k, str(v))]
+            if any(re.search(rf"(?<![\d.]){re.escape(w.replace(' ', ''))}(?!\d)", flat) for w in wanted):
+                out.append(str(value))
+                break
+    return tuple(out)
+
+
+def quoted(value: str, words: str) -> bool:
+    """``value`` occurs in ``words`` whatever the case and the spacing (a run of whitespace is one space).
+
+    >>> quoted("CUDA 12.0 / cuDNN 8.9.4", "as you wrote them: `cuda 12.0  /  cudnn 8.9.4`"), quoted("11.2.1", "CUDA 11.2")
+    (True, False)
+    """
+    return _flat(value) in _flat(words)
+
+
+def _flat(text: str) -> str:
+    return re.sub(r"\s+", " ", text.lower()).strip()
+
+
 def _language(text: str) -> str:
     return "zh" if re.search(r"[\u4e00-\u9fff]", text) else "en"
 
@@ -130,6 +190,7 @@ def score(cases: Iterable[dict], table: CompatTable, words: Callable[[Diagnosis,
     results: list[CaseResult] = []
     claims = sourced = 0
     with_versions = 0
+    uv = {"named": 0, "cases": 0, "nothing": 0, "quoted": 0, "total": 0, "stray": 0, "quotes": 0}
     for case in cases:
         expect = case.get("expect", {})
         wanted = tuple(sorted({m["code"] for m in expect.get("mismatches", [])}))
@@ -142,6 +203,10 @@ def score(cases: Iterable[dict], table: CompatTable, words: Callable[[Diagnosis,
         variant = case.get("variant") or "original"
         row = tally[variant]
         unnamed: tuple[str, ...] = ()
+        unquoted: tuple[str, ...] = ()
+        normal = _flat(normalise(paste))
+        uv["quotes"] += len(diagnosis.environment.typed)
+        uv["stray"] += sum(1 for t in diagnosis.environment.typed if _flat(t[2]) not in normal)
         if wanted:
             ok = bool(set(claimed) & set(accepted)) and set(claimed) <= set(accepted)
             row[0] += ok
@@ -152,11 +217,21 @@ def score(cases: Iterable[dict], table: CompatTable, words: Callable[[Diagnosis,
                     if expected["code"] in claimed:
                         unnamed += values_named(expected.get("values", {}), said)
                 with_versions += not unnamed
+                if "user_values" in case:
+                    own = mismatch_values(expect, case["user_values"])
+                    unquoted = tuple(v for v in own if not quoted(v, said))
+                    uv["cases"] += 1
+                    uv["named"] += not unquoted
+                    uv["nothing"] += not own
+                    uv["quoted"] += len(own) - len(unquoted)
+                    uv["total"] += len(own)
         else:
             ok = not claimed
             row[2] += not ok
             row[3] += 1
-        results.append(CaseResult(str(case.get("id", "")), variant, wanted, accepted, tuple(claimed), ok, unnamed))
+        results.append(
+            CaseResult(str(case.get("id", "")), variant, wanted, accepted, tuple(claimed), ok, unnamed, unquoted)
+        )
     totals = [sum(r[i] for r in tally.values()) for i in range(4)]
     return Figures(
         named_right=totals[0],
@@ -166,6 +241,13 @@ def score(cases: Iterable[dict], table: CompatTable, words: Callable[[Diagnosis,
         claims=claims,
         claims_with_source=sourced,
         named_with_versions=with_versions if words is not None else None,
+        user_values_named=uv["named"],
+        user_values_cases=uv["cases"],
+        nothing_to_quote=uv["nothing"],
+        user_values_quoted=uv["quoted"],
+        user_values_total=uv["total"],
+        quotes_not_in_paste=uv["stray"],
+        quotes_total=uv["quotes"],
         by_variant={k: (v[0], v[1], v[2], v[3]) for k, v in sorted(tally.items())},
         cases=tuple(results),
     )
@@ -186,6 +268,16 @@ def format_figures(figures: Figures, *, cases: bool = False) -> str:
             if figures.named_with_versions is not None
             else []
         ),
+        *(
+            [
+                f"user's values named:          {_share(figures.user_values_named, figures.user_values_cases)}"
+                f" (nothing to quote: {figures.nothing_to_quote}; single values {figures.user_values_quoted}/"
+                f"{figures.user_values_total})"
+            ]
+            if figures.user_values_cases
+            else []
+        ),
+        f"quotes not in the paste:      {figures.quotes_not_in_paste}/{figures.quotes_total}",
         "by variant: variant  named right  false claims",
     ]
     for variant, (right, total, false, none) in figures.by_variant.items():
@@ -194,6 +286,7 @@ def format_figures(figures: Figures, *, cases: bool = False) -> str:
         for r in figures.cases:
             mark = "ok" if r.ok else "XX"
             unnamed = f" unnamed={list(r.unnamed)}" if r.unnamed else ""
+            unnamed += f" unquoted={list(r.unquoted)}" if r.unquoted else ""
             lines.append(
                 f"{mark} {r.id:12} {r.variant:8} expected={list(r.expected)} claimed={list(r.claimed)}{unnamed}"
             )

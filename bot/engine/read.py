@@ -29,6 +29,7 @@ from bot.engine.message import Cues, Message
 from bot.engine.plan import Reading
 from bot.engine.scores import LEXICAL_CHARS, margin
 from bot.engine.subjects import Lexicon
+from bot.kb.patterns import Patterns
 from bot.kb.signature import extract_signature, looks_like_log
 from bot.kb.tokenize import detect_language, tokenize
 from bot.records import Case, Environment
@@ -80,9 +81,10 @@ def _head_and_tail(text: str, limit: int) -> str:
     return (head + marker + tail)[:limit]
 
 
-def read_message(message: object, *, limit: int, lexicon: Lexicon) -> Message:
+def read_message(message: object, *, limit: int, lexicon: Lexicon, patterns: Patterns | None = None) -> Message:
     """Read ``message`` once (:class:`bot.engine.message.Message`): cleaned and cut to ``limit``, its language,
-    cues, intent, whether it is a pasted log, what to search and the subjects it names."""
+    cues, intent, whether it is a pasted log, what to search, the subjects it names and the environment it shows
+    (read with ``patterns``, the domain's: :mod:`bot.kb.patterns`)."""
     sent = "" if message is None else message if isinstance(message, str) else str(message)
     text, truncated_from = sanitize(sent, limit)
     worded = has_words(text)
@@ -109,7 +111,7 @@ def read_message(message: object, *, limit: int, lexicon: Lexicon) -> Message:
             points_back=points_back(text) or (asks_briefly(text) and not subjects),
             failed=says_failed(text, not_helpful=not_helpful),
         ),
-        environment=read_environment(text) if worded else Environment(),
+        environment=read_environment(text, patterns) if worded else Environment(),
     )
 
 

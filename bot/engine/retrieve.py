@@ -135,7 +135,12 @@ class Engine:
         return (
             message
             if isinstance(message, Message)
-            else read_message(message, limit=self.settings.max_input_chars, lexicon=self.lexicon)
+            else read_message(
+                message,
+                limit=self.settings.max_input_chars,
+                lexicon=self.lexicon,
+                patterns=self.index.domain.environment,  # the seeds' own (seeds/environment.toml) over the shipped
+            )
         )
 
     def evidence(

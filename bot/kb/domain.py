@@ -15,9 +15,12 @@ this is that file for the domain)::
     [[subject]]              bot/data/subjects.toml      seeds/domain.toml          subjects: name, category, aliases,
                                                                                     implies, names = { zh = "…" }
     [[<list>]] words         bot/data/vocabulary.toml    seeds/vocabulary.toml      the word lists (bot.kb.vocabulary)
+    [pattern.<NAME>] re      bot/data/environment.toml   seeds/environment.toml     what a pasted environment is read
+    keywords                 bot/data/environment.toml   seeds/environment.toml     with (bot.kb.patterns)
 
 A key of ``[faq]`` in ``seeds/domain.toml`` replaces the shipped one; a ``[[subject]]`` replaces the shipped subject
-of the same name or adds one; a word list replaces the shipped list of the same name. A file that cannot be used
+of the same name or adds one; a word list replaces the shipped list of the same name; a ``[pattern.NAME]`` replaces the shipped pattern of that name
+(an unknown name is refused, and every pattern must stay linear). A file that cannot be used
 raises :class:`DomainError` naming the file, the key and the fix.
 
     >>> domain = shipped()
@@ -35,6 +38,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
+from bot.kb.patterns import PATTERNS_FILE, SEEDS_PATTERNS, Patterns, PatternsError, load_patterns
 from bot.kb.vocabulary import VOCABULARY_FILE, VocabularyError, compile_lists
 
 DATA = Path(__file__).parents[1] / "data"
@@ -117,6 +121,9 @@ class Domain:
     subjects: tuple[Subject, ...]
     words: dict[str, re.Pattern[str]] = field(compare=False)  # the vocabulary's lists, compiled
     files: tuple[Path, ...] = ()  # the files read, shipped first
+    # What a pasted environment is read with (bot.diagnose.environment): used when serving, never by the build, so it
+    # is not in the digest (a changed pattern does not rebuild the index).
+    environment: Patterns = field(default_factory=load_patterns, compare=False)
 
     def word(self, name: str) -> re.Pattern[str]:
         """The word list ``name``; a name the shipped vocabulary lacks is a mistake in code, raised at once."""
@@ -221,7 +228,8 @@ def load_domain(seeds_dir: Path | None = None) -> Domain:
     """
     own = _stamped(Path(seeds_dir) / SEEDS_DOMAIN) if seeds_dir is not None else None
     own_words = _stamped(Path(seeds_dir) / SEEDS_VOCABULARY) if seeds_dir is not None else None
-    return _load(own, own_words)
+    own_patterns = _stamped(Path(seeds_dir) / SEEDS_PATTERNS) if seeds_dir is not None else None
+    return _load(own, own_words, own_patterns)
 
 
 def _stamped(path: Path) -> tuple[Path, int, int] | None:
@@ -234,17 +242,32 @@ def _stamped(path: Path) -> tuple[Path, int, int] | None:
 
 
 @lru_cache(maxsize=8)
-def _load(stamped_own: tuple[Path, int, int] | None, stamped_words: tuple[Path, int, int] | None) -> Domain:
+def _load(
+    stamped_own: tuple[Path, int, int] | None,
+    stamped_words: tuple[Path, int, int] | None,
+    stamped_patterns: tuple[Path, int, int] | None = None,
+) -> Domain:
     own = stamped_own[0] if stamped_own else None
     own_words = stamped_words[0] if stamped_words else None
+    own_patterns = stamped_patterns[0] if stamped_patterns else None
     shipped_rows = [(DOMAIN_FILE, _read(DOMAIN_FILE)), (SUBJECTS_FILE, _read(SUBJECTS_FILE))]
     rows = shipped_rows + ([(own, _read(own))] if own else [])
     try:
         words = compile_lists(VOCABULARY_FILE, own_words)
     except VocabularyError as exc:
         raise DomainError(str(exc)) from None
-    files = (DOMAIN_FILE, SUBJECTS_FILE, VOCABULARY_FILE, *(p for p in (own, own_words) if p))
-    return Domain(_faq(rows), _subjects(rows), words, files)
+    try:
+        patterns = load_patterns(own_patterns)
+    except PatternsError as exc:
+        raise DomainError(str(exc)) from None
+    files = (
+        DOMAIN_FILE,
+        SUBJECTS_FILE,
+        VOCABULARY_FILE,
+        PATTERNS_FILE,
+        *(p for p in (own, own_words, own_patterns) if p),
+    )
+    return Domain(_faq(rows), _subjects(rows), words, files, patterns)
 
 
 def shipped() -> Domain:

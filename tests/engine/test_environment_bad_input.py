@@ -5,11 +5,14 @@ import re
 from re import _constants as sre_constants
 from re import _parser as sre_parse
 
+import pytest
+
 import bot.diagnose.compat as compat
 import bot.diagnose.environment as environment
 from bot.answer.environment_text import describe
 from bot.diagnose.compat import check, table_from_toml
 from bot.diagnose.environment import read_environment
+from bot.kb.domain import shipped
 from fixtures.compat_table import TABLE
 
 
@@ -68,7 +71,34 @@ def _patterns(module):
 
 
 def test_every_pattern_has_only_bounded_repeats_and_no_nested_unbounded_ones():
-    for name, pattern in _patterns(environment) + _patterns(compat):
+    shipped_patterns = list(shipped().environment.named.items())
+    assert len(shipped_patterns) > 80  # the reader's patterns are checked, not only the module's own
+    for name, pattern in shipped_patterns + _patterns(environment) + _patterns(compat):
         for high, depth in _repeats(sre_parse.parse(pattern.pattern, pattern.flags)):
             assert high != sre_constants.MAXREPEAT, f"{name}: unbounded repeat in {pattern.pattern!r}"
             assert depth == 0 or high <= 40, f"{name}: nested repeat up to {high}"
+
+
+def test_a_companys_pattern_that_could_take_quadratic_time_or_is_unknown_is_refused(tmp_path):
+    """Issue 41's leftover: the patterns are data a company may replace, so the loader, not only this test, refuses
+    a pattern that is not linear (a paste of 200,000 characters is read on every turn)."""
+    from bot.kb.domain import DomainError, load_domain
+
+    (tmp_path / "environment.toml").write_text("[pattern.TEXT_CUDA]\nre = '(?:cuda\\s*)+(\\d+)'\n", encoding="utf-8")
+    with pytest.raises(DomainError, match=r"environment.toml: \[pattern.TEXT_CUDA\] has an unbounded repeat"):
+        load_domain(tmp_path)
+    (tmp_path / "environment.toml").write_text("[pattern.CUDA_VERSIONS]\nre = 'cuda'\n", encoding="utf-8")
+    with pytest.raises(DomainError, match="not a pattern the reader uses"):
+        load_domain(tmp_path)
+
+
+def test_a_companys_pattern_replaces_the_shipped_one_by_name(tmp_path):
+    """A company whose machines print "CUDA-Toolkit v12.4" teaches the reader that, with no Python edit."""
+    from bot.kb.domain import load_domain
+
+    (tmp_path / "environment.toml").write_text(
+        "[pattern.TEXT_CUDA]\nre = 'CUDA-Toolkit v(\\d{1,2}\\.\\d{1,2})'\n", encoding="utf-8"
+    )
+    patterns = load_domain(tmp_path).environment
+    assert read_environment("CUDA-Toolkit v12.4", patterns).cuda_toolkit == ("12.4",)
+    assert read_environment("CUDA-Toolkit v12.4").cuda_toolkit == ()  # the shipped reader does not know it

@@ -8,7 +8,9 @@
   its focus, a user's message has no copy icon;
 - the 👎 reasons wrap: all of them, the comment box and the contact link are on screen at 390 and 420 px (one row
   hid "其他" and the contact off-screen);
-- a toast takes no room: the bar, the chat and the input stay where they were while it shows.
+- a toast takes no room: the bar, the chat and the input stay where they were while it shows;
+- every visible control at 390 and 420 px, Gradio's own buttons included (a code block's copy, a toast's close), has
+  a name, and the words the page gave it are in the page's language (issue 44).
 """
 
 from __future__ import annotations
@@ -145,6 +147,61 @@ def test_controls_are_named_in_the_pages_language_votes_say_pressed_and_targets_
         rendered(page)
         ring = page.evaluate("getComputedStyle(document.querySelector('#question')).outlineStyle")
         assert ring != "none"
+    finally:
+        context.close()
+
+
+# Every control a person can reach, visible: its accessible name as a screen reader takes it (aria-labelledby,
+# aria-label, a <label>, its text) and the words it was named with by the page (aria-label, title), not by content.
+CONTROLS = """() => {
+  const picked = 'button, a[href], input:not([type=hidden]), textarea, select, [role=button], [role=link], [role=tab], '
+    + '[role=checkbox], [role=radio], [role=switch], [tabindex]:not([tabindex="-1"])';
+  return [...document.querySelectorAll(picked)].filter(e => e.checkVisibility()).map(e => {
+    const by = (e.getAttribute('aria-labelledby') || '').split(/\\s+/).filter(Boolean)
+      .map(i => (document.getElementById(i) || {}).innerText || '').join(' ').trim();
+    const labels = e.labels ? [...e.labels].map(l => l.innerText.trim()).join(' ').trim() : '';
+    const text = e.tagName === 'INPUT' || e.tagName === 'TEXTAREA' ? '' : (e.innerText || '').trim();
+    return {what: `${e.tagName.toLowerCase()}.${String(e.className.baseVal ?? e.className).split(' ')[0]}`,
+            name: by || e.getAttribute('aria-label') || labels || text,
+            words: [e.getAttribute('aria-label'), e.getAttribute('title')].filter(Boolean)};
+  });
+}"""
+EN = {"locale": "en-US", "extra_http_headers": {"Accept-Language": "en-US,en;q=0.9"}}
+FILE_NAME = re.compile(r"^[\w.-]{1,200}\.[A-Za-z0-9]{1,5}$")
+OTHER_LANGUAGE = {"zh": re.compile(r"[A-Za-z]{3,}"), "en": re.compile(r"[\u4e00-\u9fff]")}
+
+
+def unnamed_or_foreign(page, language: str) -> list[str]:
+    """Visible controls with no accessible name, or named (aria-label, title) in the other language."""
+    out = []
+    for control in page.evaluate(CONTROLS):
+        if not control["name"]:
+            out.append(f"{control['what']}: no name")
+        # A document's file name (a source link's tooltip) is its name, in no language.
+        words = [w for w in control["words"] if not FILE_NAME.match(w)]
+        out += [f"{control['what']}: {w!r}" for w in words if OTHER_LANGUAGE[language].search(w)]
+    return out
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+@pytest.mark.parametrize("path", ["/", "/widget/"])
+def test_every_control_is_named_in_the_pages_language_at_390_and_420_px(site, browser, path, language):
+    """Issue 44: Gradio's own buttons too (a code block's copy said "copy", a toast's close "Close" on a Chinese
+    page), after a reply with code blocks and a 👎 (its reasons, comment box and toast), at the phone's and the
+    widget's width."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, **(ZH if language == "zh" else EN))
+    page = context.new_page()
+    try:
+        open_loaded(page, site + path)
+        ask(page, QUESTION if language == "zh" else "NCCL error: libnccl.so not found in multi-GPU training")
+        dislike_last(page)
+        found = {}
+        for width, height in ((390, 844), (420, 640)):
+            page.set_viewport_size({"width": width, "height": height})
+            rendered(page)
+            found[width] = unnamed_or_foreign(page, language)
+        assert found == {390: [], 420: []}
+        assert page.evaluate("document.querySelectorAll('button.toast-close').length") > 0  # the toast was checked
     finally:
         context.close()
 

@@ -48,13 +48,19 @@
     // A toast's header is a button holding its close button (nested controls): the close button is enough.
     document.querySelectorAll('.toast-header[role=button]').forEach(h => { h.removeAttribute('role'); h.removeAttribute('tabindex'); });
     const ours = new Set(Object.values(words));
-    document.querySelectorAll('#chat button[aria-label]').forEach(b => {
-      const label = b.getAttribute('aria-label');
-      if (!ours.has(label)) b.dataset.botGradio = label;  // Gradio's own words: what the button is, and its state
+    // Every Gradio button of the page, also those it names only by a tooltip in English (a code block's "copy")
+    // or by nothing: what it is comes from Gradio's own words (kept in data-bot-gradio) or its class.
+    document.querySelectorAll('button[aria-label], button[title], button.copy_code_button, button.toast-close').forEach(b => {
+      const label = b.getAttribute('aria-label') || b.getAttribute('title') || '';
+      if (label && !ours.has(label)) b.dataset.botGradio = label;  // Gradio's own words: what the button is, its state
       const was = b.dataset.botGradio || label;
-      const kind = /^(Like|Liked|赞)$/.test(was) ? 'like' : /^(Dislike|Disliked|踩)$/.test(was) ? 'dislike'
+      const kind = b.classList.contains('copy_code_button') ? 'copy_code' : b.classList.contains('toast-close') ? 'close'
+        : /^(Like|Liked|赞)$/.test(was) ? 'like' : /^(Dislike|Disliked|踩)$/.test(was) ? 'dislike'
         : /^(copy message|copy$|复制$)/i.test(was) ? 'copy' : /(copy|复制).*(conversation|对话)/i.test(was) ? 'copy_all'
-        : /scroll/i.test(was) ? 'scroll' : '';
+        : /scroll/i.test(was) ? 'scroll' : /^(retry|重新回答)/i.test(was) ? 'retry' : /^(undo|撤销)/i.test(was) ? 'undo'
+        : /^(clear|清空)/i.test(was) ? 'clear' : /^(edit|编辑)/i.test(was) ? 'edit' : /^(share|分享)/i.test(was) ? 'share'
+        : /^(stop|停止)/i.test(was) ? 'stop' : /full ?screen|全屏/i.test(was) ? 'fullscreen'
+        : /^(download|下载)/i.test(was) ? 'download' : '';
       if (!kind) return;
       set(b, 'aria-label', words[kind]);
       set(b, 'title', words[kind]);
