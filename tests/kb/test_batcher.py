@@ -182,7 +182,7 @@ def test_close_fails_every_queued_caller_and_later_calls():
 def test_e5_batched_gives_the_vectors_of_one_text_at_a_time():
     from bot.kb.embed import E5Embedder
 
-    e5 = E5Embedder(runtime="onnx")
+    e5 = E5Embedder(runtime="onnx", batching=True)
     texts = ["训练时显存不足怎么办", "How do I restrict Paddle to one GPU?", "libnccl.so 找不到", "loss nan", "多机"]
     alone = np.stack([e5.embed([t], "query")[0] for t in texts])
     out: dict = {}
