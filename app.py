@@ -72,13 +72,14 @@ def __getattr__(name: str) -> Any:
 def open_engine(settings: Settings, *, progress: bool = True):
     """Load the index, building it first when it is missing, stale or broken."""
     from bot.engine.retrieve import Engine
-    from bot.kb.domain import load_domain
+    from bot.kb.domain import serving_domain
     from bot.kb.embed import make_embedder
     from bot.kb.index import IndexProblem
 
     if progress:
         print(f"Opening the index in {settings.index_dir} …", file=sys.stderr, flush=True)
-    load_domain(settings.seeds_dir)  # a bad seeds/domain.toml or vocabulary.toml is named now, not at the first build
+    # A bad seeds/domain.toml or vocabulary.toml is named now (file and fix), and the shipped domain served meanwhile.
+    serving_domain(settings.seeds_dir)
     embedder = make_embedder(settings.embedder, batching=settings.embed_batching)
     try:
         engine = Engine.open(settings, embedder, auto_build=False)
@@ -230,10 +231,17 @@ def build_app(
 
     @app.get("/healthz")
     def healthz() -> dict:
-        from bot.engine.live import generation_of
+        from bot.engine.live import generation_of, watch_health
 
-        # The generation served: a deployer (or a test) sees a new document's index go live.
-        return {"ok": True, "sections": len(engine.sections), "generation": generation_of(engine)}
+        # The generation served: a deployer (or a test) sees a new document's index go live. "ok" is "answers"
+        # (a load balancer keeps the replica); "watching": false (the seeds watcher is not running) and "stale":
+        # true (seeds/ changed after the generation served was last found to match it) are what a monitor alerts on.
+        return {
+            "ok": True,
+            "sections": len(engine.sections),
+            "generation": generation_of(engine),
+            **watch_health(engine),
+        }
 
     if not ui:
         return app  # what a first answer needs; no Gradio import

@@ -165,6 +165,7 @@ def cmd_build(settings: Settings, args: argparse.Namespace) -> int:
     print(
         f"built {report.path} : {report.sections} sections, {report.keys} vectors "
         f"({report.embedded} embedded, {report.reused} reused) in {report.seconds:.1f}s"
+        + (f"; {report.conversion}" if report.conversion else "")
     )
     return 0
 
@@ -284,8 +285,13 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_acts(settings: Settings, args: argparse.Namespace) -> int:
     from bot.engine.acts import acts_path
     from bot.engine.calibration import calibration_path
-    from bot.fit.acts_training import evaluate, train
+    from bot.fit.acts import read_labelled
+    from bot.fit.acts_training import evaluate, save_refusal, train
 
+    labelled = args.evaluate if args.evaluate is not None else args.file
+    if not labelled.is_file():
+        raise FileNotFoundError(f"{labelled}: no labelled turns; pass the file: python -m bot acts FILE")
+    read_labelled(labelled)  # a bad line, or no labelled turn, is named before the engine loads or a turn is read
     engine = _engine(settings)
     settle(engine.embedder)
     path = acts_path(calibration_path(settings.index_dir, engine.embedder.id))
@@ -295,12 +301,14 @@ def cmd_acts(settings: Settings, args: argparse.Namespace) -> int:
             print(
                 f"note: no turn-act model at {path}; the rule alone is scored. Run: python -m bot acts", file=sys.stderr
             )
+        refused = ""
     else:
-        if not args.file.is_file():
-            raise FileNotFoundError(f"{args.file}: no labelled turns; pass the file: python -m bot acts FILE")
         model, report = train(engine, args.file)
-        model.save(path)
-        print(f"saved {path}", file=sys.stderr)
+        # A model of one act, or worse than the rule on held-out turns, never replaces the one served (issue 45).
+        refused = save_refusal(report)
+        if not refused:
+            model.save(path)
+            print(f"saved {path}", file=sys.stderr)
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
     else:
@@ -309,6 +317,10 @@ def cmd_acts(settings: Settings, args: argparse.Namespace) -> int:
                 print(f"{name:<24}" + "  ".join(f"{k} {v}" for k, v in figures.items()))
             else:
                 print(f"{name:<24}{figures}")
+    if refused:
+        kept = f"the model served stays: {path}" if path.is_file() else f"the rule alone serves (no model at {path})"
+        print(f"error: not saved: {refused}; {kept}", file=sys.stderr)
+        return 2
     return 0
 
 

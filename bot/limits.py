@@ -75,3 +75,8 @@ EMBED_BATCH_WINDOW_MS = 2.0
 # The store's spool (bot.store.database.Spool): 128 MiB is ~300,000 typical events (3.5 days of one a second while
 # the database is down) and never fewer than 10,000; each 1 MiB segment keeps a file open while its rows wait.
 SPOOL_BYTES = 128 << 20
+
+# JSON or TOML read from outside, nested at most this deep: a request body (bot.web.json_limits), a line of a labelled
+# file (bot.jsonl), seeds/domain.toml and vocabulary.toml (bot.kb.vocabulary.read_toml); a labelled line is 4 levels,
+# a request with history 4-5, a domain file 4. Deeper is refused, never recursed into.
+MAX_JSON_DEPTH = 32

@@ -28,6 +28,8 @@ class Section:
     # What the fields are for, as the domain's FAQ convention says (bot.kb.domain.Faq.roles): ("解决方法", "fix"),
     # ("问", "question"), ("答", "answer"), ("标签", "quiet"); fix fields in the order a reply prefers them.
     roles: tuple[tuple[str, str], ...] = ()
+    # Where in a converted original (bot.kb.formats) the section is: "#page=3" of a PDF, "#id" of an HTML heading.
+    locator: str = ""
 
     @property
     def breadcrumb(self) -> str:
@@ -77,6 +79,7 @@ class Hit:
             "anchor": s.anchor,
             "lines": [s.start_line, s.end_line],
             "score": round(float(self.score), 4),
+            **({"locator": s.locator} if s.locator else {}),  # a converted original's page or heading id
         }
 
 

@@ -245,6 +245,14 @@ class Settings(BotSettings):
         ge=1_000,
         le=2_000_000_000,
     )
+    max_seed_file_bytes: int = setting(
+        50_000_000,
+        "bigger PDF and Word files are skipped, with a warning; their fonts and images are not read, so the file is "
+        "many times its text (0.5 MB of Markdown printed as a PDF by Chromium: 5.1 MB), which BOT_MAX_SEED_BYTES caps",
+        allowed="an integer from 1,000 to 2,000,000,000 (bytes per PDF or Word file)",
+        ge=1_000,
+        le=2_000_000_000,
+    )
     max_seed_sections: int = setting(
         5_000,
         "headings past this many in one document are not split off, with a warning",

@@ -29,6 +29,7 @@ from bot.answer.steps import (
     summary_parts,
 )
 from bot.answer.texts import text
+from bot.kb.formats import is_converted
 from bot.kb.meta import SectionMeta
 from bot.kb.tokenize import detect_language
 from bot.records import Hit, Section
@@ -111,10 +112,26 @@ def citation_label(section: Section, meta: SectionMeta | None, language: str) ->
     'Paddle GPU › 多卡训练报错 · 第 18–59 行'
     """
     title = short_title(section, meta, language, limit=70)
-    where = text(language, "lines", start=section.start_line, end=section.end_line)
+    where = place_label(section, language)
     if section.title and not title.startswith(section.title) and section.title != title:
         title = f"{section.title} › {title}"
     return f"{title} · {where}"
+
+
+def place_label(section: Section, language: str) -> str:
+    """Where a citation points: a Markdown document's lines; a converted document's file name and its place there
+    (a PDF's page, an HTML heading's anchor; a Word file's place is the heading the label already names).
+
+    >>> s = Section("wiki/faq.pdf", "OOM", ("FAQ", "OOM"), 9, 12, "oom", "x", "FAQ", locator="#page=3")
+    >>> place_label(s, "en"), place_label(Section("faq.html", "OOM", ("OOM",), 3, 5, "oom", "x", "", locator="#oom"), "zh")
+    ('faq.pdf · page 3', 'faq.html#oom')
+    """
+    if not is_converted(section.source):
+        return text(language, "lines", start=section.start_line, end=section.end_line)
+    name = section.source.rsplit("/", 1)[-1]
+    if section.locator.startswith("#page="):
+        return f"{name} · {text(language, 'page', page=section.locator.removeprefix('#page='))}"
+    return f"{name}{section.locator}"
 
 
 def era_line(section: Section, language: str) -> str:

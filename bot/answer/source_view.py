@@ -25,6 +25,8 @@ from urllib.parse import urlencode
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from bot.kb.eras import old_release
+from bot.kb.formats import CACHE_DIR, ConversionCache, Unreadable, is_converted, read_document
+from bot.kb.parse import MAX_SEED_BYTES
 from bot.records import Section
 
 if TYPE_CHECKING:
@@ -264,8 +266,16 @@ def document_name(section: Section) -> str:
     'TF GPU'
     >>> document_name(Section("notes/nccl.md", "h", ("h",), 1, 2, "h", "x", ""))
     'nccl.md'
+
+    A converted document is shown under its original's name (its text is the Markdown it was converted to):
+
+    >>> document_name(Section("wiki/GPU.html", "h", ("GPU FAQ", "h"), 1, 2, "h", "x", "GPU FAQ"))
+    'GPU FAQ (GPU.html)'
     """
-    return " ".join(section.title.split()) or Path(section.source).name
+    title = " ".join(section.title.split())
+    if is_converted(section.source):
+        return f"{title} ({Path(section.source).name})" if title else Path(section.source).name
+    return title or Path(section.source).name
 
 
 def section_name(section: Section) -> str:
@@ -397,15 +407,21 @@ def row_pieces(kind: RowKind, text: str, pattern: re.Pattern[str] | None) -> lis
     ]
 
 
-def _lines(section: Section, seeds_dir: Path) -> list[str]:
-    """The document's lines from disk, or the indexed text when the file is gone or changed."""
+def _lines(section: Section, seeds_dir: Path, settings: Settings | None = None) -> list[str]:
+    """The document's lines from disk (an HTML, Word, PDF or rst file: its converted text, from the build's cache),
+    or the indexed text when the file is gone or changed."""
     seeds = Path(seeds_dir).resolve()
     path = (seeds / section.source).resolve()
     lines: list[str] | None = None
     if path.is_relative_to(seeds) and path.is_file():
         try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
+            if is_converted(path):
+                cache = ConversionCache(Path(settings.index_dir) / CACHE_DIR if settings is not None else None)
+                max_bytes = settings.max_seed_bytes if settings is not None else MAX_SEED_BYTES
+                lines = read_document(path, max_bytes, cache).text.splitlines()
+            else:
+                lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except (OSError, Unreadable):
             lines = None
     if lines is None or len(lines) < section.end_line:
         lines = [""] * (section.start_line - 1) + [section.heading] + section.text.splitlines()
@@ -425,7 +441,7 @@ def render_source(
     section = engine.section(key) if key else None
     if section is None:
         return 404, page.render(lang=lang, t=TEXT[lang], css=page_css(), section=None)
-    lines = _lines(section, settings.seeds_dir)
+    lines = _lines(section, settings.seeds_dir, settings)
     start, end = section.start_line, min(section.end_line, len(lines))
     own_text = "\n".join(lines[start - 1 : end])
     words = section_terms(re.split(r"\s+", terms or ""), own_text)

@@ -15,6 +15,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "source": "来源",
         "sources": "引用来源",
         "lines": "第 {start}–{end} 行",
+        "page": "第 {page} 页",
         "open": "查看原文",
         "detected": "检测到的错误",
         "truncated": (
@@ -100,6 +101,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "source": "Source",
         "sources": "Sources",
         "lines": "lines {start}–{end}",
+        "page": "page {page}",
         "open": "open source text",
         "detected": "Detected",
         "truncated": (

@@ -22,7 +22,7 @@ from typing import Any
 
 from bot.engine.message import Language
 from bot.engine.subjects import Lexicon, document_frameworks
-from bot.kb.domain import Domain, load_domain, shipped
+from bot.kb.domain import Domain, serving_domain, shipped
 from bot.kb.embed import Embedder
 from bot.kb.eras import old_releases
 from bot.kb.index import BUILD_FIX, FACTS_FILE, BuildReport, IndexCorrupt, KnowledgeIndex, build_index
@@ -170,7 +170,7 @@ class SectionFactsHook:
 def build(settings: Settings, embedder: Embedder, **options: Any) -> BuildReport:
     """``python -m bot build``: :func:`bot.kb.index.build_index` with the engine's section facts stored, for the
     seeds' domain (loaded once here, handed to the parser and to the facts)."""
-    domain = load_domain(settings.seeds_dir)
+    domain = serving_domain(settings.seeds_dir)  # `python -m bot` and the seeds watcher refuse a broken file first
     return build_index(settings, embedder, facts=SectionFactsHook(domain), domain=domain, **options)
 
 

@@ -13,7 +13,6 @@ conversations and fits the model here.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ from bot.engine.acts import (
     turn_features,
 )
 from bot.engine.plan import ACTS, Proposal, decide_act, plan
+from bot.jsonl import HostileLine, json_line
 from bot.records import Act, Case, Plan
 
 TRAIN_FILE = Path("eval/acts/train.jsonl")
@@ -114,14 +114,24 @@ def read_labelled(path: Path) -> list[dict]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = json_line(line)
             turns = [{"query": str(t["query"]), "act": t.get("act")} for t in row["turns"]]
             bad = [t["act"] for t in turns[1:] if t["act"] not in LABELS]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f'{path}:{n}: not a labelled conversation ({exc}); expected {{"turns": [...]}}') from None
+        except HostileLine as exc:  # 100,000 brackets, a lone surrogate: refused before any turn is read
+            raise ValueError(f"{path}:{n}: {exc}") from None
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(
+                f'{path}:{n}: not a labelled conversation ({exc}). Fix that line: {{"turns": [{{"query": "..."}}, '
+                '{"query": "...", "act": "..."}]}'
+            ) from None
         if bad:
             raise ValueError(f"{path}:{n}: act {bad[0]!r} is not one of {', '.join(LABELS)}")
         out.append({"id": row.get("id", str(n)), "turns": turns})
+    if not any(len(c["turns"]) > 1 for c in out):  # nothing to learn from or score (a stack of no arrays, once)
+        raise ValueError(
+            f'{path}: no labelled later turn: each conversation\'s turns after the first need an "act" ({", ".join(LABELS)}); '
+            "add conversations of two turns or more (eval/acts/README.md)"
+        )
     return out
 
 

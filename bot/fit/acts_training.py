@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from bot.answer.conversation import Conversation
-from bot.engine.acts import LABELS, ActModel
+from bot.engine.acts import BEFORE_ENGINE, LABELS, ActModel
 from bot.fit.acts import (
     L2_CHOICES,
     TRAIN_FILE,
@@ -89,6 +89,34 @@ def train(engine, path: Path = TRAIN_FILE, *, progress: bool = True) -> tuple[Ac
     figures["model_unguarded_in_sample"] = per_act(truth, pipeline(model, rows.x, guarded=False))
     figures["seconds"] = round(time.perf_counter() - start, 1)
     return ActModel(**{**model.__dict__, "figures": json.dumps(figures, ensure_ascii=False)}), figures
+
+
+ENGINE_ACTS = tuple(label for label in LABELS if label not in BEFORE_ENGINE)  # what the model chooses among
+# A model that can say fewer of them than this says one thing whatever the turn (the rule reads all of them).
+MIN_ENGINE_ACTS = 2
+
+
+def save_refusal(figures: dict) -> str:
+    """Why a model :func:`train` fitted must not replace the one served ("": it may). Refused: one fitted on fewer
+    than :data:`MIN_ENGINE_ACTS` of the engine's acts, and one whose cross-validated accuracy (each turn labelled by a
+    model fitted without its conversation) is below the rule's on the same turns: it would serve worse than no model.
+
+    >>> save_refusal({"turns": 3, "rule": {"all": 0.33, "n": 3, "detail": 0.33}, "model_cross_validated": {"all": 1.0}})
+    "the labelled turns hold 1 of the engine's 5 acts (detail); a model needs 2 or more: label later turns of each act (eval/acts/README.md)"
+    """
+    seen = [label for label in ENGINE_ACTS if label in figures["rule"]]
+    if len(seen) < MIN_ENGINE_ACTS:
+        return (
+            f"the labelled turns hold {len(seen)} of the engine's {len(ENGINE_ACTS)} acts ({', '.join(seen) or 'none'}); "
+            f"a model needs {MIN_ENGINE_ACTS} or more: label later turns of each act (eval/acts/README.md)"
+        )
+    model, rule = figures["model_cross_validated"]["all"], figures["rule"]["all"]
+    if model < rule:
+        return (
+            f"its cross-validated accuracy {model} is below the rule's {rule} on these {figures['turns']} turns: it "
+            "would answer worse than the rule alone; label more turns, or turns the rule gets wrong (eval/acts/README.md)"
+        )
+    return ""
 
 
 def evaluate(engine, model: ActModel | None, path: Path) -> dict:

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bot.jsonl import HostileLine, json_line
 from bot.records import Section
 
 CASE = '{"query": "...", "kind": "...", "expect": [{"source": "...", "section": "..."}]}'
@@ -94,7 +95,9 @@ def check_labelled(paths: list[Path]) -> None:
             if not line.strip():
                 continue
             try:
-                rows.append((number, json.loads(line)))
+                rows.append((number, json_line(line)))
+            except HostileLine as exc:  # 100,000 brackets, a lone surrogate: refused before the fit, not after
+                raise ValueError(f"{path}:{number}: {exc}") from None
             except ValueError as exc:
                 raise ValueError(
                     f"{path}:{number}: not JSON ({exc}). Fix that line: one object a line, {CASE}"

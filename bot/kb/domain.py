@@ -31,21 +31,22 @@ raises :class:`DomainError` naming the file, the key and the fix.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
-import tomllib
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 from bot.kb.patterns import PATTERNS_FILE, SEEDS_PATTERNS, Patterns, PatternsError, load_patterns
-from bot.kb.vocabulary import VOCABULARY_FILE, VocabularyError, compile_lists
+from bot.kb.vocabulary import VOCABULARY_FILE, VocabularyError, compile_lists, read_toml
 
 DATA = Path(__file__).parents[1] / "data"
 DOMAIN_FILE = DATA / "domain.toml"
 SUBJECTS_FILE = DATA / "subjects.toml"
 SEEDS_DOMAIN = "domain.toml"  # seeds/domain.toml: a company's FAQ conventions and subjects
 SEEDS_VOCABULARY = "vocabulary.toml"  # seeds/vocabulary.toml: a company's word lists
+log = logging.getLogger("bot.kb.domain")
 
 Role = Literal["fix", "question", "answer", "quiet"]
 
@@ -147,8 +148,8 @@ class Domain:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        return read_toml(path)
+    except ValueError as exc:
         raise DomainError(f"{path}: cannot be read ({exc}). Fix the TOML or remove the file") from None
 
 
@@ -230,6 +231,26 @@ def load_domain(seeds_dir: Path | None = None) -> Domain:
     own_words = _stamped(Path(seeds_dir) / SEEDS_VOCABULARY) if seeds_dir is not None else None
     own_patterns = _stamped(Path(seeds_dir) / SEEDS_PATTERNS) if seeds_dir is not None else None
     return _load(own, own_words, own_patterns)
+
+
+def serving_domain(seeds_dir: Path) -> Domain:
+    """:func:`load_domain` for a server: a seeds file it cannot use is logged once, with the file and the fix, and
+    the shipped domain is served meanwhile (a command stops on it instead: ``python -m bot`` checks it first; a
+    running app's seeds watcher keeps the generation it serves until the file is fixed).
+
+    >>> serving_domain(Path("/nonexistent")) == shipped()
+    True
+    """
+    try:
+        return load_domain(seeds_dir)
+    except DomainError as exc:
+        if str(exc) not in _WARNED:
+            _WARNED.add(str(exc))
+            log.warning("%s; serving with the shipped lists and conventions until it is fixed", exc)
+        return shipped()
+
+
+_WARNED: set[str] = set()  # what serving_domain said already (the index load and a build both ask, once each)
 
 
 def _stamped(path: Path) -> tuple[Path, int, int] | None:

@@ -45,8 +45,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from bot.kb.disk import BuildLock, fsync_dir, fsync_write
-from bot.kb.domain import SEEDS_DOMAIN, Domain, load_domain, shipped
+from bot.kb.domain import SEEDS_DOMAIN, Domain, load_domain, serving_domain, shipped
 from bot.kb.embed import Embedder
+from bot.kb.formats import CACHE_DIR, ConversionCache
 from bot.kb.meta import META_DIR, MetaProblem, SectionMeta, load_meta
 from bot.kb.parse import document_paths, parse_folder, section_of_row
 from bot.kb.tokenize import detect_language, tokenize
@@ -148,6 +149,7 @@ class BuildReport:
     seconds: float
     parse_errors: tuple[str, ...]
     meta_problems: tuple[str, ...]
+    conversion: str = ""  # documents converted from HTML, Word, PDF, rst: how many, how long, how many cached
 
 
 # ---------------------------------------------------------------- sources
@@ -394,9 +396,18 @@ def build_index(
         hashes = source_hashes(seeds_dir)
         hashes[BACKGROUND_SOURCE] = _sha256(BACKGROUND_FILE.read_bytes())
         domain = domain or load_domain(seeds_dir)
+        converted = ConversionCache(index_dir / CACHE_DIR)  # index/converted/: by content hash, beside generations
         sections, errors = parse_folder(
-            seeds_dir, max_bytes=settings.max_seed_bytes, max_sections=settings.max_seed_sections, faq=domain.faq
+            seeds_dir,
+            max_bytes=settings.max_seed_bytes,
+            max_sections=settings.max_seed_sections,
+            max_file_bytes=settings.max_seed_file_bytes,
+            cache=converted,
+            faq=domain.faq,
         )
+        converted.prune()
+        if progress and converted.summary():
+            print(converted.summary(), file=sys.stderr)
         meta: dict[str, SectionMeta] = {}
         meta_problems: list[MetaProblem] = []
         if settings.use_meta:
@@ -507,6 +518,7 @@ def build_index(
         seconds=time.perf_counter() - started,
         parse_errors=tuple(str(e) for e in errors),
         meta_problems=tuple(str(p) for p in meta_problems if p.severity == "error"),
+        conversion=converted.summary(),
     )
 
 
@@ -622,7 +634,7 @@ def _load_files(
         path = gen / name
         if not path.is_file() or _sha256(path.read_bytes()) != digest:
             raise IndexCorrupt(f"{path} is missing or corrupt (checksum mismatch). {BUILD_FIX}")
-    domain = load_domain(settings.seeds_dir)
+    domain = serving_domain(settings.seeds_dir)  # a broken seeds file: named, and the shipped domain meanwhile
     try:
         rows = json.loads((gen / "sections.json").read_text(encoding="utf-8"))
         sections = [section_of_row(row, domain.faq) for row in rows]

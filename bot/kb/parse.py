@@ -1,4 +1,5 @@
-"""Markdown/text documents -> sections, the unit of citation.
+"""Markdown/text documents (and HTML, Word, PDF, rst converted to Markdown: :mod:`bot.kb.formats`) -> sections,
+the unit of citation.
 
 A section is the text under one heading up to the next heading of any level.
 Worked example::
@@ -28,14 +29,20 @@ import stat
 from pathlib import Path
 
 from bot.kb.domain import Faq, shipped
+from bot.kb.formats import CONVERTED_SUFFIXES, PACKED_SUFFIXES, ConversionCache, Unreadable, place, read_document
 from bot.records import Section
+from bot.settings import Settings
 
-DOCUMENT_SUFFIXES = (".md", ".markdown", ".txt")
+# Markdown and text are read as they are; HTML, Word, PDF and reStructuredText through bot.kb.formats.
+DOCUMENT_SUFFIXES = (".md", ".markdown", ".txt", *CONVERTED_SUFFIXES)
 # Caps per document (Settings.max_seed_bytes / max_seed_sections, BOT_MAX_SEED_BYTES / BOT_MAX_SEED_SECTIONS):
 # a 20 MB one-line file plus a 20,000-heading file took 357 s and 1.35 GB to build. What is over a cap is
-# named in a warning; the other documents (and a capped document's first sections) are still indexed.
-MAX_SEED_BYTES = 5_000_000
-MAX_SEED_SECTIONS = 5_000
+# named in a warning; the other documents (and a capped document's first sections) are still indexed. A PDF or Word
+# file holds fonts and images that are never read: its file has its own cap (max_seed_file_bytes,
+# BOT_MAX_SEED_FILE_BYTES), its text the shared one. The defaults are the settings' (defined there once).
+MAX_SEED_BYTES: int = Settings.model_fields["max_seed_bytes"].default
+MAX_SEED_SECTIONS: int = Settings.model_fields["max_seed_sections"].default
+MAX_SEED_FILE_BYTES: int = Settings.model_fields["max_seed_file_bytes"].default
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*$")
@@ -293,18 +300,38 @@ def parse_file(
     max_bytes: int | None = None,
     max_sections: int | None = None,
     warnings: list[ParseError] | None = None,
+    cache: ConversionCache | None = None,
     faq: Faq | None = None,
+    max_file_bytes: int | None = None,
 ) -> list[Section]:
-    """Parse one file; ``source`` defaults to the file name. A file over ``max_bytes`` raises ParseError unread."""
+    """Parse one file; ``source`` defaults to the file name. A file over its cap raises ParseError unread: a PDF or
+    Word file over ``max_file_bytes``, another over ``max_bytes`` (None: no cap).
+
+    An HTML, Word, PDF or reStructuredText file is converted first (through ``cache`` when given); one that
+    cannot be read, or whose text is over ``max_bytes``, raises ParseError with the reason.
+    """
     source = source or path.name
-    if max_bytes is not None:
+    packed = path.suffix.lower() in PACKED_SUFFIXES
+    cap, variable, per = (
+        (max_file_bytes, "BOT_MAX_SEED_FILE_BYTES", "PDF or Word file")
+        if packed
+        else (max_bytes, "BOT_MAX_SEED_BYTES", "document")
+    )
+    if cap is not None:
         size = path.stat().st_size
-        if size > max_bytes:
+        if size > cap:
             raise ParseError(
                 source,
-                f"is {size:,} bytes, over the cap of {max_bytes:,} bytes per document "
-                "(BOT_MAX_SEED_BYTES); skipped: split it into smaller documents or raise BOT_MAX_SEED_BYTES",
+                f"is {size:,} bytes, over the cap of {cap:,} bytes per {per} "
+                f"({variable}); skipped: split it into smaller documents or raise {variable}",
             )
+    if path.suffix.lower() in CONVERTED_SUFFIXES:
+        try:
+            converted = read_document(path, max_bytes or MAX_SEED_BYTES, cache)
+        except Unreadable as exc:
+            raise ParseError(source, str(exc)) from None
+        sections = parse_text(converted.text, source, max_sections=max_sections, warnings=warnings, faq=faq)
+        return place(sections, converted)
     text = decode_document(path.read_bytes(), source)
     return parse_text(text, source, max_sections=max_sections, warnings=warnings, faq=faq)
 
@@ -357,7 +384,9 @@ def parse_folder(
     *,
     max_bytes: int | None = MAX_SEED_BYTES,
     max_sections: int | None = MAX_SEED_SECTIONS,
+    cache: ConversionCache | None = None,
     faq: Faq | None = None,
+    max_file_bytes: int | None = MAX_SEED_FILE_BYTES,
 ) -> tuple[list[Section], list[ParseError]]:
     """Parse every document with the FAQ convention ``faq`` (the shipped one unless given); a broken or oversized
     file is reported and the others still load."""
@@ -368,7 +397,16 @@ def parse_folder(
         source = path.relative_to(seeds_dir).as_posix()
         try:
             sections.extend(
-                parse_file(path, source, max_bytes=max_bytes, max_sections=max_sections, warnings=errors, faq=faq)
+                parse_file(
+                    path,
+                    source,
+                    max_bytes=max_bytes,
+                    max_sections=max_sections,
+                    warnings=errors,
+                    cache=cache,
+                    faq=faq,
+                    max_file_bytes=max_file_bytes,
+                )
             )
         except ParseError as exc:
             errors.append(exc)

@@ -18,12 +18,13 @@ does not compile is refused with the file, the name and the fix.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from re import _constants as sre_constants  # the parser of re itself: what a pattern repeats, and how deep
 from re import _parser as sre_parse
 from typing import Any
+
+from bot.kb.vocabulary import read_toml
 
 PATTERNS_FILE = Path(__file__).parents[1] / "data" / "environment.toml"
 SEEDS_PATTERNS = "environment.toml"  # seeds/environment.toml: a company's replacements, by name
@@ -89,8 +90,8 @@ def linear_problem(pattern: str, flags: int = 0) -> str:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        return read_toml(path)  # a deeply nested file is named too, not a RecursionError (issue 45)
+    except ValueError as exc:
         raise PatternsError(f"{path}: cannot be read ({exc}). Fix the TOML or remove the file") from None
 
 

@@ -22,6 +22,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from bot.jsonl import json_depth
+from bot.limits import MAX_JSON_DEPTH
+
 VOCABULARY_FILE = Path(__file__).parents[1] / "data" / "vocabulary.toml"
 
 # What must not touch a word, as a look-around over one character.
@@ -32,10 +35,24 @@ class VocabularyError(ValueError):
     """A vocabulary file that cannot be used; the message names the file, the list and the fix."""
 
 
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's table, or ValueError with the reason: unreadable, not UTF-8, not TOML, or nested deeper than
+    :data:`bot.limits.MAX_JSON_DEPTH` (100,000 brackets were a RecursionError naming no file; no list needs 3)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(str(exc)) from None
+    if json_depth(data) > MAX_JSON_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels")
+    return data
+
+
 def _read(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        return read_toml(path)
+    except ValueError as exc:
         raise VocabularyError(f"{path}: cannot read the vocabulary ({exc}). Fix the file or remove it") from None
 
 

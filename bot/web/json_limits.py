@@ -9,28 +9,12 @@ import json
 import re
 from typing import Any
 
-MAX_JSON_DEPTH = 32
+from bot.jsonl import json_depth  # looked up here by load_json (where tests replace it)
+from bot.limits import MAX_JSON_DEPTH
+
 # A question with 100 history turns, or an OpenAI message list, is a few hundred values; the cap is far above.
 MAX_JSON_ITEMS = 10_000
 JSON_KEY = "bot.json"  # where the parsed body is left in the ASGI scope for the route
-
-
-def json_depth(value: Any) -> int:
-    """Nesting depth of a parsed JSON value, level by level (no recursion limit to hit).
-
-    >>> json_depth({"a": [1, {"b": []}]}), json_depth(3), json_depth([])
-    (4, 0, 1)
-    """
-    depth, level = 0, [value]
-    while True:
-        level = [v for v in level if type(v) is dict or type(v) is list]
-        if not level:
-            return depth
-        depth += 1
-        below: list = []
-        for item in level:
-            below.extend(item.values() if type(item) is dict else item)
-        level = below
 
 
 # A JSON string, or an unterminated one up to the end (so a stray quote never makes the scan quadratic).

@@ -181,8 +181,10 @@ GOOD = {
         ("this is not json", "not JSON"),
         (json.dumps({**GOOD, "expect": [{"source": "gpu.md"}]}), "expect[0]"),
         (json.dumps(["a", "list"]), "not an object"),
+        ("[" * 100_000 + "]" * 100_000, "nested deeper"),  # issue 45: before, a RecursionError traceback
+        (json.dumps({**GOOD, "query": "显存\ud800"}), "lone surrogate"),  # issue 45: before, the fit ran first
     ],
-    ids=["expect-not-a-list", "not-json", "expect-without-section", "not-an-object"],
+    ids=["expect-not-a-list", "not-json", "expect-without-section", "not-an-object", "nested", "surrogate"],
 )
 def test_a_bad_labelled_line_is_named_with_the_file_the_line_and_the_fix(
     hash_settings, tmp_path, capsys, command, bad_line, said

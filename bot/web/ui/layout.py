@@ -99,7 +99,10 @@ def welcome_examples(engine: ServingEngine, settings: Settings) -> Welcome:
     from bot.kb.parse import parse_folder
 
     sections, _ = parse_folder(
-        settings.seeds_dir, max_bytes=settings.max_seed_bytes, max_sections=settings.max_seed_sections
+        settings.seeds_dir,
+        max_bytes=settings.max_seed_bytes,
+        max_sections=settings.max_seed_sections,
+        max_file_bytes=settings.max_seed_file_bytes,
     )
     meta, _ = load_meta(settings.seeds_dir, sections)
     return Welcome.of(sections, meta.get)
