@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import atexit
-import functools
 import hashlib
 import os
 import sys
@@ -358,16 +357,11 @@ class HashEmbedder:
             grams = Counter(text)
             for n in (2, 3):
                 grams.update(text[i : i + n] for i in range(len(text) - n + 1))
-            for gram, count in grams.items():
-                out[row, _gram_hash(gram) % self.dim] += count
+            for gram, count in grams.items():  # no cache across texts: a server's memory would hold every n-gram
+                digest = hashlib.blake2b(gram.encode(), digest_size=4).digest()
+                out[row, int.from_bytes(digest, "little") % self.dim] += count
         out[~out.any(axis=1), 0] = 1.0  # empty text still gets a unit vector
         return _normalize(out)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _gram_hash(gram: str) -> int:
-    """An n-gram's 32-bit hash (blake2b): the hash embedder's bucket before the modulo; cached, as texts repeat."""
-    return int.from_bytes(hashlib.blake2b(gram.encode(), digest_size=4).digest(), "little")
 
 
 def make_embedder(spec: str, *, batching: bool = False) -> Embedder:
