@@ -123,7 +123,7 @@ class Engine:
         cls, settings: Settings, embedder: Embedder | None = None, *, auto_build: bool = False, progress: bool = False
     ) -> Engine:
         """Load the index; with ``auto_build`` a missing, stale or broken index is rebuilt instead of refused."""
-        embedder = embedder or make_embedder(settings.embedder)
+        embedder = embedder or make_embedder(settings.embedder, batching=settings.embed_batching)
         # jieba's dictionary first: reading its 9 MB cache at once is a transient buffer, freed to the system
         # before the index is loaded rather than on top of a large index (the peak RSS the bench measures).
         warm_up()
