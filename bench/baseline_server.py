@@ -3,7 +3,8 @@
 ``python -m bench.baseline_server --index DIR --embedder st:PATH --port N`` —
 standard library threaded HTTP server, loopback only, same request and response
 shape as the app (``{"question", "history"}`` -> ``{"answered", "language",
-"reply", "signature", "hits"}``).
+"reply", "signature", "hits"}``). Plain: each request embeds its question on its own (the model's runtime never
+runs two at once), as a FAISS server written around the model would (the product can batch them: BOT_EMBED_BATCHING).
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         parser.error("the benchmark server listens on loopback only")
-    retriever = BaselineRetriever(args.index, make_embedder(args.embedder))
+    # A plain server: each request's question embedded on its own (no micro-batching, bot.kb.batcher).
+    retriever = BaselineRetriever(args.index, make_embedder(args.embedder, batching=False))
 
     class Server(ThreadingHTTPServer):
         request_queue_size = 128  # the default backlog of 5 drops connections under 50 clients

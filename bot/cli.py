@@ -83,8 +83,19 @@ def _parser() -> argparse.ArgumentParser:
         "learn turn acts (detail, failed fix, new problem, leaving the documents, environment) from labelled "
         "conversation turns; stored beside the calibration",
     )
-    acts.add_argument("file", type=Path, nargs="?", default=Path("eval/acts/train.jsonl"), help="labelled turns")
+    acts.add_argument(
+        "file",
+        type=Path,
+        nargs="*",
+        default=[Path("eval/acts/train.jsonl"), Path("eval/acts/dev11.jsonl"), Path("eval/acts/train44.jsonl")],
+        help="labelled turns (default: eval/acts/train.jsonl eval/acts/dev11.jsonl eval/acts/train44.jsonl)",
+    )
     acts.add_argument("--evaluate", type=Path, help="only score the stored model and the rule on this labelled file")
+    acts.add_argument(
+        "--guard",
+        help='when the model overrules the rule: "none", "threshold T", "never on failed fix" or both joined by a '
+        "comma; fitting: stored with the model instead of the cross-validated choice; --evaluate: scored with it",
+    )
     acts.add_argument("--json", action="store_true")
 
     meta = add("meta", "bilingual metadata tools: check (what is missing or out of date), list (anchors)")
@@ -325,25 +336,31 @@ def _tune_beside(settings: Settings, engine, company: list, as_json: bool) -> in
 def cmd_acts(settings: Settings, args: argparse.Namespace) -> int:
     from bot.engine.acts import acts_path
     from bot.engine.calibration import calibration_path
+    from bot.engine.plan import Guard
     from bot.fit.acts import read_labelled
     from bot.fit.acts_training import evaluate, save_refusal, train
 
-    labelled = args.evaluate if args.evaluate is not None else args.file
-    if not labelled.is_file():
-        raise FileNotFoundError(f"{labelled}: no labelled turns; pass the file: python -m bot acts FILE")
-    read_labelled(labelled)  # a bad line, or no labelled turn, is named before the engine loads or a turn is read
+    labelled = [args.evaluate] if args.evaluate is not None else list(args.file)
+    if not labelled:
+        raise FileNotFoundError("no labelled turns; pass the files: python -m bot acts FILE ...")
+    for file in labelled:
+        if not file.is_file():
+            raise FileNotFoundError(f"{file}: no labelled turns; pass the files: python -m bot acts FILE ...")
+        read_labelled(file)  # a bad line, or no labelled turn, is named before the engine loads or a turn is read
+    if args.guard is not None:
+        Guard.parse(args.guard)  # a guard that cannot be read is said before minutes of reading turns
     engine = _engine(settings)
     settle(engine.embedder)
     path = acts_path(calibration_path(settings.index_dir, engine.embedder.id))
     if args.evaluate is not None:
-        report = evaluate(engine, engine.acts, args.evaluate)
+        report = evaluate(engine, engine.acts, args.evaluate, guard=args.guard)
         if engine.acts is None:
             print(
                 f"note: no turn-act model at {path}; the rule alone is scored. Run: python -m bot acts", file=sys.stderr
             )
         refused = ""
     else:
-        model, report = train(engine, args.file)
+        model, report = train(engine, args.file, guard=args.guard)
         # A model of one act, or worse than the rule on held-out turns, never replaces the one served (issue 45).
         refused = save_refusal(report)
         if not refused:

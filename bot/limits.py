@@ -19,6 +19,10 @@ Text kept about a question, and history read from a client:
   turns are left out until it fits). The per-process cache of states rebuilt from plain history
   (:class:`bot.answer.turn.HistoryStates`) holds at most :data:`HISTORY_STATE_BYTES` of them, as compressed JSON.
 - :data:`VOTE_COMMENT_CHARS`: the free-text comment a 👎 may carry (the chat's box, ``/api/feedback``, the store).
+- Embedding under load (:mod:`bot.kb.batcher`): concurrent callers' texts share a runtime call of at most
+  :data:`EMBED_BATCH_TOKENS` (estimated as characters, which bound e5's tokens); a caller's text of
+  :data:`EMBED_ALONE_TOKENS` or more (a pasted log) goes alone; under load a batch waits up to
+  :data:`EMBED_BATCH_WINDOW_MS` after its first caller for others (alone, a question waits for nothing).
 - :data:`SPOOL_BYTES`: events acknowledged but not yet in the database (the store's spool, one
   line of JSON each, ~400–500 bytes for a typical question, 12.5 KB at most); past it new events
   are refused (503) rather than acknowledged and lost.
@@ -59,6 +63,14 @@ ENVIRONMENT_TYPED_CHARS = 160
 
 # A 👎's free-text comment: a sentence or two about what was wrong, not a second question or a pasted log.
 VOTE_COMMENT_CHARS = 500
+
+# Embedding micro-batches (bot.kb.batcher). A question is 12-40 tokens; 1,024 is ~40 of them, a runtime call of ~8 ms
+# of CPU each, so no caller waits behind more than a few hundred ms however many ask at once. 128: a pasted log (e5
+# reads 512 characters, 150-300 tokens) goes alone. 2 ms: small beside a 10 ms embedding, long enough to gather the
+# callers a busy server has in flight.
+EMBED_BATCH_TOKENS = 1_024
+EMBED_ALONE_TOKENS = 128
+EMBED_BATCH_WINDOW_MS = 2.0
 
 # The store's spool (bot.store.database.Spool): 128 MiB is ~300,000 typical events (3.5 days of one a second while
 # the database is down) and never fewer than 10,000; each 1 MiB segment keeps a file open while its rows wait.

@@ -181,6 +181,7 @@ class Environment:
     image_cuda: str | None = None  # CUDA of the Docker image named (paddle:2.1.0-gpu-cuda10.2-cudnn7)
     image_cudnn: str | None = None
     build_arch: tuple[str, ...] = ()  # architectures the build was compiled for (Paddle's warning, Torch's list)
+    gpu_arch: str | None = None  # the GPU's architecture as the framework names it (Paddle: "Pascal", "Ampere")
     nccl: str | None = None
     gpus: tuple[str, ...] = ()  # GPU models as printed
     compute_capability: str | None = None  # printed by the framework
@@ -314,7 +315,8 @@ class Plan:
     words against the joined ones; ``exclude``: sections never shown; ``answer_bearing``: only sections that answer
     on their own; ``not_lead``: sections that may follow but not lead; ``frameworks``: only sections of these
     frameworks (empty: any); ``prefer``: sections of these frameworks first; ``cover``: sections covering this new
-    setting, when any does; ``focus``: the shown section a detail is about ("" otherwise); ``floor``/``cap``: the
+    setting, when any does; ``focus``: the shown section a detail is about ("" otherwise); ``detail``: what of it the
+    message asks for ("parameter", "command", "file", "step"; "" for the part its words match); ``floor``/``cap``: the
     tier's bounds for the judge; ``continues``: judged as a turn of its case (the follow-up model);
     ``clarify``: a clarifying question may be asked; ``says_failed``: the message says the fix failed (the retry
     rule); ``records_failure``: the turn records "did not help" about what the case showed; ``records_question``: it
@@ -338,6 +340,7 @@ class Plan:
     prefer: frozenset[str] = frozenset()
     cover: frozenset[str] = frozenset()
     focus: str = ""
+    detail: str = ""
     named: frozenset[str] = frozenset()
     problem: frozenset[str] = frozenset()
     setting: frozenset[str] = frozenset()

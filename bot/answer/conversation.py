@@ -239,7 +239,7 @@ class Conversation:
         else:
             reply = self._decide(answer, message, language, notes, allow_clarify=plan.clarify)
             if plan.focus:  # a detail of the section shown: that part only
-                reply = self._detail(plan.focus, answer, message, language, notes) or reply
+                reply = self._detail(plan.focus, answer, message, language, notes, plan.detail) or reply
         events = [self._not_helpful_event(case, language)] if plan.records_failure else []
         if plan.records_question:
             events.append(self._question_event(message, language, reply, answer))
@@ -307,14 +307,16 @@ class Conversation:
             answer, self._meta, self.base_url, limit=limit, language=language, notes=notes, written_in=self._written_in
         )
 
-    def _detail(self, key: str, answer: Answer, message: str, language: str, notes: list[str]) -> Reply | None:
+    def _detail(
+        self, key: str, answer: Answer, message: str, language: str, notes: list[str], kind: str = ""
+    ) -> Reply | None:
         hit = next((h for h in answer.hits if h.section.key == key), None)
         section = self.engine.section(key)
         if hit is None and section is not None:
             hit = Hit(section=section, score=0.0, matched_terms=self.engine.terms_in(message, key))
         if hit is None:
             return None
-        return focus_reply(hit, self._meta, self.base_url, language, message, notes, answer.confidence)
+        return focus_reply(hit, self._meta, self.base_url, language, message, notes, answer.confidence, kind)
 
     def _retry_reply(self, answer: Answer, language: str) -> Reply:
         """ "That didn't help" / "still OOM after …": the next sections for the case, never one already shown."""

@@ -157,10 +157,13 @@ _TYPED_FIELDS = {
     "build_cudnn": ("build_cudnn",),
     "compute_capability": ("compute_capability",),
     "build_arch": ("build_arch",),
+    "gpu_arch": ("gpu_arch",),
+    "build_cuda": ("build_cuda",),
     "driver": ("driver",),
     "gpu": ("gpu",),
     "package": ("package",),
     "library": ("library", "library_path"),
+    "os": ("os",),
 }
 _QUOTES_PER_VALUE = 2  # a value pasted in three places is quoted from the first two
 
@@ -182,7 +185,15 @@ def quotes(m: Mismatch, typed: Typed, said: str = "") -> tuple[str, ...]:
         if not fields or not value:
             continue
         parts = {p.strip() for p in str(value).split(",")} | {str(value)}
-        found = [words for field, read, words in typed if field in fields and (read in parts or key == "library")]
+        if key == "os":
+            # The system as the user described it, wherever it was read ("Ubuntu18.04" in a title, then the template).
+            found = [words for field, read, words in typed if field == "os"]
+        elif key == "gpu":
+            # A model is the same model whatever the spacing and case ("RTX3090" is the "RTX 3090" read).
+            parts |= {_model(p) for p in parts}
+            found = [words for field, read, words in typed if field == "gpu" and _model(read) in parts]
+        else:
+            found = [words for field, read, words in typed if field in fields and (read in parts or key == "library")]
         if key == "library":
             # A library's path as the loader printed it, and the search path it printed: only for the libraries named.
             found = [
@@ -194,6 +205,10 @@ def quotes(m: Mismatch, typed: Typed, said: str = "") -> tuple[str, ...]:
             if _flat(words) not in held and not any(_flat(words) in _flat(q) for q in out):
                 out = [q for q in out if _flat(q) not in _flat(words)] + [words]  # the longer quote holds the shorter
     return tuple(out)
+
+
+def _model(name: str) -> str:
+    return re.sub(r"\s+", "", name.lower())
 
 
 def _flat(text: str) -> str:
@@ -220,8 +235,11 @@ _LABELS = {
     "build_cuda": ("安装包的 CUDA", "the build's CUDA"),
     "cudnn": ("cuDNN", "cuDNN"),
     "build_cudnn": ("编译用的 cuDNN", "the build's cuDNN"),
+    "build_arch": ("安装包编译的架构", "the build's architectures"),
+    "gpu_arch": ("GPU 架构", "GPU architecture"),
     "toolkit": ("本机 CUDA 工具包", "CUDA toolkit installed"),
     "package": ("安装包", "package"),
+    "os": ("系统", "OS"),
 }
 
 
@@ -258,13 +276,21 @@ def _sentence(m: Mismatch, language: Language) -> str:
             else "the error “CUDA driver version is insufficient for CUDA runtime version” says the driver is older than the CUDA the build uses"
         )
     if m.code == "compute_capability":
-        gpu = v.get("gpu") or "GPU"
+        family = v.get("gpu_arch")  # the framework's name for the architecture ("Pascal"), when no model is shown
+        gpu = v.get("gpu") or ((f"{family} 架构的 GPU" if zh else f"{family} GPU") if family else "GPU")
         cc = v.get("compute_capability")
         if v.get("build_arch") and cc:
             return (
                 f"{gpu}（计算能力 {cc}）不在安装包编译的架构 {v['build_arch']} 之内"
                 if zh
                 else f"{gpu} (compute capability {cc}) is not among the build's architectures {v['build_arch']}"
+            )
+        if v.get("build_arch"):
+            # The framework named the GPU's architecture, not its capability ("Pascal" against arch 70 75 80 86).
+            return (
+                f"{gpu} 不在安装包编译的架构 {v['build_arch']} 之内"
+                if zh
+                else f"the {gpu} is not among the build's architectures {v['build_arch']}"
             )
         if cc and cuda and v.get("max_cc"):
             return (
@@ -316,6 +342,14 @@ def _sentence(m: Mismatch, language: Language) -> str:
         )
     if m.code == "cpu_only_wheel":
         pkg = _shown(v.get("package") or "")
+        if pkg and v.get("os") and v.get("windows_gpu_last"):
+            last = v["windows_gpu_last"]
+            return (
+                f"TensorFlow {last} 之后的版本在原生 Windows（你的系统：{v['os']}）上没有 GPU 版，已安装的 {pkg} 只用 CPU"
+                if zh
+                else f"TensorFlow after {last} has no GPU build on native Windows (your system: {v['os']}), so the "
+                f"installed {pkg} runs on the CPU only"
+            )
         if pkg:
             return (
                 f"已安装的 {pkg} 没有用 CUDA 编译，训练不会使用 GPU"
@@ -443,6 +477,17 @@ def library_fix(m: Mismatch, env: Environment, language: Language) -> str:
     if not library or not (windows or linux) or not (system or folder):
         return ""  # the paste shows neither the system nor the folder: the general fix says as much
     name = library if "." in library else f"{library}.so"
+    if env.wsl and name.startswith("libcuda.so"):
+        # On WSL2 the driver library comes from Windows and is mapped into /usr/lib/wsl/lib (NVIDIA's WSL guide).
+        head = (
+            f"  {FIX_WORD[lang]}（WSL2）：libcuda 由 Windows 的 NVIDIA 驱动提供，位于 /usr/lib/wsl/lib；不要在 WSL 里装 Linux 驱动，"
+            "把这个目录放到 LD_LIBRARY_PATH 的最前面："
+            if lang == "zh"
+            else f"  {FIX_WORD[lang]} (WSL2): libcuda comes from the Windows NVIDIA driver, mapped into /usr/lib/wsl/lib; "
+            "do not install a Linux driver inside WSL, put that folder first on LD_LIBRARY_PATH:"
+        )
+        commands = ("ls -l /usr/lib/wsl/lib/libcuda.so*", "export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH")
+        return head + "\n\n" + "\n".join(f"  {c}" for c in ("```bash", *commands, "```"))
     where = (f"（{system}）" if lang == "zh" else f" ({system})") if system else ""
     if windows:
         variable, fence = "PATH", "bat"
@@ -475,6 +520,60 @@ def library_fix(m: Mismatch, env: Environment, language: Language) -> str:
     return f"{head}\n\n{body}"
 
 
+def _arch_fix(m: Mismatch, language: Language) -> str:
+    """The build lists its architectures: install one whose list holds this GPU's (an older GPU needs an older
+    CUDA's build, a newer GPU a newer one), never "a newer CUDA" alone.
+
+    >>> from bot.diagnose.compat import Source
+    >>> _arch_fix(Mismatch("compute_capability", {"compute_capability": "6.1", "build_arch": "70 75 80 86"},
+    ...                    Source("message", "k", "u"), "message"), "en")  # doctest: +ELLIPSIS
+    "install a build whose architectures include this GPU's (sm_61) ..."
+    """
+    cc = str(m.values.get("compute_capability") or "")
+    sm = f"sm_{cc.replace('.', '')}" if cc else ""
+    arch = m.values.get("build_arch")
+    if _lang(language) == "zh":
+        return (
+            (f"安装架构列表包含这块 GPU（{sm}）的安装包" if sm else "安装架构列表包含这块 GPU 的安装包")
+            + f"：当前包只有 {arch}；较老的 GPU 要用较老 CUDA 版本编译的包，较新的 GPU 要用较新 CUDA 版本的包（见框架的安装文档）。"
+        )
+    return (
+        f"install a build whose architectures include this GPU's ({sm}) "
+        if sm
+        else "install a build whose architectures include this GPU's "
+    ) + (
+        f"(this one has only {arch}): an older GPU needs a build for an older CUDA, a newer GPU one for a newer CUDA "
+        "(see the framework's installation guide)."
+    )
+
+
+def _windows_tf_fix(last: str, language: Language) -> str:
+    """No GPU build of a newer TensorFlow exists for native Windows: run it in WSL2, or pin the last one that had it.
+
+    >>> print(_windows_tf_fix("2.10", "en").splitlines()[0])
+      Fix: on native Windows the last TensorFlow with GPU support is 2.10; either run TensorFlow inside WSL2, or pin it:
+    """
+    head = (
+        f"  {FIX_WORD['zh']}：原生 Windows 上最后一个支持 GPU 的 TensorFlow 是 {last}；在 WSL2 里运行 TensorFlow，或者固定版本："
+        if _lang(language) == "zh"
+        else f"  {FIX_WORD['en']}: on native Windows the last TensorFlow with GPU support is {last}; either run "
+        "TensorFlow inside WSL2, or pin it:"
+    )
+    commands = ("python -m pip uninstall -y tensorflow", f'python -m pip install "tensorflow<{_next_minor(last)}"')
+    body = "\n".join(f"  {c}" for c in ("```bat", *commands, "```"))
+    return f"{head}\n\n{body}"
+
+
+def _next_minor(version: str) -> str:
+    """The version a pin stays below.
+
+    >>> _next_minor("2.10")
+    '2.11'
+    """
+    major, minor = (version.split(".") + ["0"])[:2]
+    return f"{major}.{int(minor) + 1}"
+
+
 def describe(diagnosis: Diagnosis, language: Language) -> str:
     """The environment paragraph of a reply: the mismatches with source and fix, or 'consistent', or the one ask.
     Empty when the message shows no environment."""
@@ -491,6 +590,8 @@ def describe(diagnosis: Diagnosis, language: Language) -> str:
             if install is not None and m.code in ("cpu_only_wheel", "wheel_cuda"):
                 lines.append(install_text(install, lang))
                 install = None  # one command block, under the first finding it fixes
+            elif m.code == "compute_capability" and m.values.get("build_arch"):
+                lines.append(f"  {FIX_WORD[lang]}{colon}{_arch_fix(m, lang)}")
             elif m.code == "compute_capability" and m.values.get("min_cuda") and m.values.get("compute_capability"):
                 first, cc = m.values["min_cuda"], m.values["compute_capability"]
                 lines.append(
@@ -500,6 +601,8 @@ def describe(diagnosis: Diagnosis, language: Language) -> str:
                     else f"  {FIX_WORD[lang]}: compute capability {cc} needs CUDA {first} or later: install a build "
                     f"compiled with CUDA ≥ {first} (and a driver for it)."
                 )
+            elif m.code == "cpu_only_wheel" and (last := m.values.get("windows_gpu_last")):
+                lines.append(_windows_tf_fix(str(last), lang))
             elif m.code == "missing_library" and (found := library_fix(m, diagnosis.environment, lang)):
                 lines.append(found)
             else:

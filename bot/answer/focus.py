@@ -12,6 +12,10 @@ in one), so no stop-word list is needed.
     [1]
     >>> matching(parts, "and on Windows?")
     []
+
+A follow-up that asks for a kind of detail without naming it ("具体改哪个参数？", "which command do I run?": the
+plan's ``detail``, read from the domain's word lists) gets the parameters, commands or files the section's steps
+hold, quoted as written, each under its step's number (:func:`quoted`).
 """
 
 from __future__ import annotations
@@ -21,9 +25,9 @@ from collections.abc import Callable, Sequence
 
 from bot.answer.blocks import Focus, Note
 from bot.answer.composition import Reply, Shown, citation_of
-from bot.answer.safe_markdown import doc_markdown
+from bot.answer.safe_markdown import code_block, doc_markdown
 from bot.answer.sections_text import section_title, section_url
-from bot.answer.steps import english_lead, english_steps, fix_steps, render_steps
+from bot.answer.steps import Step, english_lead, english_steps, fix_steps, is_command, render_steps
 from bot.kb.meta import SectionMeta
 from bot.records import Hit, Section
 
@@ -34,6 +38,75 @@ _FRAME = frozenset(
     "does did not there then than only also just like make".split()
 )
 MAX_PARTS_SHOWN = 2  # a detail is one or two steps; more is the section again
+MAX_QUOTED = 8  # parameters, commands or files quoted for a detail asked by kind
+
+_INLINE = re.compile(r"`([^`\n]{1,160})`")
+_FENCE_LINE = re.compile(r"^\s*(?:`{3,}|~{3,})")
+# A parameter as a fix writes it: an identifier (`batch_size`), an assignment (`FLAGS_x=1`, `export A=0`,
+# `allow_growth = True`) or a command-line flag (`--gpus`).
+_PARAMETER = re.compile(
+    r"^(?:export\s+|set\s+)?[A-Za-z_][\w.\[\]'\"]*\s*(?:[=:]\s*\S.*)?$|^--?[A-Za-z][\w-]*(?:[= ]\S+)?$"
+)
+_PATH = re.compile(
+    r"(?:^|[\s=\"'])(?:~|\.{1,2})?/[\w.+-]+(?:/[\w.+*-]*)*|\b[\w-]+\.(?:py|so(?:\.\d+)*|sh|ya?ml|json|cfg|conf|ini|txt)\b"
+)
+
+
+def _code_lines(step: Step) -> list[str]:
+    """The lines of a step's code blocks, without fences, blank lines or comments."""
+    lines = []
+    for block in step.code:
+        for line in block.splitlines():
+            stripped = line.strip()
+            if stripped and not stripped.startswith("#") and not _FENCE_LINE.match(line):
+                lines.append(stripped)
+    return lines
+
+
+def _is(kind: str, text: str) -> bool:
+    text = text.strip()
+    if kind == "parameter":
+        return bool(_PARAMETER.match(text)) and not (is_command(text) and "=" not in text)
+    if kind == "command":
+        return is_command(text)
+    if kind == "file":
+        return bool(_PATH.search(text))
+    return False
+
+
+def quoted(steps: Sequence[Step], kind: str) -> list[tuple[int, list[str], list[str]]]:
+    r"""Per step holding one (its number, the inline items, the code lines): the parameters, commands or files
+    (``kind``) a fix's steps write, as written.
+
+    >>> steps = [Step("减小 `batch_size`；", []), Step("开启：", ["```bash\n# 注释\nexport FLAGS_a=0\n```"]),
+    ...          Step("see the docs", [])]
+    >>> quoted(steps, "parameter")
+    [(1, ['batch_size'], []), (2, [], ['export FLAGS_a=0'])]
+    >>> quoted(steps, "command")
+    [(2, [], ['export FLAGS_a=0'])]
+    """
+    out = []
+    for n, step in enumerate(steps, 1):
+        inline = [i.strip() for i in _INLINE.findall(step.text) if _is(kind, i)]
+        lines = [line for line in _code_lines(step) if _is(kind, line)]
+        if inline or lines:
+            out.append((n, list(dict.fromkeys(inline)), list(dict.fromkeys(lines))))
+    return out
+
+
+def _quoted_body(found: list[tuple[int, list[str], list[str]]]) -> str:
+    parts, budget = [], MAX_QUOTED
+    for n, inline, lines in found:
+        inline, lines = inline[:budget], lines[: max(budget - len(inline), 0)]
+        budget -= len(inline) + len(lines)
+        head = " ".join(f"`{i}`" for i in inline)
+        number = f"**{n}.**" if len(found) > 1 else ""
+        parts.append(" ".join(x for x in (number, head) if x) or number)
+        if lines:
+            parts.append(code_block("\n".join(lines), "bash"))
+        if budget <= 0:
+            break
+    return "\n\n".join(p for p in parts if p)
 
 
 def _terms(question: str) -> list[str]:
@@ -65,9 +138,12 @@ def matching(parts: Sequence[str], question: str) -> list[int]:
     return [n for n in range(len(parts)) if scores[n] == best][:MAX_PARTS_SHOWN]
 
 
-def detail(section: Section, meta: SectionMeta | None, language: str, question: str) -> tuple[str, list[int]]:
+def detail(
+    section: Section, meta: SectionMeta | None, language: str, question: str, kind: str = ""
+) -> tuple[str, list[int]]:
     """(markdown of the matching steps of ``section``, their numbers) for ``question``; ("", []) when the
-    question names no detail of a single part of it."""
+    question names no detail of a single part of it. ``kind``: what the question asks for when it names no part
+    ("parameter", "command", "file": those the steps hold, quoted)."""
     if language != "zh" and meta is not None and meta.summary_en.strip():
         _, fixes = english_lead(meta.summary_en)
         steps = english_steps(fixes)
@@ -79,7 +155,10 @@ def detail(section: Section, meta: SectionMeta | None, language: str, question: 
     parts = [" ".join([s.text, *s.code]) for s in steps]
     picked = matching(parts, question)
     if not picked or len(picked) == len(steps):
-        return "", []
+        found = quoted(steps, kind) if kind in ("parameter", "command", "file") else []
+        if not found:
+            return "", []
+        return _quoted_body(found), [n for n, _, _ in found]
     shown = [steps[n] for n in picked]
     numbers = [n + 1 for n in picked]
     body = "\n\n".join(
@@ -97,12 +176,14 @@ def focus_reply(
     question: str,
     notes: Sequence[str] = (),
     confidence: float = 0.0,
+    kind: str = "",
 ) -> Reply | None:
     """The reply to a follow-up about a detail of ``hit``'s section (None when it asks about no single part): the
-    follow-up's notes, a :class:`~bot.answer.blocks.Focus` block of the matching steps and the section's citation."""
+    follow-up's notes, a :class:`~bot.answer.blocks.Focus` block of the matching steps (or of the parameters,
+    commands or files ``kind`` asks for) and the section's citation."""
     section = hit.section
     m = meta(section.key)
-    body, numbers = detail(section, m, language, question)
+    body, numbers = detail(section, m, language, question, kind)
     if not body:
         return None
     url = section_url(base, section, hit.matched_terms, language)

@@ -120,6 +120,15 @@ def fix_steps(markdown: str) -> tuple[str, list[Step], list[str]]:
     return "\n\n".join(lead), steps, notes
 
 
+def is_command(text: str) -> bool:
+    """A line that runs something ("export A=1", "nvidia-smi", "pip install …"), as a fix's code says it.
+
+    >>> is_command("export FLAGS_fast_eager_deletion_mode=1"), is_command("batch_size")
+    (True, False)
+    """
+    return bool(_COMMAND.match(text.strip()))
+
+
 def render_steps(lead: str, steps: Sequence[Step], notes: Sequence[str]) -> str:
     """Steps as markdown: ``**1.** text`` then its code; a single step is not numbered."""
     parts = [lead] if lead else []

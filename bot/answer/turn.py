@@ -15,7 +15,9 @@ suggestions: the cited section's neighbours in its document that are about the s
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import threading
 import time
 import uuid
@@ -29,7 +31,7 @@ import numpy as np
 
 from bot.answer.conversation import MAX_REPLAY_TURNS, Conversation, Turn
 from bot.answer.reply import MAX_FOLLOW_UPS, Contact, Reply, compose, follow_up_options, scope_of
-from bot.answer.state import StateSeal, generation_of, turns_from_json, turns_to_json
+from bot.answer.state import StateSeal, generation_of
 from bot.engine.answerer import Answerer
 from bot.limits import HISTORY_STATE_BYTES, HISTORY_TURN_CHARS_REPLAYED
 from bot.records import Section
@@ -94,57 +96,77 @@ def suggestions(reply: Reply, engine: Answerer) -> tuple[dict, ...]:
 
 
 class HistoryStates:
-    """The conversation state after a plain history, remembered so that a client that sends its history (and no
-    ``state``) pays for the replay once, not at every turn.
+    """The conversation state after each plain history replayed or answered here, so that a client that sends its
+    history (and no ``state``) pays for each earlier turn once, not at every turn.
 
-    An API client sends the user messages so far; rebuilding the conversation replays them through the engine
-    (each cut to :data:`~bot.limits.HISTORY_TURN_CHARS_REPLAYED` characters). The turns after each history are
-    kept in an LRU keyed by a SHA-256 of the history as sent (and the index they were computed on); a request
-    whose history is known continues from that state, a miss replays. Only histories a replay would rebuild
-    exactly are kept: up to :data:`MAX_REPLAY_TURNS` messages (a longer history is replayed from its last ones,
-    a different start). A state is kept as its compact JSON (:func:`bot.answer.state.turns_to_json`, every text
-    cut to 500 characters), compressed: 7-9 KB of JSON for 8 short turns, 25 KB for 8 pasted logs, 1.3-2.1 KB once
-    compressed (before: deep copies of the turns, uncut, ~210 KB for 8 turns, 256 of them). The cache is bounded
-    by those bytes (:data:`~bot.limits.HISTORY_STATE_BYTES`, 4 MiB: about 2,000 such states), not by a count; a hit
-    decodes fresh turns, so concurrent requests never share a mutable turn.
+    An API client sends the user messages so far; rebuilding the conversation replays them through the engine, each
+    read as :func:`replayed` reads it. A state is kept under the chain of what its turns read (a SHA-256 of the
+    previous key and the next text, length-prefixed), so every prefix of a history has its own key: a request whose
+    history *begins* as a known one continues from the state after that beginning and replays only the rest
+    (:meth:`longest`), storing each state it reaches. Only states a full replay of the same history reaches exactly
+    are kept: the states of replays, and a live turn's only when its message is one a replay reads whole; a hit is
+    therefore what a cold replay would give (``tests/answer/test_history_prefix.py``), whichever replica answers.
+
+    A state is kept whole (every field, lossless JSON, compressed: a state that cut texts as a ``state`` token does
+    could answer differently from the replay), 1.5-3 KB for 8 turns. The LRU is bounded by those bytes
+    (:data:`~bot.limits.HISTORY_STATE_BYTES`, 4 MiB: over a thousand 8-turn conversations with all their prefixes),
+    not by a count; a hit decodes fresh turns, so concurrent requests never share a mutable turn.
     """
 
     def __init__(self, max_bytes: int = HISTORY_STATE_BYTES) -> None:
         self.max_bytes = max_bytes
-        self.bytes = 0  # the JSON held now
+        self.bytes = 0  # the compressed states held now
         self._states: OrderedDict[bytes, tuple[weakref.ref, bytes]] = OrderedDict()
         self._lock = threading.Lock()
 
     @staticmethod
-    def key(history: Sequence[str]) -> bytes:
-        digest = hashlib.sha256()
+    def keys(history: Sequence[str]) -> list[bytes]:
+        """The key of each prefix of ``history``: ``keys(h)[k - 1]`` is the key of ``h[:k]``."""
+        out: list[bytes] = []
+        previous = b""
         for text in history:
             data = text.encode("utf-8", "surrogatepass")
-            digest.update(len(data).to_bytes(8, "big") + data)  # length-prefixed: ("ab","c") is not ("a","bc")
-        return digest.digest()
+            # chained and length-prefixed: ("ab","c") is not ("a","bc"), and a key names its whole prefix
+            previous = hashlib.sha256(previous + len(data).to_bytes(8, "big") + data).digest()
+            out.append(previous)
+        return out
+
+    @classmethod
+    def key(cls, history: Sequence[str]) -> bytes:
+        return cls.keys(history)[-1] if history else b""
 
     def __len__(self) -> int:
         return len(self._states)
 
     def get(self, engine: Answerer, history: Sequence[str]) -> list[Turn] | None:
+        """The state after exactly ``history``, or None."""
+        raw = self._find(engine, [self.key(history)] if history else [])
+        return _unpack(raw[1]) if raw else None
+
+    def longest(self, engine: Answerer, history: Sequence[str]) -> tuple[int, list[Turn]]:
+        """``(k, turns)``: the longest prefix ``history[:k]`` with a known state, and that state (``(0, [])``: none)."""
+        found = self._find(engine, self.keys(history))
+        return (found[0], _unpack(found[1])) if found else (0, [])
+
+    def _find(self, engine: Answerer, keys: list[bytes]) -> tuple[int, bytes] | None:
+        """The last of ``keys`` held for ``engine``'s index, as (its position + 1, the packed state)."""
         owner = _owner(engine)
-        key = self.key(history)
         with self._lock:
-            found = self._states.get(key)
-            if found is None or found[0]() is not owner:
-                return None
-            self._states.move_to_end(key)
-            raw = found[1]
-        return turns_from_json(zlib.decompress(raw))
+            for n in range(len(keys), 0, -1):
+                found = self._states.get(keys[n - 1])
+                if found is not None and found[0]() is owner:
+                    self._states.move_to_end(keys[n - 1])
+                    return n, found[1]
+        return None
 
     def put(self, engine: Answerer, history: Sequence[str], turns: Sequence[Turn]) -> None:
-        if len(history) > MAX_REPLAY_TURNS or self.max_bytes <= 0:
+        if not history or len(history) > MAX_REPLAY_TURNS or self.max_bytes <= 0:
             return
         try:
             ref = weakref.ref(_owner(engine))
         except TypeError:  # an engine that cannot be referenced weakly: nothing is cached for it
             return
-        raw = zlib.compress(turns_to_json(turns), 6)
+        raw = _pack(turns)
         if len(raw) > self.max_bytes:
             return
         key = self.key(history)
@@ -161,6 +183,18 @@ class HistoryStates:
         with self._lock:
             self._states.clear()
             self.bytes = 0
+
+
+def _pack(turns: Sequence[Turn]) -> bytes:
+    """Turns as lossless compact JSON, compressed (every field as it is: :func:`_unpack` gives equal turns)."""
+    data = [dataclasses.asdict(t) for t in turns]
+    return zlib.compress(
+        json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"), 6
+    )
+
+
+def _unpack(raw: bytes) -> list[Turn]:
+    return [Turn(**fields) for fields in json.loads(zlib.decompress(raw))]
 
 
 def _owner(engine: Answerer) -> object:
@@ -227,16 +261,16 @@ def take_turn(
     elif turns is not None:  # the client carried the state: nothing is replayed, nothing cached
         talk = Conversation(engine, base_url=base_url, contact=contact, turns=list(turns))
     else:
-        window = tuple(_text(m) for m in list(history)[-MAX_REPLAY_TURNS:])
-        known = HISTORIES.get(engine, window)
-        talk = (
-            Conversation(engine, base_url=base_url, contact=contact, turns=known)
-            if known is not None
-            else Conversation.replay(engine, [replayed(m) for m in window], base_url=base_url, contact=contact)
-        )
+        window = tuple(replayed(_text(m)) for m in list(history)[-MAX_REPLAY_TURNS:])  # what a replay reads
+        done, known = HISTORIES.longest(engine, window)
+        talk = Conversation(engine, base_url=base_url, contact=contact, turns=known)
+        for n in range(done, len(window)):  # the rest of the history, replayed (Conversation.replay), each state kept
+            talk.respond(window[n])
+            HISTORIES.put(engine, window[: n + 1], talk.turns)
     said = talk.respond(message)
-    if cached:
-        HISTORIES.put(engine, (*window, _text(message)), talk.turns)
+    if cached and isinstance(message, str) and replayed(message) == message:
+        # A message a replay reads whole: this state is the one a replay of the history reaches, so it is kept.
+        HISTORIES.put(engine, (*window, message), talk.turns)
     failed = bool(
         said.handoff and contact.webhook.strip() and hand_over is not None and not hand_over(talk.turns, said.language)
     )

@@ -195,6 +195,7 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
                         "driver_cuda": env.cuda_driver_api,
                         "cuda": need,
                         "minimum": _driver_minimum(env, row),
+                        "gpu": env.gpus[0] if len(env.gpus) == 1 else None,  # the GPU the new driver must support
                     },
                     row.source,
                     "table",
@@ -239,6 +240,8 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
                         "max_cc": row.get("max_cc"),
                         "min_cc": row.get("min_cc"),
                         "min_cuda": _first_cuda_for(cc_value, table),
+                        "package": _package_text(env) or None,  # the build that lacks this GPU's code
+                        "driver": env.driver,  # it decides which newer build the fix may install
                     },
                     row.source,
                     "table",
@@ -264,6 +267,7 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
                     "build_cudnn": build_cudnn or None,
                     "cudnn": ", ".join(env.cudnn) if build_cudnn else None,
                     "package": _package_text(env),
+                    "driver": env.driver,  # it decides which build the fix installs
                 },
                 built[1] or message_source("paddle_cuda_older", table),
                 "table",
@@ -296,6 +300,10 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
                 "library": ", ".join(env.missing_libraries),
                 "cuda": ", ".join(machine) or env.image_cuda,
                 "cudnn": env.cudnn_loaded or ", ".join(env.cudnn) or env.image_cudnn,
+                "build_cuda": env.build_cuda,  # what the build was compiled with, when printed
+                "build_cudnn": env.build_cudnn,
+                "driver": env.driver,  # the driver decides which CUDA the installed libraries may be
+                "os": env.os,  # the system decides where a library is looked for (PATH, LD_LIBRARY_PATH, WSL's own)
                 "package": _package_text(env) or None,  # the build that asked for the library
             },
             message_source("library_not_found", table),
@@ -325,7 +333,13 @@ def check(env: Environment, table: CompatTable) -> Diagnosis:
         claim("cpu_only_wheel", {"package": f"{cpu_pkgs[0].name}=={cpu_pkgs[0].version}"}, row, "table")
     tf_windows = _tf_windows_cpu(env, table)
     if tf_windows is not None and not works:
-        claim("cpu_only_wheel", {"package": tf_windows[0], "os": env.os}, tf_windows[1], "table")
+        # The operating system decides here: the reply names it as pasted, with the last release that had a GPU build.
+        claim(
+            "cpu_only_wheel",
+            {"package": tf_windows[0], "os": env.os, "windows_gpu_last": tf_windows[2]},
+            tf_windows[1],
+            "table",
+        )
 
     mismatches = tuple(_dedupe(found))
     if mismatches:
@@ -365,6 +379,7 @@ def _message_values(code: Code, env: Environment, table: CompatTable) -> dict[st
             "driver_cuda": env.cuda_driver_api,
             "cuda": env.cuda_runtime or build or one_machine,
             "package": _package_text(env) or None,  # the build whose CUDA the driver cannot run
+            "gpu": env.gpus[0] if len(env.gpus) == 1 else None,  # the GPU the new driver must support
         }
     if code == "compute_capability":
         known = compute_capabilities(env, table)
@@ -374,6 +389,9 @@ def _message_values(code: Code, env: Environment, table: CompatTable) -> dict[st
             "gpu": gpu or None,
             "cuda": env.cuda_runtime or build or one_machine,
             "build_arch": " ".join(env.build_arch) or None,
+            "gpu_arch": env.gpu_arch,  # the framework's name for the GPU's architecture ("Pascal")
+            "package": _package_text(env) or None,  # the build that lacks this GPU's code
+            "driver": env.driver,  # it decides which newer build the fix may install
             "min_cuda": _first_cuda_for(env.compute_capability or cc or "", table),
         }
     if code == "cudnn_cuda":
@@ -398,10 +416,18 @@ def _first_cuda_for(cc: str, table: CompatTable) -> str | None:
     want = major_minor(cc)
     if len(want) < 2:
         return None
+
+    def start(r: Row) -> tuple[int, ...]:
+        return major_minor(r.get("cuda").split("-")[0])
+
     rows = [r for r in table.of("cuda_arch") if r.get("max_cc") and major_minor(r.get("max_cc")) >= want]
     if not rows:
         return None
-    first = min(rows, key=lambda r: major_minor(r.get("cuda").split("-")[0]))
+    first = min(rows, key=start)
+    # Only "first" when an earlier row shows a CUDA that could not: the table's oldest row (9.0 for 6.1) says
+    # nothing about the CUDA before it (CUDA 8.0 already compiles for 6.1).
+    if not any(r.get("max_cc") and start(r) < start(first) for r in table.of("cuda_arch")):
+        return None
     return first.get("cuda").split("-")[0]
 
 
@@ -505,7 +531,7 @@ def _library_versions(env: Environment) -> dict[str, tuple[str, int]]:
     return out
 
 
-def _tf_windows_cpu(env: Environment, table: CompatTable) -> tuple[str, Source] | None:
+def _tf_windows_cpu(env: Environment, table: CompatTable) -> tuple[str, Source, str] | None:
     """TensorFlow after the row's last native-Windows GPU release (2.10) has no GPU build on Windows (release note)."""
     if not on_windows(env) or not env.gpu_intent:
         return None
@@ -515,7 +541,7 @@ def _tf_windows_cpu(env: Environment, table: CompatTable) -> tuple[str, Source] 
             continue
         for p in env.packages:
             if p.name in ("tensorflow", "tensorflow-any") and vtuple(p.version)[:2] > last[:2]:
-                return f"tensorflow=={p.version}", row.source
+                return f"tensorflow=={p.version}", row.source, row.get("windows_gpu_last")
     return None
 
 

@@ -176,7 +176,7 @@ def _norm_model(name: str) -> str:
 
 def gpu_row(name: str, table: CompatTable) -> Row | None:
     """The row whose model is the printed name (NVIDIA/GeForce/Tesla prefixes and spacing ignored; a printed
-    suffix such as -PCIE-40GB, -SXM2 or 16GB is allowed, a different model number is not)."""
+    suffix such as -PCIE-40GB, -SXM2, 16GB or Laptop GPU is allowed, a different model number is not)."""
     printed = _norm_model(name)
     best: Row | None = None
     for row in table.of("gpu"):
@@ -184,7 +184,9 @@ def gpu_row(name: str, table: CompatTable) -> Row | None:
         if not model:
             continue
         same = printed == model or (
-            printed.startswith(model) and re.match(r"(?:pcie|sxm|\d{1,3}gb|$)", printed[len(model) :])
+            # A laptop part has its desktop model's architecture ("RTX 3050 Laptop GPU" is 8.6 like the RTX 3050).
+            printed.startswith(model)
+            and re.match(r"(?:pcie|sxm|\d{1,3}gb|laptop|mobile|maxq|$)", printed[len(model) :])
         )
         if same and (best is None or len(model) > len(_norm_model(best.get("model")))):
             best = row

@@ -246,12 +246,23 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
                 gpus = _add(gpus, m.group(1).strip())
                 said("gpu", m.group(1).strip(), m.group(1))
             for m in p.BARE_GPU.finditer(line):
-                number = m.group(1).strip()
+                number = m.group(2).strip()
                 gpus = _add(gpus, f"{'GTX' if number.startswith('1') else 'RTX'} {number}")
-                said("gpu", f"{'GTX' if number.startswith('1') else 'RTX'} {number}", number)
+                # As typed, with the brand when the user wrote it ("nvidia 2050").
+                said("gpu", f"{'GTX' if number.startswith('1') else 'RTX'} {number}", m.group(1) + number)
         if not smi_line and "API" not in line and (m := p.TEXT_DRIVER.search(line)):
             first("driver", m.group(1))
             said("driver", m.group(1), m.group(0))
+        if m := p.DQ_DEVICE.search(line):
+            gpus = _add(gpus, m.group(1).strip())
+            said("gpu", m.group(1).strip(), m.group(1))
+        if m := p.DQ_VERSIONS.search(line):
+            first("smi_cuda", m.group(1))  # the CUDA the driver supports
+            toolkit = _add(toolkit, m.group(2))  # the toolkit deviceQuery was built with, not the framework's
+            said("cuda", m.group(2), m.group(2))
+        if m := p.DQ_CC.search(line):
+            first("compute_capability", m.group(1))
+            said("compute_capability", m.group(1), m.group(1))
         if m := p.PADDLE_CC.search(line):
             major, minor = m.group(1), m.group(2)
             first("compute_capability", f"{major}.{minor}" if minor is not None else f"{major[:-1]}.{major[-1]}")
@@ -267,8 +278,16 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
             first("cudnn_loaded", f"{m.group(2)}.{m.group(3)}")
         if m := p.PADDLE_ARCH.search(line):
             signals.add("paddle_arch")
+            first("gpu_arch", m.group(1))
+            said("gpu_arch", m.group(1), m.group(1))
             for arch in m.group(2).split():
                 build_arch = _add(build_arch, arch)
+            said("build_arch", " ".join(build_arch), m.group(2))
+        if m := p.PADDLE_VERSION_CALL.search(line):
+            # What the wheel was built with, as Paddle prints it; a finding names major.minor.
+            key = f"build_{m.group(1)}"
+            first(key, m.group(2))
+            said(key, m.group(2), m.group(2) + m.group(3))
         if m := p.TORCH_ARCH.search(line):
             signals.add("torch_arch")
             sm = m.group(1)
@@ -417,6 +436,12 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
         signals |= {signal for name, signal in _LINE_SIGNALS if getattr(p, name).search(line)}
         if m := p.OS.search(line):
             first("os", m.group(1))
+        for m in p.OS.finditer(line):
+            # A template's value as typed ("OS Platform and Distribution: Ubuntu 18.04 running on WSL2"): only a
+            # system after the label's colon, not the template's own example before it.
+            if max(line.rfind(":", 0, m.start()), line.rfind("：", 0, m.start())) >= 0:
+                said("os", m.group(1), _value_line(line, m.start()))
+                break
         if (m := p.PYTHON.search(line)) or (m := p.PY_SITE.search(line)):
             first("python", m.group(1))
 
@@ -464,6 +489,7 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
         image_cuda=image_cuda,
         image_cudnn=image_cudnn,
         build_arch=build_arch,
+        gpu_arch=env.get("gpu_arch"),  # type: ignore[arg-type]
         nccl=env.get("nccl"),  # type: ignore[arg-type]
         gpus=gpus,
         compute_capability=env.get("compute_capability"),  # type: ignore[arg-type]

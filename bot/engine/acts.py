@@ -14,7 +14,8 @@ The labels are the labellers' acts; the plan's acts are finer. A label maps to a
 "detail", "report" vs "failed_fix"), else the model's family's first act is used. ``thanks`` and ``person`` are
 answered before the engine (:mod:`bot.engine.intents`): at plan time the model chooses among the other five.
 
-The model is fitted in :mod:`bot.fit.acts` (this module is what serving loads).
+The model is fitted in :mod:`bot.fit.acts` (this module is what serving loads). When its proposal overrules the
+rule is its :class:`bot.engine.plan.Guard`, chosen when it is fitted and stored with it.
 
     >>> plan_act("failed_fix", "report"), plan_act("failed_fix", "detail"), plan_act("new_covered", "new")
     ('report', 'failed_fix', 'switch')
@@ -34,6 +35,8 @@ import numpy as np
 from bot.engine.plan import (
     ACTS,
     FAMILY,
+    STORED_BEFORE,
+    Guard,
     Proposal,
     TurnFeatures,
     act_of,
@@ -136,6 +139,7 @@ class ActModel:
     embedder: str = ""
     train_hash: str = ""
     figures: str = "{}"  # JSON: how it was chosen and how well it did (cross-validated), for the record
+    guard: Guard = Guard.parse(STORED_BEFORE)  # when its proposal overrules the rule (bot.engine.plan.decide_act)
 
     @property
     def inputs(self) -> int:
@@ -179,6 +183,7 @@ class ActModel:
             embedder=np.array(self.embedder),
             train_hash=np.array(self.train_hash),
             figures=np.array(self.figures),
+            guard=np.array(str(self.guard)),
         )
         tmp.replace(path)
 
@@ -199,6 +204,8 @@ class ActModel:
                     embedder=str(data["embedder"]),
                     train_hash=str(data["train_hash"]),
                     figures=str(data["figures"]),
+                    # a file stored before guards were: the guard it shipped with
+                    guard=Guard.parse(str(data["guard"]) if "guard" in data else STORED_BEFORE),
                 )
         except Exception as exc:  # zip, key, JSON or dtype errors alike: the file is not a model
             raise ValueError(f"{path}: not a turn-act model ({type(exc).__name__}: {exc}). {FIX}") from None

@@ -99,7 +99,7 @@ _NOT_HELPFUL_ZH = re.compile(
 # The user reports the problem persists or names what they already did: the same case, not solved.
 # ("还是" alone is also "or" in a question, so only its "still …" uses count.)
 _STILL = re.compile(
-    r"还是(?:不|没|会|报|一样|有|出现|爆|卡|失败|错|提示|显示|oom|nan|hang)|依然|仍然|仍旧|照样|一样的?(?:错|问题|报错)|"
+    r"还是(?:不|没|会|报|一样|有|出现|爆|卡|失败|错|提示|显示|oom|nan|hang|找不到|无法|用不了|跑不起来|识别不到|检测不到)|依然|仍然|仍旧|照样|一样的?(?:错|问题|报错)|"
     r"又出现|又报|也不行|也一样|也没用|也没有用|没用|没有用|不管用|没效果|没有效果|无效|没解决|没有解决|未解决|没能解决|"
     r"试过|试了|已经|(?:核对|检查|确认|排查|设置|修改|调整|加|装|查|换|改|调|设)过(?![程滤拟])|都(?:设|改|调|加|装|检查|试|按)|重装|重启.{0,6}(?:也|还|都)|"
     r"(?<!\bdo i )(?<!\bdo we )(?<!\bshould i )(?<!\bshould we )(?<!\bmust i )(?<!\bdo you )\bstill\b|"
@@ -113,7 +113,7 @@ _STILL = re.compile(
 # fact, not a failure of the answer, and "不对" describes a problem ("评估结果不对") more often than a verdict.
 _FAILED = re.compile(
     r"没用|没有用|不管用|没啥用|不行|没解决|没有解决|未解决|未能解决|没能解决|无效|不起作用|没效果|没有效果|不是这个|"
-    r"还是\s*(?:不|没|会|报|一样|有|只|出现|爆|卡|失败|错|提示|显示|oom|nan|hang)|依然|仍然|仍旧|照样|又出现|又报|"
+    r"还是\s*(?:不|没|会|报|一样|有|只|出现|爆|卡|失败|错|提示|显示|oom|nan|hang|找不到|无法|用不了|跑不起来|识别不到|检测不到)|依然|仍然|仍旧|照样|又出现|又报|"
     r"也一样|试过|试了|(?:核对|检查|排查)过|(?:不管|无论)怎么.{0,12}都(?:不|没)|"
     r"\b(?:did ?n[o']?t|does ?n[o']?t|do ?n[o']?t|not|never|wo ?n[o']?t)\s+(?:really\s+)?"
     r"(?:(?:seem|appear)(?:s|ed)?\s+)?(?:to\s+)?"  # "doesn't seem to help", "seems not to help"
@@ -328,6 +328,8 @@ def says_failed(message: str, *, not_helpful: bool | None = None) -> bool:
     (False, False)
     >>> says_failed("我发现好像还是只有一个进程"), says_failed("不管怎么改学习率，loss都不下降")
     (True, True)
+    >>> says_failed("find 到了 加到 LD_LIBRARY_PATH 了 还是找不到")  # "still can't find it"
+    True
     >>> says_failed("is --gpus enough or do i still export CUDA_VISIBLE_DEVICES?"), says_failed("still OOM")
     (False, True)
     """

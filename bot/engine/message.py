@@ -32,7 +32,11 @@ class Cues:
 
     ``not_helpful``: "没用", "that didn't help"; ``follow_up``: an elliptical "那多机呢？";
     ``new_topic``: "unrelated: …", "另外一个问题"; ``points_back``: "这个", "that"; ``failed``: the message says
-    the fix shown did not work ("没用", "still OOM after allow_growth": a retry, the only "didn't help" stored).
+    the fix shown did not work ("没用", "still OOM after allow_growth": a retry, the only "didn't help" stored);
+    ``anaphora``: a pronoun or deictic alone ("这个", "it"; ``points_back`` also counts a short question naming
+    nothing); ``still``: the problem persists or another way is asked for ("还是", "any other way?");
+    ``detail``: what detail of the answer shown the message asks for ("parameter", "command", "step"; "" when it
+    asks for none). The last three say the message needs the conversation to be understood (issue 44).
     """
 
     not_helpful: bool = False
@@ -40,6 +44,9 @@ class Cues:
     new_topic: bool = False
     points_back: bool = False
     failed: bool = False
+    anaphora: bool = False
+    still: bool = False
+    detail: str = ""
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,16 @@ MAX_LED = 30  # section keys an earlier turn led with, remembered per conversati
 
 
 @dataclass(frozen=True)
+class Finding:
+    """What one reading of a message finds when it is searched, ranked and judged (``Engine.plan``): the section it
+    leads with, whether the judge finds that lead clear (tier "answer") and its calibrated probability."""
+
+    lead: str = ""
+    clear: bool = False
+    probability: float = 0.0
+
+
+@dataclass(frozen=True)
 class Reading:
     """What the engine read about the message in its case, cheaply and once (``Engine.reading``): the word lists'
     move, the subjects and frameworks, and the message's own search scores summarised. Everything :func:`plan`
@@ -83,6 +93,11 @@ class Reading:
     shown_similarity: float = 0.0
     other_similarity: float = 0.0
     asks_more: bool = False  # a question about the answer shown rather than a report (case.move_on_the_lead)
+    needs_case: bool = True  # the message's cues say it needs the conversation (bot.engine.read.needs_case)
+    # A complete question in an open case is searched both ways, once each (Engine.plan): on its own words as a new
+    # question (``alone``) and joined with the case (``together``); the plan picks by what each finds.
+    alone: Finding | None = None
+    together: Finding | None = None
 
 
 def features_of(message: Message, case: Case, reading: Reading) -> TurnFeatures:
@@ -146,6 +161,49 @@ def act_of(f: TurnFeatures) -> Act:
     return "report"
 
 
+# ---------------------------------------------------------------- a complete question: its own words or the case's
+
+WEIGHED: tuple[Act, ...] = ("follow_up", "detail")  # the acts that join the case's words
+
+
+def weighs_readings(act: Act, reading: Reading, case: Case) -> bool:
+    """Whether the turn is searched both ways before its act is final (:func:`chosen_reading`): a message the rule
+    joins with the case although none of its cues says it needs the case (a complete question), in an open case.
+
+    >>> weighs_readings("follow_up", Reading(needs_case=False), Case(search="oom"))
+    True
+    >>> weighs_readings("follow_up", Reading(needs_case=True), Case(search="oom")), weighs_readings("switch", Reading(needs_case=False), Case(search="oom"))
+    (False, False)
+    """
+    return case.is_open and act in WEIGHED and not reading.needs_case
+
+
+def chosen_reading(act: Act, alone: Finding, together: Finding, case: Case) -> tuple[Act, bool]:
+    """The act of a complete question searched both ways, and whether the chosen reading's lead is clear (the turn
+    may be confident only then). Its own words lead to a section the case showed: it is about the case's answer.
+    Else it is a new question, searched alone, when its own words find a clear lead; about the case when only the
+    case's words find one; when neither does, about the case, not confidently (a new case on an unclear reading
+    would carry the next turns away from the conversation).
+
+    >>> case = Case(search="nccl error", shown=("faq#nccl",), best="faq#nccl")
+    >>> chosen_reading("follow_up", Finding("faq#cpu", True, 0.8), Finding("faq#nccl", True, 0.9), case)
+    ('switch', True)
+    >>> chosen_reading("follow_up", Finding("faq#cpu", False, 0.3), Finding("faq#nccl", True, 0.9), case)
+    ('follow_up', True)
+    >>> chosen_reading("detail", Finding("faq#cpu", False, 0.5), Finding("faq#nccl", False, 0.4), case)
+    ('detail', False)
+    >>> chosen_reading("detail", Finding("faq#nccl", True, 0.9), Finding("faq#nccl", True, 0.9), case)
+    ('detail', True)
+    >>> chosen_reading("follow_up", Finding("faq#conv", False, 0.4), Finding("faq#conv", True, 0.8), case)
+    ('follow_up', True)
+    """
+    if alone.lead in case.shown:
+        return act, together.clear
+    if alone.clear:
+        return "switch", True
+    return act, together.clear
+
+
 # ---------------------------------------------------------------- the learned act model's proposal
 
 # The labellers' acts (eval/acts/README.md) as plan acts: a label's family, the first used when the rule's act is not
@@ -157,11 +215,69 @@ FAMILY: dict[str, tuple[Act, ...]] = {
     "new_uncovered": ("leave",),
     "environment": ("environment",),
 }
-# The model's proposal is taken only when it is this sure of its label, and never where the rule reads a failed fix
-# or a report (the retry rule's turns, 0.96 right by the rule on the labelled turns): on the project's own
-# conversations an unguarded model lowered hit@3 and led a retry conversation with its previous answer more often.
-MIN_PROBABILITY = 0.8
+
+
+@dataclass(frozen=True)
+class Guard:
+    """When a learned act model's proposal overrules the rule: only when it is at least ``threshold`` sure of its
+    label, and never where the rule reads one of ``keep``. Fitted with the model and stored with it
+    (``python -m bot acts``; ``--guard`` chooses one); written as text, e.g. "none", "threshold 0.8",
+    "never on failed fix", "threshold 0.8, never on failed fix".
+
+    >>> g = Guard.parse("threshold 0.8, never on failed fix")
+    >>> g.threshold, sorted(g.keep)
+    (0.8, ['failed_fix', 'report'])
+    >>> str(Guard.parse("none")), str(Guard.parse("never on failed fix")), str(Guard(0.6))
+    ('none', 'never on failed fix', 'threshold 0.6')
+    """
+
+    threshold: float = 0.0
+    keep: frozenset[Act] = frozenset()
+
+    @classmethod
+    def parse(cls, text: str) -> Guard:
+        threshold, keep = 0.0, frozenset()
+        for part in (p.strip().lower() for p in text.split(",")):
+            if part in ("", "none"):
+                continue
+            if part == "never on failed fix":
+                keep = RULE_KEPT
+                continue
+            words = part.replace("=", " ").split()
+            try:
+                if len(words) != 2 or words[0] != "threshold":
+                    raise ValueError(part)
+                threshold = float(words[1])
+            except ValueError:
+                raise ValueError(
+                    f"guard {text!r}: {part!r} is not one of none, threshold T (0 <= T <= 1), never on failed fix; "
+                    'e.g. --guard "threshold 0.8, never on failed fix"'
+                ) from None
+            if not 0.0 <= threshold <= 1.0:
+                raise ValueError(f"guard {text!r}: the threshold must be between 0 and 1")
+        return cls(threshold, keep)
+
+    def __str__(self) -> str:
+        parts = [f"threshold {self.threshold:g}"] if self.threshold else []
+        parts += ["never on failed fix"] if self.keep else []
+        return ", ".join(parts) or "none"
+
+
+# The rule's turns a "never on failed fix" guard keeps: it reads a failed fix or a report (the retry rule's turns).
 RULE_KEPT: frozenset[Act] = frozenset({"failed_fix", "report"})
+# Guards a model is fitted and scored with (python -m bot acts): cross-validation picks one, --guard another.
+GUARDS: tuple[str, ...] = (
+    "none",
+    "threshold 0.5",
+    "threshold 0.6",
+    "threshold 0.7",
+    "threshold 0.8",
+    "never on failed fix",
+    "threshold 0.6, never on failed fix",
+    "threshold 0.8, never on failed fix",
+)
+# A model file stored before guards were stored is read with the guard it shipped with then.
+STORED_BEFORE = "threshold 0.8, never on failed fix"
 
 
 @dataclass(frozen=True)
@@ -175,7 +291,11 @@ class Proposal:
 
 class ActModel(Protocol):
     """A learned act model (:class:`bot.engine.acts.ActModel`): a proposal for an open case's turn from its features
-    and the message's own e5 vector. An input of the plan; :func:`decide_act` decides."""
+    and the message's own e5 vector, and the guard it was fitted with. An input of the plan; :func:`decide_act`
+    decides."""
+
+    @property
+    def guard(self) -> Guard: ...
 
     def propose(self, features: TurnFeatures, vector: Any, message: Message, case: Case) -> Proposal: ...
 
@@ -193,16 +313,19 @@ def plan_act(label: str, rule: Act) -> Act:
     return rule if rule in family else family[0]
 
 
-def decide_act(rule: Act, proposal: Proposal | None) -> Act:
-    """The turn's act from the rule's (:func:`act_of`) and a learned model's proposal, if any: the proposal's when the
-    model is sure (:data:`MIN_PROBABILITY`) and the rule does not read a failed fix or a report (:data:`RULE_KEPT`).
+def decide_act(rule: Act, proposal: Proposal | None, guard: Guard = Guard()) -> Act:
+    """The turn's act from the rule's (:func:`act_of`) and a learned model's proposal, if any, under the model's
+    ``guard``: the proposal's unless it is less sure than the guard's threshold or the rule reads an act it keeps.
 
-    >>> decide_act("detail", Proposal("new_uncovered", 0.9)), decide_act("detail", Proposal("new_uncovered", 0.5))
+    >>> strict = Guard.parse("threshold 0.8, never on failed fix")
+    >>> decide_act("detail", Proposal("new_uncovered", 0.9), strict), decide_act("detail", Proposal("new_uncovered", 0.5), strict)
     ('leave', 'detail')
-    >>> decide_act("failed_fix", Proposal("detail", 0.99)), decide_act("switch", None)
+    >>> decide_act("failed_fix", Proposal("detail", 0.99), strict), decide_act("switch", None, strict)
     ('failed_fix', 'switch')
+    >>> decide_act("failed_fix", Proposal("detail", 0.4))  # no guard: the model decides
+    'detail'
     """
-    if proposal is None or rule in RULE_KEPT or proposal.probability < MIN_PROBABILITY:
+    if proposal is None or rule in guard.keep or proposal.probability < guard.threshold:
         return rule
     return plan_act(proposal.label, rule)
 
@@ -299,6 +422,7 @@ def plan(
     case's turn (with the message's own e5 ``vector``) :func:`decide_act` weighs against the rule's act.
 
     >>> class Says:
+    ...     guard = Guard.parse("threshold 0.8")
     ...     def propose(self, features, vector, message, case): return Proposal("new_uncovered", 0.9)
     >>> case = Case(search="oom", shown=("faq#oom",), best="faq#oom")
     >>> plan(read("那多机呢？", follow_up=True), case, Reading(rule_move="follow_up"), model=Says(), vector=[0.0]).act
@@ -319,7 +443,10 @@ def plan(
         proposal = None
         if model is not None and vector is not None and case.is_open:
             proposal = model.propose(features, vector, message, case)
-        act = decide_act(rule, proposal)
+        act = decide_act(rule, proposal, model.guard if model is not None else Guard())
+    clear = True
+    if reading.alone is not None and reading.together is not None and weighs_readings(act, reading, case):
+        act, clear = chosen_reading(act, reading.alone, reading.together, case)
     move: Move = MOVE_OF_ACT[act]
     if act == "leave" and features.elliptical:
         move = "follow_up"  # "what about PyTorch?": the case's problem, in a setting the documents do not cover
@@ -370,7 +497,9 @@ def plan(
     # does), even when its own words may not put that answer first again.
     focus = case.best if move == "follow_up" and case.best and not failed and case.best not in left else ""
     cap: Tier | None = None
-    if act == "leave" or (move == "retry" and cues.not_helpful):
+    if not clear:
+        cap = "tentative"  # a complete question whose readings both find no clear lead: the likelier, not sure
+    elif act == "leave" or (move == "retry" and cues.not_helpful):
         cap = "tentative"  # the documents do not cover it, or a bare "没用" adds nothing that makes the next one sure
     elif act == "failed_fix" and (
         not (problems - case.problem)
@@ -402,6 +531,7 @@ def plan(
         prefer=prefer,
         cover=cover,
         focus=focus,
+        detail=cues.detail if focus else "",
         named=named,
         problem=problem,
         setting=setting,
@@ -444,13 +574,18 @@ def read(text: str, intent: str | None = None, **cues: bool) -> Message:
 __all__ = [
     "ACTS",
     "ActModel",
+    "Finding",
+    "GUARDS",
+    "Guard",
     "Plan",
     "Proposal",
     "Reading",
     "TurnFeatures",
     "act_of",
+    "chosen_reading",
     "decide_act",
     "features_of",
     "plan",
     "reply_of",
+    "weighs_readings",
 ]

@@ -15,20 +15,24 @@ from bot.diagnose.environment import read_environment
 from bot.engine.case import (
     asks,
     asks_briefly,
+    asks_for_another,
     is_follow_up,
     is_not_helpful,
     move_of,
     move_on_the_lead,
     points_back,
+    requests,
     says_failed,
+    says_still,
     starts_new_topic,
 )
 from bot.engine.catalog import HARD_CATEGORIES, PROBLEM_CATEGORIES, Catalog
 from bot.engine.intents import classify
 from bot.engine.message import Cues, Message
-from bot.engine.plan import Reading
+from bot.engine.plan import SETTING_ONLY_TOKENS, Reading
 from bot.engine.scores import LEXICAL_CHARS, margin
 from bot.engine.subjects import Lexicon
+from bot.kb.domain import Domain, shipped
 from bot.kb.patterns import Patterns
 from bot.kb.signature import extract_signature, looks_like_log
 from bot.kb.tokenize import detect_language, tokenize
@@ -40,6 +44,11 @@ if TYPE_CHECKING:
 
 # Head of a cut input kept for what the user typed; the rest of the budget keeps the log's tail (the error).
 HEAD_SHARE = 0.2
+# A question about a detail of the answer shown is short ("具体改哪个参数？", "which flag exactly?"): longer ones
+# that name a parameter or a command are questions of their own.
+DETAIL_MAX_CJK = 16
+DETAIL_MAX_WORDS = 8
+DETAIL_KINDS = ("parameter", "command", "file", "step")  # the domain's lists detail_<kind>, the first found wins
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _CJK_LINE = re.compile(r"[\u4e00-\u9fff]{2,}")
@@ -81,10 +90,37 @@ def _head_and_tail(text: str, limit: int) -> str:
     return (head + marker + tail)[:limit]
 
 
-def read_message(message: object, *, limit: int, lexicon: Lexicon, patterns: Patterns | None = None) -> Message:
+def detail_asked(text: str, domain: Domain) -> str:
+    """What detail of the answer shown a short question asks for (one of :data:`DETAIL_KINDS`), or "": a word of
+    the domain's list ``detail_<kind>`` and one of ``detail_asks`` in a short message.
+
+    >>> [detail_asked(m, shipped()) for m in ("具体改哪个参数？", "which command do I run?", "具体怎么做", "显存不足怎么办")]
+    ['parameter', 'command', 'step', '']
+    >>> detail_asked("模型训练完很大，能压缩吗", shipped()), detail_asked("how do I set the parameter server port for distributed training on 8 nodes?", shipped())
+    ('', '')
+    """
+    stripped = text.strip()
+    if not stripped or "\n" in stripped:
+        return ""
+    short = len(stripped) <= DETAIL_MAX_CJK if _CJK_LINE.search(stripped) else len(stripped.split()) <= DETAIL_MAX_WORDS
+    if not short or not domain.word("detail_asks").search(stripped):
+        return ""
+    return next((kind for kind in DETAIL_KINDS if domain.word(f"detail_{kind}").search(stripped)), "")
+
+
+def read_message(
+    message: object,
+    *,
+    limit: int,
+    lexicon: Lexicon,
+    patterns: Patterns | None = None,
+    domain: Domain | None = None,
+) -> Message:
     """Read ``message`` once (:class:`bot.engine.message.Message`): cleaned and cut to ``limit``, its language,
     cues, intent, whether it is a pasted log, what to search, the subjects it names and the environment it shows
-    (read with ``patterns``, the domain's: :mod:`bot.kb.patterns`)."""
+    (read with ``patterns``, the domain's: :mod:`bot.kb.patterns`; ``domain``: whose word lists the cues read, the
+    shipped one unless given)."""
+    domain = domain or shipped()
     sent = "" if message is None else message if isinstance(message, str) else str(message)
     text, truncated_from = sanitize(sent, limit)
     worded = has_words(text)
@@ -103,13 +139,16 @@ def read_message(message: object, *, limit: int, lexicon: Lexicon, patterns: Pat
         search_text=search_text,
         tokens=tuple(dict.fromkeys(tokenize(search_text[:LEXICAL_CHARS]))) if worded else (),
         subjects=subjects,
-        intent=classify(text.strip()),
+        intent=classify(text.strip(), domain),
         cues=Cues(
             not_helpful=not_helpful,
             follow_up=is_follow_up(text),
             new_topic=starts_new_topic(text),
             points_back=points_back(text) or (asks_briefly(text) and not subjects),
             failed=says_failed(text, not_helpful=not_helpful),
+            anaphora=points_back(text),
+            still=says_still(text) or asks_for_another(text),
+            detail=detail_asked(text, domain) if worded else "",
         ),
         environment=read_environment(text, patterns) if worded else Environment(),
     )
@@ -157,6 +196,7 @@ def reading(catalog: Catalog, weights: Weights, message: Message, case: Case, ow
         foreign_product=product,
         own_tokens=len(own.tokens) if own is not None else 0,
         asks_more=move_on_the_lead(message.text) == "follow_up",
+        needs_case=needs_case(message, named, problems, len(own.tokens) if own is not None else 0),
     )
     if own is None or not case.is_open:
         return reading
@@ -193,6 +233,28 @@ def reading(catalog: Catalog, weights: Weights, message: Message, case: Case, ow
         own_lead_asked=lead_asked,
         shown_similarity=shown_similarity,
         other_similarity=other_similarity,
+    )
+
+
+def needs_case(message: Message, named: frozenset[str], problems: frozenset[str], own_tokens: int) -> bool:
+    """Whether the message cannot be understood without the conversation, by its cues: "那…呢" or "what about …",
+    a pronoun, a setting alone, "still" or "any other way", a detail of the answer, a request about it ("我想把显存限制在
+    30%": what the user wants next, after the answer), a failed fix, a log or versions.
+    A message without any of these is a complete question: searched on its own words unless the evidence says
+    otherwise (:func:`bot.engine.plan.chosen_reading`)."""
+    cues = message.cues
+    setting_alone = bool(named) and not problems and own_tokens <= SETTING_ONLY_TOKENS
+    return (
+        cues.follow_up
+        or cues.anaphora
+        or cues.still
+        or cues.failed
+        or cues.not_helpful
+        or bool(cues.detail)
+        or requests(message.text)
+        or setting_alone
+        or message.is_log
+        or not message.environment.is_empty
     )
 
 

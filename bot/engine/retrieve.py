@@ -44,7 +44,7 @@ from bot.engine.judge import Verdict, judge
 from bot.engine.learned import Adapter, adapter_path
 from bot.engine.learned import load_for as load_adapter
 from bot.engine.message import Message
-from bot.engine.plan import Plan, Reading, reply_of
+from bot.engine.plan import Finding, Plan, Reading, reply_of, weighs_readings
 from bot.engine.plan import plan as make_plan
 from bot.engine.precedents import Precedents
 from bot.engine.rank import Ranking, rank
@@ -56,8 +56,21 @@ from bot.engine.subjects import Lexicon
 from bot.kb.embed import Embedder, make_embedder
 from bot.kb.index import IndexProblem, KnowledgeIndex, load_index
 from bot.kb.tokenize import detect_language, warm_up
-from bot.records import Answer, Case, Section
+from bot.records import Act, Answer, Case, Section
 from bot.settings import Settings
+
+
+def _once(score: Callable[[str], Scores]) -> Callable[[str], Scores]:
+    """``score`` remembering its last few texts: a turn's joined search, run to weigh its readings, is not run again
+    for its answer."""
+    held: dict[str, Scores] = {}
+
+    def once(text: str) -> Scores:
+        if text not in held:
+            held[text] = score(text)
+        return held[text]
+
+    return once
 
 
 class Engine:
@@ -110,7 +123,7 @@ class Engine:
         cls, settings: Settings, embedder: Embedder | None = None, *, auto_build: bool = False, progress: bool = False
     ) -> Engine:
         """Load the index; with ``auto_build`` a missing, stale or broken index is rebuilt instead of refused."""
-        embedder = embedder or make_embedder(settings.embedder)
+        embedder = embedder or make_embedder(settings.embedder, batching=settings.embed_batching)
         # jieba's dictionary first: reading its 9 MB cache at once is a transient buffer, freed to the system
         # before the index is loaded rather than on top of a large index (the peak RSS the bench measures).
         warm_up()
@@ -153,6 +166,7 @@ class Engine:
                 limit=self.settings.max_input_chars,
                 lexicon=self.lexicon,
                 patterns=self.index.domain.environment,  # the seeds' own (seeds/environment.toml) over the shipped
+                domain=self.index.domain,
             )
         )
 
@@ -171,13 +185,18 @@ class Engine:
         message = self.read(message)
         case = case or Case()
         own = self.scores(message.search_text, use_meta, tokens=message.tokens) if message.has_words else None
+        score = _once(lambda text: self.scores(text, use_meta))  # the joined search runs once, weighed or not
+        planned = self.plan(message, case, own=own, exclude=exclude, turn=turn, score=score)
+        return self._built(message, case, planned, own, score)
+
+    def _built(self, message: Message, case: Case, planned: Plan, own: Scores | None, score) -> Evidence:
         found = evidence_of.build(
             self.catalog,
             message,
             case,
-            self.plan(message, case, own=own, exclude=exclude, turn=turn),
+            planned,
             own,
-            score=lambda text: self.scores(text, use_meta),
+            score=score,
             reads_only_head=self.queries.reads_only_head,
             known=self.known(),
         )
@@ -196,6 +215,14 @@ class Engine:
             evidence.own.query_vector, self.catalog.by_key, sources, self.index.manifest.get("sources", {})
         )
         return replace(evidence, beside=vote)
+
+    def _finding(self, message: Message, case: Case, planned: Plan, own: Scores | None, score) -> Finding:
+        """What one reading of the message finds: its evidence ranked and judged, the lead and how clear it is."""
+        found = self._built(message, case, planned, own, score)
+        ranking = rank(found, self.calibration.weights, k=3)
+        verdict = judge(self.catalog, found, ranking, self.calibration)
+        lead = self.catalog.sections[ranking.order[0]].key if ranking.order else ""
+        return Finding(lead, verdict.tier == "answer", verdict.probability)
 
     def weigh(
         self,
@@ -222,10 +249,15 @@ class Engine:
         own: Scores | None = None,
         exclude: Iterable[str] = (),
         turn: bool = False,
+        score=None,
     ) -> Plan:
-        """The turn's plan (:mod:`bot.engine.plan`), decided once before any ranking; ``own``: the message's own
-        scores when computed already (the evidence reuses them); ``turn``: a conversation's turn, whose reply may be
-        no search (then nothing is scored)."""
+        """The turn's plan (:mod:`bot.engine.plan`), decided once before the answer's ranking; ``own``: the message's
+        own scores when computed already (the evidence reuses them); ``turn``: a conversation's turn, whose reply may
+        be no search (then nothing is scored); ``score``: a search text's scores (the evidence's, so that a search
+        run here is not run again).
+
+        A complete question the rule would join with its case (:func:`bot.engine.plan.weighs_readings`) is searched
+        both ways first, once each: alone, as a new question, and joined; the plan picks by what each finds."""
         message = self.read(message)
         case = case or Case()
         early = self._before_search(message, case) if turn else None
@@ -233,16 +265,44 @@ class Engine:
             return early
         if own is None and message.has_words:
             own = self.scores(message.search_text, tokens=message.tokens)
-        return make_plan(
-            message,
-            case,
-            self.reading(message, case, own),
-            turn=turn,
-            exclude=tuple(exclude),
-            title=title_of(message.text),
-            model=self.acts,
-            vector=own.query_vector if own is not None else None,
+        score = score or _once(self.scores)
+        reading = self.reading(message, case, own)
+        options = {
+            "turn": turn,
+            "exclude": tuple(exclude),
+            "title": title_of(message.text),
+            "model": self.acts,
+            "vector": own.query_vector if own is not None else None,
+        }
+        planned = make_plan(message, case, reading, **options)
+        if own is None or not weighs_readings(planned.act, reading, case):
+            return planned
+        weighed = self.weighed(message, case, own, reading, planned.act, score=score, options=options)
+        return make_plan(message, case, weighed, **{**options, "act": planned.act})
+
+    def weighed(
+        self,
+        message: Message,
+        case: Case,
+        own: Scores,
+        reading: Reading,
+        act: Act,
+        *,
+        score: Callable[[str], Scores] | None = None,
+        options: dict | None = None,
+    ) -> Reading:
+        """``reading`` with what the message finds searched both ways, once each: alone, as a new question, and
+        joined with the case as ``act`` (a follow-up or a detail) joins it (:func:`bot.engine.plan.chosen_reading`
+        picks)."""
+        score = score or _once(self.scores)
+        options = {**(options or {"turn": True, "title": title_of(message.text)}), "model": None}
+        alone = self._finding(
+            message, case, make_plan(message, case, reading, **{**options, "act": "switch"}), own, score
         )
+        together = self._finding(
+            message, case, make_plan(message, case, reading, **{**options, "act": act}), own, score
+        )
+        return replace(reading, alone=alone, together=together)
 
     def _before_search(self, message: Message, case: Case) -> Plan | None:
         """The plan of a turn whose reply is no search (:func:`bot.engine.plan.reply_of`), else None: nothing scored."""

@@ -30,7 +30,17 @@ from bot.engine.acts import (
     ActModel,
     turn_features,
 )
-from bot.engine.plan import ACTS, Proposal, decide_act, plan
+from bot.engine.plan import (
+    ACTS,
+    GUARDS,
+    WEIGHED,
+    Guard,
+    Proposal,
+    chosen_reading,
+    decide_act,
+    plan,
+    weighs_readings,
+)
 from bot.jsonl import HostileLine, json_line
 from bot.records import Act, Case, Plan
 
@@ -51,6 +61,7 @@ def fit(
     embedder: str = "",
     train_hash: str = "",
     figures: str = "{}",
+    guard: Guard | None = None,
 ) -> ActModel:
     """Multinomial logistic regression on standardised inputs, classes weighted to equal totals, L2 on the weights;
     full-batch gradient descent with Adam (deterministic, a few hundred milliseconds for a few hundred turns)."""
@@ -93,18 +104,22 @@ def fit(
         embedder=embedder,
         train_hash=train_hash,
         figures=figures,
+        **({"guard": guard} if guard is not None else {}),
     )
 
 
 @dataclass(frozen=True)
 class Rows:
-    """Labelled turns read through the engine: inputs, label index, the rule pipeline's label, the conversation."""
+    """Labelled turns read through the engine: inputs, label index, the rule pipeline's label, the conversation,
+    and whether the turn, read as a follow-up or a detail, is a complete question its own words answer (``switch``:
+    the plan's weighing of its readings, :func:`bot.engine.plan.chosen_reading`, makes it a new question)."""
 
     x: np.ndarray
     y: np.ndarray
     rule: tuple[str, ...]
     group: np.ndarray
     queries: tuple[str, ...]
+    switch: np.ndarray | None = None
 
 
 def read_labelled(path: Path) -> list[dict]:
@@ -135,15 +150,27 @@ def read_labelled(path: Path) -> list[dict]:
     return out
 
 
-def read_turn(engine, query: str, case: Case) -> tuple[np.ndarray, str]:
-    """One turn read as the engine reads it at plan time: the model's inputs and the rule's plan read as a label."""
+def read_turn(engine, query: str, case: Case) -> tuple[np.ndarray, str, bool]:
+    """One turn read as the engine reads it at plan time: the model's inputs, the rule's plan read as a label (the
+    product's plan without the model: its readings weighed when it joins a complete question with the case), and
+    whether a follow-up or detail reading of it would be weighed into a new question."""
     message = engine.read(query)
     own = engine.scores(message.search_text, tokens=message.tokens) if message.has_words else None
-    planned = plan(message, case, engine.reading(message, case, own), turn=True)  # the product's plan, by the rule
+    reading = engine.reading(message, case, own)
+    planned = plan(message, case, reading, turn=True)  # the product's plan, by the rule
+    switch = False
+    if own is not None and planned.reply in ("answer", "retry") and weighs_readings("follow_up", reading, case):
+        # Whatever act decides it (the rule or the model), a follow-up or detail reading of a complete question is
+        # weighed: once here, read as the rule's act when it is one of them, else as a follow-up.
+        act = planned.act if planned.act in WEIGHED else "follow_up"
+        weighed = engine.weighed(message, case, own, reading, act)
+        switch = chosen_reading(act, weighed.alone, weighed.together, case)[0] == "switch"
+        if planned.act in WEIGHED:
+            planned = plan(message, case, weighed, turn=True, act=planned.act)
     features = planned.features
     vector = own.query_vector if own is not None else np.zeros(engine.embedder.dim, dtype=np.float32)
     x = np.concatenate([turn_features(features, message, case), np.asarray(vector, dtype=np.float32)])
-    return x, rule_label(planned)
+    return x, rule_label(planned), switch
 
 
 def rule_label(planned: Plan) -> str:
@@ -154,24 +181,27 @@ def rule_label(planned: Plan) -> str:
     return LABEL_OF_ACT.get(planned.act, "new_covered")
 
 
-def pipeline(model: ActModel, x: np.ndarray, *, guarded: bool = True) -> list[str]:
-    """The product's labels from the model: intents first (answered before the engine), else the model's best
-    among the engine's five (``guarded``: as the plan decides, :func:`bot.engine.plan.decide_act`: the rule's where
-    the model is unsure or the rule reads a failed fix)."""
+def pipeline(
+    model: ActModel, x: np.ndarray, *, guard: Guard | None = None, switch: np.ndarray | None = None
+) -> list[str]:
+    """The product's labels from the model: intents first (answered before the engine), else the plan's decision
+    (:func:`bot.engine.plan.decide_act`) under ``guard`` (the model's own unless given; ``Guard()``: the model's
+    best among the engine's five), then the weighing of a complete question's readings (``switch``, per row)."""
+    guard = model.guard if guard is None else guard
     p = model.probabilities(x)
     allowed = np.array([c not in BEFORE_ENGINE for c in model.classes])
     out = []
     for i, row in enumerate(p):
         intent = _intent_of(x[i])
-        best = int(np.argmax(np.where(allowed, row, -1.0)))
-        rule = _rule_of(x[i])
         if intent:
             out.append(intent)
-        elif guarded:  # the plan's own decision (bot.engine.plan.decide_act), read back as a label
-            proposal = Proposal(model.classes[best], float(row[best] / row[allowed].sum()))
-            out.append(LABEL_OF_ACT.get(decide_act(rule, proposal), "new_covered"))
-        else:
-            out.append(model.classes[best])
+            continue
+        best = int(np.argmax(np.where(allowed, row, -1.0)))
+        proposal = Proposal(model.classes[best], float(row[best] / row[allowed].sum()))
+        act = decide_act(_rule_of(x[i]), proposal, guard)
+        if switch is not None and switch[i] and act in WEIGHED:
+            act = "switch"
+        out.append(LABEL_OF_ACT.get(act, "new_covered"))
     return out
 
 
@@ -200,15 +230,19 @@ def per_act(truth: Sequence[str], said: Sequence[str]) -> dict:
     return out
 
 
-def cross_validate(rows: Rows, l2: float, folds: int = FOLDS) -> list[str]:
-    """Each turn's pipeline label from a model fitted without its conversation's fold."""
-    said: list[str] = [""] * len(rows.y)
+def cross_validate(rows: Rows, l2: float, folds: int = FOLDS, guards: Sequence[str] = GUARDS) -> dict[str, list[str]]:
+    """Each turn's pipeline label, per guard, from a model fitted without its conversation's fold."""
+    said: dict[str, list[str]] = {g: [""] * len(rows.y) for g in guards}
     fold_of = rows.group % folds
     for fold in range(folds):
         test = fold_of == fold
         model = fit(rows.x[~test], rows.y[~test], classes=LABELS, l2=l2)
-        for i, label in zip(np.flatnonzero(test), pipeline(model, rows.x[test])):
-            said[i] = label
+        switch = rows.switch[test] if rows.switch is not None else None
+        for g in guards:
+            for i, label in zip(
+                np.flatnonzero(test), pipeline(model, rows.x[test], guard=Guard.parse(g), switch=switch)
+            ):
+                said[g][i] = label
     return said
 
 

@@ -448,17 +448,30 @@ class OnnxE5:
         return words + self._pos[: ids.shape[1]][None] + self._type
 
     def encode(self, texts: Sequence[str], prefix: str, batch_tokens: int = 8192) -> np.ndarray:
-        seqs = [
+        return self.encode_ids(self.token_ids(texts, prefix), batch_tokens)
+
+    def token_ids(self, texts: Sequence[str], prefix: str) -> list[list[int]]:
+        """Each text's input ids, ``<s>`` and ``</s>`` included (pure Python: callers tokenize their own texts, so
+        the thread that runs the model holds the GIL only briefly, :mod:`bot.kb.batcher`)."""
+        return [
             [self.tokenizer.bos, *ids[: self.max_content], self.tokenizer.eos]
             for ids in self.tokenizer.batch_content_ids([prefix + t for t in texts])
         ]
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+
+    def encode_ids(self, seqs: Sequence[Sequence[int]], batch_tokens: int = 8192) -> np.ndarray:
+        """Unit vectors of :meth:`token_ids` sequences; similar lengths share a padded run, up to ``batch_tokens``."""
+        out = np.zeros((len(seqs), self.dim), dtype=np.float32)
         order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))  # similar lengths together: less padding
         start = 0
         while start < len(order):
             longest, end = 0, start
-            while end < len(order) and max(longest, len(seqs[order[end]])) * (end - start + 1) <= max(
-                batch_tokens, longest
+            # a run holds lengths within 1.5x of its shortest: a pasted log beside questions would pad each to it
+            # (bench.batching: twice the CPU per question with the benchmark's mix of questions and logs)
+            ceiling = len(seqs[order[start]]) * 3 // 2 + 8
+            while (
+                end < len(order)
+                and len(seqs[order[end]]) <= ceiling
+                and max(longest, len(seqs[order[end]])) * (end - start + 1) <= max(batch_tokens, longest)
             ):
                 longest = max(longest, len(seqs[order[end]]))
                 end += 1

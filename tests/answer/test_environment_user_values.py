@@ -114,3 +114,161 @@ def test_user_values_are_those_of_the_mismatches_and_must_be_quoted():
     plain = score([case], table, lambda d, lang: "this machine has CUDA 10.2")  # the number, not the user's words
     assert (plain.user_values_named, plain.user_values_quoted, plain.user_values_total) == (0, 0, 1)
     assert "user's values named:          0/1" in format_figures(plain)
+
+
+# --- issue 44, second round: the values the earlier reading left unnamed ---------------------------------------------
+
+PADDLE_ARCH_LINE = (
+    "W1203 10:01:02.123456  4711 gpu_resources.cc:96] The GPU architecture in your current machine is Pascal, "
+    "which is not compatible with Paddle installation with arch: 70 75 80 86 , it is recommended to install the "
+    "corresponding wheel package according to the installation information on the official Paddle website."
+)
+
+
+def test_paddles_architecture_line_names_the_gpu_family_and_the_builds_arch_list():
+    env = read_environment(PADDLE_ARCH_LINE)
+    assert env.gpu_arch == "Pascal"
+    assert ("build_arch", "70 75 80 86", "70 75 80 86") in env.typed
+    for lang in ("en", "zh"):
+        said = describe(check(env, table_for(None)), lang)
+        # Both sides: the GPU as Paddle names it, and the architectures the wheel was built for.
+        assert "Pascal" in said and "70 75 80 86" in said, said
+    assert "no kernel image" not in describe(check(env, table_for(None)), "en")  # not the generic message
+
+
+def test_with_a_printed_capability_the_family_still_shows():
+    env = read_environment(
+        PADDLE_ARCH_LINE + "\nPlease NOTE: device: 0, GPU Compute Capability: 6.1, "
+        "Driver API Version: 11.7, Runtime API Version: 11.7"
+    )
+    said = describe(check(env, table_for(None)), "en")
+    assert "6.1" in said and "Pascal" in said and "70 75 80 86" in said
+
+
+def test_paddle_version_cudnn_is_the_builds_cudnn_as_printed():
+    env = read_environment("paddle.version.cudnn()   8.4.1\npaddle.version.cuda()  11.7")
+    assert (env.build_cudnn, env.build_cuda) == ("8.4", "11.7")
+    assert ("build_cudnn", "8.4", "8.4.1") in env.typed
+
+
+def test_a_missing_library_names_the_builds_cudnn_and_the_driver():
+    env = read_environment(
+        "RuntimeError: (PreconditionNotMet) Cannot load cudnn shared library. Cannot invoke method cudnnGetVersion.\n"
+        "paddle.version.cudnn()   8.4.1\ncudnn是8.6\nDriver Version: 470.57.02   CUDA Version: 11.4"
+    )
+    said = describe(check(env, table_for(None)), "zh")
+    assert "8.4.1" in said and "470.57.02" in said, said
+
+
+def test_a_gpu_typed_with_its_brand_is_quoted_with_it_and_the_2050_is_ampere():
+    env = read_environment(
+        "显卡：nvidia 2050\ncuda：10.2\nThe GPU architecture in your current machine is Ampere, "
+        "which is not compatible with Paddle installation with arch: 52 60 61 70 75"
+    )
+    assert env.gpus == ("RTX 2050",)
+    assert ("gpu", "RTX 2050", "nvidia 2050") in env.typed
+    m = check(env, table_for(None)).mismatches[0]
+    assert (m.code, m.values.get("compute_capability")) == ("compute_capability", "8.6")
+    said = describe(check(env, table_for(None)), "zh")
+    assert "nvidia 2050" in said and "52 60 61 70 75" in said
+
+
+def test_an_rtx_3070_on_a_cuda_10_2_paddle_is_a_gpu_the_build_lacks():
+    env = read_environment("配置：windows10, RTX 3070, CUDA 10.2, cuDNN 7.6.5, paddlepaddle2.0rc")
+    d = check(env, table_for(None))
+    assert d.codes == ("compute_capability",)
+    assert "RTX 3070" in describe(d, "zh")
+
+
+def test_a_compute_capability_finding_names_the_package_as_typed():
+    env = read_environment("cuda版本是10.2，显卡是3060，paddlepaddle是2.1.3")
+    said = describe(check(env, table_for(None)), "zh")
+    assert "3060" in said and "2.1.3" in said and "10.2" in said
+
+
+def test_an_old_driver_names_the_gpu_it_must_support():
+    env = read_environment(
+        "InternalError: cudaGetDevice() failed. Status: CUDA driver version is insufficient for CUDA runtime version\n"
+        "### TensorFlow version\nTF 2.12\n### CUDA/cuDNN version\n11.8\n### GPU model and memory\nGTX970"
+    )
+    said = describe(check(env, table_for(None)), "en")
+    assert "GTX970" in said and "11.8" in said and "TF 2.12" in said
+
+
+def test_cuda_version_i_am_using_is_read_as_the_machines_cuda():
+    env = read_environment("the cuda version i'm using is 11.7 and it works with other code")
+    assert env.cuda_toolkit == ("11.7",)
+    # "is" joins only a version: a sentence after "cuda" that says no number is not read as one.
+    assert read_environment("cuda is installed, 3 gpus").cuda_toolkit == ()
+
+
+def test_tensorflow_on_native_windows_names_the_system_and_gives_the_windows_fix():
+    env = read_environment("tensorflow                2.13.0\nOS: Windows 11\nGPU: RTX 4070\nGPU not detected")
+    d = check(env, table_for(None))
+    assert d.codes == ("cpu_only_wheel",)
+    for lang in ("en", "zh"):
+        said = describe(d, lang)
+        assert "Windows 11" in said and "2.10" in said and "WSL2" in said, said
+        assert 'pip install "tensorflow<2.11"' in said
+        assert "install the GPU build" not in said  # there is none for native Windows
+
+
+def test_a_gpu_typed_in_lower_case_or_without_a_space_is_read_and_quoted_as_typed():
+    assert read_environment("my gpu is an rtx 2060 on windows").gpus == ("rtx 2060",)
+    env = read_environment(
+        "GPU: RTX3090\n| NVIDIA-SMI 455.23.05    Driver Version: 455.23.05    CUDA Version: 11.1 |\n"
+        "paddlepaddle-gpu==2.0.0.post101, cuda 10.1"
+    )
+    said = describe(check(env, table_for(None)), "en")
+    # The GPU as typed, and the driver that decides which newer build the fix may install.
+    assert "RTX3090" in said and "455.23.05" in said, said
+
+
+DEVICE_QUERY = """CUDA error: invalid device function
+Device 0: "TITAN X (Pascal)"
+  CUDA Driver Version / Runtime Version          8.0 / 8.0
+  CUDA Capability Major/Minor version number:    6.1
+"""
+
+
+def test_device_query_is_read_and_invalid_device_function_is_a_gpu_the_build_lacks():
+    env = read_environment(DEVICE_QUERY)
+    assert (env.gpus, env.compute_capability, env.cuda_driver_api, env.cuda_toolkit) == (
+        ("TITAN X (Pascal)",),
+        "6.1",
+        "8.0",
+        ("8.0",),
+    )
+    d = check(env, table_for(None))
+    assert d.codes == ("compute_capability",)
+    said = describe(d, "en")
+    assert "TITAN X (Pascal)" in said and "6.1" in said
+    # The table's oldest CUDA row (9.0) is not "the first CUDA for 6.1": CUDA 8.0 already compiles for it.
+    assert "needs CUDA 9.0" not in said
+
+
+def test_a_build_that_lists_its_architectures_gets_an_architecture_fix_not_a_newer_cuda():
+    said = describe(check(read_environment(PADDLE_ARCH_LINE), table_for(None)), "en")
+    assert "include this GPU's" in said and "Ampere needs CUDA 11" not in said
+
+
+def test_a_library_that_does_not_exist_on_wsl_gets_the_wsl_fix_and_the_system_as_typed():
+    env = read_environment(
+        'WSL2: "libcuda.so.1" does not exist\n'
+        "- OS Platform and Distribution (e.g., Linux Ubuntu 16.04): Ubuntu 20.04 running on WSL2\n"
+        "- TensorFlow version: 2.6.0\n"
+    )
+    assert env.missing_libraries == ("libcuda.so.1",) and env.wsl
+    assert ("os", "Ubuntu 20.04", "Ubuntu 20.04 running on WSL2") in env.typed  # not the template's example
+    said = describe(check(env, table_for(None)), "en")
+    assert "Ubuntu 20.04 running on WSL2" in said and "/usr/lib/wsl/lib" in said, said
+    assert "find / -name" not in said
+
+
+def test_a_laptop_gpu_has_its_desktop_models_capability():
+    env = read_environment(
+        "显卡 NVIDIA GeForce RTX 3050 Laptop GPU，装了cuda10.2和paddlepaddle-gpu 2.3.0，run_check卡住"
+    )
+    d = check(env, table_for(None))
+    assert d.codes == ("compute_capability",)
+    assert d.mismatches[0].values["compute_capability"] == "8.6"

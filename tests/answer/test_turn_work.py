@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import zlib
-
 import pytest
 
 from bot.answer import turn as turn_module
 from bot.answer.conversation import MAX_REPLAY_TURNS
-from bot.answer.state import turns_to_json
 from bot.answer.turn import HISTORIES, HistoryStates, take_turn
 from bot.engine import case as case_rules
 from bot.engine import retrieve
@@ -163,12 +160,12 @@ def test_a_cached_state_is_a_copy(engine, monkeypatch):
 
 
 def test_states_are_bounded_by_bytes_and_a_longer_history_is_replayed(engine, monkeypatch):
-    # Before: bounded by a count of deep-copied states (256 × ~210 KB); now by the bytes of their compact JSON.
+    # Before: bounded by a count of deep-copied states (256 × ~210 KB); now by the bytes of their compressed JSON.
     measured = HistoryStates()
     monkeypatch.setattr(turn_module, "HISTORIES", measured)
     for message in CONVERSATION[:3]:
         take_turn(engine, message)
-    sizes = [len(zlib.compress(turns_to_json(measured.get(engine, (m,))), 6)) for m in CONVERSATION[:3]]
+    sizes = [len(turn_module._pack(measured.get(engine, (m,)))) for m in CONVERSATION[:3]]
     assert measured.bytes == sum(sizes) and max(sizes) < 2_000  # one turn's state: under 2 KB
     states = HistoryStates(max_bytes=sizes[1] + sizes[2])
     monkeypatch.setattr(turn_module, "HISTORIES", states)

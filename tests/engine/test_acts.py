@@ -192,3 +192,29 @@ def test_the_rules_labels_are_the_plans_replies_and_acts(engine):
         "failed_fix",
     ]
     assert _read_turn(engine, "谢谢", Case())[1] == "new_covered"
+
+
+def test_the_turns_read_for_a_fit_do_not_depend_on_the_model_stored(engine):
+    """A refit reads each conversation's earlier turns by the rule alone: a stored model that would answer them
+    otherwise (here: every turn is a failed fix, so the second would be a retry) changes neither the rows nor the
+    fit, and stays loaded."""
+    from bot.fit.acts_training import rows_of
+
+    conversation = {
+        "id": "c1",
+        "turns": [
+            {"query": "显存不足 out of memory 怎么办"},
+            {"query": "batch_size 减到多少合适？", "act": "detail"},
+            {"query": "还是 out of memory，没用", "act": "failed_fix"},
+        ],
+    }
+    by_rule = rows_of(engine, [conversation])
+    bias = np.zeros(len(LABELS), dtype=np.float32)
+    bias[LABELS.index("failed_fix")] = 5.0
+    _model(engine, bias=bias).save(_path(engine))
+    modelled = _reopen(engine)
+    assert modelled.acts is not None
+    with_model = rows_of(modelled, [conversation])
+    np.testing.assert_array_equal(with_model.x, by_rule.x)
+    assert with_model.rule == by_rule.rule
+    assert modelled.acts is not None  # set aside while reading, back after

@@ -87,12 +87,36 @@ def test_tune_stores_an_adapter_that_a_reopened_engine_uses(engine, tmp_path):
     assert not math.isnan(reopened.features(evidence, evidence.own, 0)["learned_top"])
 
 
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory):
+    """A two-section engine's folder with an adapter tuned on two batches: fitted once for the module; each test
+    damages a copy of its own (:func:`tuned_engine`)."""
+    from fixtures.engines import two_section_engine
+
+    root = tmp_path_factory.mktemp("tuned")
+    engine = two_section_engine(root)
+    calibrate(engine, [_labelled(root, b) for b in ("1_a", "1_b")], tune=True)
+    return root
+
+
+@pytest.fixture
+def tuned_engine(tuned, tmp_path):
+    """An engine opened on a private copy of :func:`tuned`'s folder (its adapter fitted, the test free to damage it)."""
+    import shutil
+
+    from fixtures.engines import hash_settings_for
+
+    shutil.copytree(tuned, tmp_path / "tuned")
+    return Engine.open(hash_settings_for(tmp_path / "tuned"), HashEmbedder())
+
+
 @pytest.mark.parametrize("damage", ["corrupt", "stale", "missing"])
 def test_a_stale_missing_or_broken_adapter_is_named_with_the_fix_and_the_engine_runs_without_it(
-    engine, tmp_path, caplog, damage
+    tuned_engine, caplog, damage
 ):
-    calibrate(engine, [_labelled(tmp_path, b) for b in ("1_a", "1_b")], tune=True)
+    engine = tuned_engine
     path = adapter_path(calibration_path(engine.settings.index_dir, engine.embedder.id))
+    assert path.is_file()  # the fit stored it; the damage below is what the engine must survive
     if damage == "corrupt":
         path.write_bytes(b"not a zip")
     elif damage == "stale":

@@ -198,3 +198,20 @@ def test_a_question_asked_alone_is_always_searched(rule_engine) -> None:
     """The evaluation and the CLI ask a question alone: a "thanks" is searched there (its plan says so)."""
     assert rule_engine.plan("谢谢", turn=True).reply == "thanks"
     assert rule_engine.plan("谢谢").reply == "answer"
+
+
+def test_no_row_is_a_turn_the_act_model_was_fitted_on() -> None:
+    """The model tier checks the shipped model on these rows: fitted on one of them, it would be checked in-sample
+    (eval/acts/train44.jsonl holds turns of the rows' shapes, none of their messages)."""
+    from bot.fit.acts import read_labelled
+
+    training = ("train.jsonl", "dev11.jsonl", "train44.jsonl")
+    fitted = {
+        " ".join(turn["query"].lower().split())
+        for name in training
+        for conversation in read_labelled(REPO / "eval" / "acts" / name)
+        for turn in conversation["turns"]
+    }
+    # the rows the act decides (thanks, a person, greetings are answered before the engine and the model)
+    decided = {" ".join(row.message.lower().split()) for row in ROWS if row.fields.get("reply") in ("answer", "retry")}
+    assert len(decided) > 10 and not decided & fitted

@@ -12,7 +12,7 @@ from bot.engine.read import sanitize
 from bot.engine.retrieve import Engine
 from bot.fit.evaluate import evaluate, hit_matches, read_cases
 from bot.kb.index import build_index
-from conftest import DEV_SET, REPO, copy_calibration
+from conftest import DEV_SET, REPO, copy_calibration, copy_committed_vectors
 from fixtures.engines import hash_engine
 
 CALIBRATION = Path(__file__).parent / "data" / "calibration.jsonl"
@@ -214,6 +214,7 @@ def test_english_questions_on_chinese_documents_without_metadata(tmp_path):
         shutil.copy(doc, seeds / doc.name)  # the documents only, no seeds/meta/
     settings = Settings(seeds_dir=seeds, index_dir=tmp_path / "index")
     copy_calibration(settings.index_dir)  # same embedder: the shipped calibration applies
+    copy_committed_vectors(settings.index_dir)  # the passages' vectors are the shipped ones; titles differ
     embedder = make_embedder(settings.embedder)
     build_index(settings, embedder)
     engine = Engine.open(settings, embedder)

