@@ -1,11 +1,16 @@
-"""Agreement between the first and the blind second labeller of this session's held-out batches."""
+"""Agreement between the first and the blind second labeller of a session's held-out batches.
+
+Usage: python eval/holdout11/scripts/agree.py [BATCH_DIR]   (default eval/holdout11; eval/holdout12 too: every batch
+folder has the same layout, its knowledge bases are its kb* folders)"""
 
 import json
 import re
 import sys
 from collections import Counter
+from pathlib import Path
 
-H = "eval/holdout11"
+H = sys.argv[1] if len(sys.argv) > 1 else "eval/holdout11"
+KBS = sorted(p.name for p in Path(H).glob("kb*") if p.is_dir())
 
 
 def load(p):
@@ -35,9 +40,7 @@ def kappa(pairs):
 
 
 out = {}
-for name, first, second in [
-    ("kb6", "kb6/questions.jsonl", "labels2/kb6.jsonl"),
-    ("kb7", "kb7/questions.jsonl", "labels2/kb7.jsonl"),
+for name, first, second in [(kb, f"{kb}/questions.jsonl", f"labels2/{kb}.jsonl") for kb in KBS] + [
     ("first", "first/questions.jsonl", "labels2/first.jsonl"),
 ]:
     try:

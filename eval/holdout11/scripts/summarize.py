@@ -1,11 +1,17 @@
-"""Held-out figures of this session, session-start main against final main: python summarize.py OUT_START OUT_FINAL"""
+"""Held-out figures of a session, session-start main against final main:
+python summarize.py [--batch BATCH_DIR] OUT_START OUT_FINAL   (default eval/holdout11; its knowledge bases are its kb*
+folders, the last of them the page added beside the seeds)"""
 
 import json
 import re
 import sys
 from pathlib import Path
 
+ARGS = sys.argv[1:]
 H = Path("eval/holdout11")
+if ARGS[:1] == ["--batch"]:
+    H, ARGS = Path(ARGS[1]), ARGS[2:]
+KBS = sorted(p.name for p in H.glob("kb*") if p.is_dir())
 
 
 def load(p):
@@ -77,28 +83,32 @@ def one(out):
     if r := js(out / "envvalues.json"):
         r.pop("cases", None)
         res["pasted environments (held-out half)"] = r
-    for kb in ("kb6", "kb7"):
+    for kb in KBS:
         labels = load(H / f"{kb}/questions_settled.jsonl")
         if r := js(out / f"{kb}.json"):
             res[f"{kb} no labels"] = first_turns(r, labels)
         if r := js(out / f"{kb}_tuned.json"):
-            res[f"{kb} 20 labels + tune"] = first_turns(r, labels) | {"tune seconds": tune_seconds(out / "tune.err")}
-    if r := js(out / "kb7alone.json"):
-        res["kb7 alone (no seeds), no labels"] = first_turns(r, load(H / "kb7/questions_settled.jsonl"))
+            res[f"{kb} 20 labels + tune"] = first_turns(r, labels) | {
+                # holdout12's runs keep each tune's log apart; holdout11's one tune.err is the last kb's
+                "tune seconds": tune_seconds(out / f"{kb}.tune.err") or tune_seconds(out / "tune.err")
+            }
+    added = KBS[-1]
+    if r := js(out / f"{added}alone.json"):
+        res[f"{added} alone (no seeds), no labels"] = first_turns(r, load(H / f"{added}/questions_settled.jsonl"))
     a, b = js(out / "first.json"), js(out / "first_added.json")
     if a and b:
         changed = sum(
             (x["tier"], (x["hits"] or [{}])[0].get("section")) != (y["tier"], (y["hits"] or [{}])[0].get("section"))
             for x, y in zip(a["cases"], b["cases"])
         )
-        res["an added page (kb7 beside the seeds): first questions whose tier or first section changed"] = (
+        res[f"an added page ({added} beside the seeds): first questions whose tier or first section changed"] = (
             f"{changed}/{len(a['cases'])}"
         )
     return res
 
 
 if __name__ == "__main__":
-    runs = {Path(p).name: one(p) for p in sys.argv[1:]}
+    runs = {Path(p).name: one(p) for p in ARGS}
     keys = list(dict.fromkeys(k for r in runs.values() for k in r))
     for k in keys:
         print(f"\n### {k}\n\n| figure | " + " | ".join(runs) + " |\n|---|" + "---|" * len(runs))

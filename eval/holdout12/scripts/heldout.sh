@@ -4,12 +4,14 @@
 set -u
 CO=$(realpath "$1"); OUT=$(realpath -m "$2"); shift 2; PARTS=${*:-seeds kb8 kb9 added}
 S=$(dirname "$(realpath "$0")"); H=$(dirname "$S"); mkdir -p "$OUT"; cd "$CO"
+# the pastes are measured by holdout11's script, which serves every batch
+ENV=$(dirname "$H")/holdout11/scripts/envvalues.py
 if [[ " $PARTS " == *" seeds "* ]]; then
   T=$(mktemp -d); cp -r seeds "$T/seeds"; rm -rf "$T/seeds/labels"; mkdir -p "$T/index"; cp -r index/calibration "$T/index/"
   export BOT_SEEDS_DIR=$T/seeds BOT_INDEX_DIR=$T/index
   nice python -m bot build > "$OUT/build.log" 2>&1
-  PYTHONPATH=. nice python $S/envvalues.py $H/envs/pastes_heldout_settled.jsonl > "$OUT/envvalues.json" 2> "$OUT/envvalues.err"
-  PYTHONPATH=. nice python $S/envvalues.py $H/envs/pastes_settled.jsonl > "$OUT/envvalues_all.json" 2> "$OUT/envvalues_all.err"
+  PYTHONPATH=. nice python $ENV $H/envs/pastes_heldout_settled.jsonl > "$OUT/envvalues.json" 2> "$OUT/envvalues.err"
+  PYTHONPATH=. nice python $ENV $H/envs/pastes_settled.jsonl > "$OUT/envvalues_all.json" 2> "$OUT/envvalues_all.err"
   nice python -m bot acts --evaluate $H/turns/acts_settled.jsonl --json > "$OUT/acts.json" 2> "$OUT/acts.err"
   nice python -m bot eval $H/first/questions_settled.jsonl --json > "$OUT/first.json" 2> "$OUT/first.err"
   nice python -m bot eval $H/turns/conversations_settled.jsonl --json --no-baselines > "$OUT/conv.json" 2> "$OUT/conv.err"

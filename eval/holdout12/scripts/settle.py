@@ -1,7 +1,7 @@
 """Settle the two blind labellings of this session's held-out batches, mechanically, before any checkout runs on them:
 - questions and conversation turns: both answerable -> either labeller's sections accepted (union, first labeller's
   first); one answerable and one [] -> the first labeller's label stands (the count of such disputes is reported);
-- acts: the first labeller's act (agreement reported by agree.py);
+- acts: the first labeller's act (agreement reported by `python eval/holdout11/scripts/agree.py eval/holdout12`);
 - pastes: the first labeller's codes, the second's added to "accept"; the user's values a reply must quote are those
   both labellers listed ("user_values_both"); the held-out half is every even-numbered id (split by id, before any look).
 Usage: python settle.py  (writes *_settled.jsonl next to each first-labeller file; prints the dispute counts)"""
