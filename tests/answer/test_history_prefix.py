@@ -10,7 +10,7 @@ import pytest
 from bot.answer import turn as turn_module
 from bot.answer.conversation import MAX_REPLAY_TURNS
 from bot.answer.turn import HistoryStates, replayed, take_turn
-from fixtures.engines import hash_engine, repo_seeds_hash_settings
+from fixtures.engines import count_method_calls, hash_engine, repo_seeds_hash_settings
 
 LOG = (
     "训练到一半显存不足，日志如下\n"
@@ -39,18 +39,6 @@ def engine(tmp_path_factory):
     return hash_engine(repo_seeds_hash_settings(tmp_path_factory.mktemp("work")))
 
 
-def _asked(engine, monkeypatch) -> list:
-    calls: list = []
-    ask = type(engine).ask
-
-    def counting(*args, **kwargs):
-        calls.append(args[0])
-        return ask(engine, *args, **kwargs)
-
-    monkeypatch.setattr(engine, "ask", counting)
-    return calls
-
-
 def _public(turned) -> dict:
     return {k: v for k, v in turned.to_json().items() if k != "answer_id"}
 
@@ -64,7 +52,7 @@ def _cold(engine, monkeypatch, message, history):
 def test_random_histories_continue_from_a_seen_beginning_exactly_as_a_replay(engine, monkeypatch):
     rng = random.Random(45)
     pool = [*POOL, engine.sections[3].key]  # a clicked option too
-    asked = _asked(engine, monkeypatch)
+    asked = count_method_calls(monkeypatch, engine, "ask")
     for case in range(14):
         history = [rng.choice(pool) for _ in range(rng.randint(1, MAX_REPLAY_TURNS + 2))]
         message = rng.choice(pool)
@@ -98,7 +86,7 @@ def test_a_long_message_answered_live_is_not_the_state_a_replay_reaches(engine, 
     take_turn(engine, POOL[0])
     take_turn(engine, LOG, history=[POOL[0]])
     assert states.get(engine, [POOL[0], LOG]) is None and states.get(engine, [POOL[0]]) is not None
-    asked = _asked(engine, monkeypatch)
+    asked = count_method_calls(monkeypatch, engine, "ask")
     turned, talk = take_turn(engine, "还是不行", history=[POOL[0], LOG])
     assert (_public(turned), talk.turns) == expected
     assert len(asked) == 2  # the log replayed (its head), then the message

@@ -11,7 +11,7 @@ from bot.engine import case as case_rules
 from bot.engine import retrieve
 from bot.engine.answerer import Answerer
 from bot.kb import signature, tokenize
-from fixtures.engines import count_calls, hash_engine, repo_seeds_hash_settings
+from fixtures.engines import count_calls, count_method_calls, hash_engine, repo_seeds_hash_settings
 
 LOG = (
     'Traceback (most recent call last):\n  File "train.py", line 12, in <module>\n    exe.run()\n'
@@ -88,7 +88,7 @@ def test_a_clicked_option_runs_no_search(engine, counted, monkeypatch):
     HISTORIES.clear()
     first, talk = take_turn(engine, "训练时显存不足怎么办")
     key = first.options[0]["value"] if first.options else first.reply.shown[-1].hit.section.key
-    searched = _searched(engine, monkeypatch)
+    searched = count_method_calls(monkeypatch, engine, "evidence")
     for calls in counted.values():
         calls.clear()
     turned, talk = take_turn(engine, key, conversation=talk)
@@ -97,38 +97,13 @@ def test_a_clicked_option_runs_no_search(engine, counted, monkeypatch):
     assert counted["rank"] == [] and searched == []
 
 
-def _asked(engine, monkeypatch) -> list:
-    calls: list = []
-    ask = type(engine).ask
-
-    def counting(*args, **kwargs):
-        calls.append(args[0])
-        return ask(engine, *args, **kwargs)
-
-    monkeypatch.setattr(engine, "ask", counting)
-    return calls
-
-
-def _searched(engine, monkeypatch) -> list:
-    """Every evidence built (a search's first step), counted."""
-    calls: list = []
-    evidence = type(engine).evidence
-
-    def counting(*args, **kwargs):
-        calls.append(args[0])
-        return evidence(engine, *args, **kwargs)
-
-    monkeypatch.setattr(engine, "evidence", counting)
-    return calls
-
-
 def _public(turned) -> dict:
     return {k: v for k, v in turned.to_json().items() if k != "answer_id"}
 
 
 def test_a_nine_turn_conversation_asks_the_engine_once_per_turn_and_replies_as_a_cold_replay(engine, monkeypatch):
     HISTORIES.clear()
-    asked = _asked(engine, monkeypatch)
+    asked = count_method_calls(monkeypatch, engine, "ask")
     warm = []
     for n, message in enumerate(CONVERSATION):
         before = len(asked)
@@ -174,7 +149,7 @@ def test_states_are_bounded_by_bytes_and_a_longer_history_is_replayed(engine, mo
     assert states.get(engine, (CONVERSATION[0],)) is None and states.get(engine, (CONVERSATION[2],)) is not None
     assert states.bytes <= sizes[1] + sizes[2] and len(states) == 2
     monkeypatch.setattr(turn_module, "HISTORIES", HistoryStates())
-    asked = _asked(engine, monkeypatch)
+    asked = count_method_calls(monkeypatch, engine, "ask")
     long_history = CONVERSATION + ["训练时显存不足怎么办"]
     for n in range(len(long_history)):  # turn by turn: every state a replay rebuilds exactly is kept
         take_turn(engine, long_history[n], history=long_history[:n])

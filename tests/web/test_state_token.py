@@ -25,7 +25,7 @@ from bot.limits import HISTORY_TURN_CHARS_REPLAYED, STATE_CHARS, STATE_SEARCH_CH
 from bot.settings import WebSettings
 from bot.web.credentials import token_matches
 from bot.web.signing import state_seal
-from fixtures.engines import hash_engine, repo_seeds_hash_settings
+from fixtures.engines import count_method_calls, hash_engine, repo_seeds_hash_settings
 
 TOKEN = "api-token-for-states"
 BASE = "http://assistant.test"
@@ -81,24 +81,12 @@ def ask_with_states(api, messages: list[str]) -> list[dict]:
     return replies
 
 
-def counting_asks(engine, monkeypatch) -> list:
-    calls: list = []
-    ask = type(engine).ask
-
-    def counting(*args, **kwargs):
-        calls.append(args[0])
-        return ask(engine, *args, **kwargs)
-
-    monkeypatch.setattr(engine, "ask", counting)
-    return calls
-
-
 # ---------------------------------------------------------------- the state carried
 
 
 def test_a_state_continues_the_conversation_as_plain_history_does_and_replays_nothing(api, engine, monkeypatch):
     HISTORIES.clear()
-    asked = counting_asks(engine, monkeypatch)
+    asked = count_method_calls(monkeypatch, engine, "ask")
     carried = ask_with_states(api, CONVERSATION)
     assert len(asked) == len(CONVERSATION)  # one engine run per message: nothing replayed
     assert all(len(r["state"]) <= STATE_CHARS for r in carried)
@@ -263,7 +251,7 @@ def test_the_chat_page_keeps_its_conversation_and_replays_nothing(engine, monkey
     from bot.web.ui import ChatState, Deps, respond, submit
 
     deps = Deps(engine, engine.settings, WebSettings(), None)
-    asked = counting_asks(engine, monkeypatch)
+    asked = count_method_calls(monkeypatch, engine, "ask")
     state = ChatState()
     for n, message in enumerate(CONVERSATION, 1):
         state, _ = submit(state, message, engine.settings.max_input_chars)
