@@ -26,10 +26,18 @@ AXE=tests/.axe/node_modules/axe-core/axe.min.js
 # Lint first: a finding stops here, before minutes of tests. `ruff check --fix` and `ruff format` repair most.
 python -m ruff check .
 python -m ruff format --check .
-# The dearer tiers in two test processes (pytest-xdist), each test module whole in one of them (--dist loadfile:
-# its module-scoped servers start once): they wait on servers and browsers. The unit tier stays in one process: it
-# is CPU and collection, and two workers made it slower (docs/testing.md). TEST_WORKERS=0: one process for all.
-WORKERS=(-n "${TEST_WORKERS:-2}" --dist loadfile)
+# Both runs in two test processes (pytest-xdist), each test module whole in one of them (--dist loadfile: its
+# module-scoped servers and fixtures start once). The unit tier is CPU: two workers use both cores, each collecting
+# the suite once more (about 10 CPU-seconds with the compiled modules kept, below); the dearer tiers also wait on
+# servers and browsers (docs/testing.md, issue 45). The modules go out dearest first, in the collection's order
+# (tests/fixtures/schedule.py; xdist's own reordering, most tests first, left the long modules of few tests to the
+# end, one worker running them alone). TEST_WORKERS=0: one process for each run.
+WORKERS=(-n "${TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder)
+# pytest rewrites every test module's asserts at import and caches the result beside the compiled modules; where
+# PYTHONDONTWRITEBYTECODE is set (some containers set it) every test process rewrote about 480 modules again, 6 of
+# its 16 CPU-seconds of collection. Compiled modules go to a cache folder of their own instead, outside the tree.
+unset PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/bot-tests/pycache}"
 # numpy's BLAS on one thread, as the app serves (app.py): the test processes already fill both cores, and OpenBLAS's
 # spare threads only spun beside them (tests/engine/test_learned.py and test_confidence.py: 44 -> 39 CPU-seconds).
 export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
@@ -41,5 +49,5 @@ tier() {
   return "$status"
 }
 # A unit failure stops here: it is the cheap one to fix, before the dearer tiers' minutes.
-tier -m unit "$@"
+tier "${WORKERS[@]}" -m unit "$@"
 tier "${WORKERS[@]}" -m "not unit" "$@"

@@ -14,6 +14,7 @@ tier's command (docs/testing.md, with their times) runs every test once.
 from __future__ import annotations
 
 import inspect
+import os
 import shutil
 import sys
 import types
@@ -218,6 +219,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(tier)
         if not tiers:
             item.add_marker("unit")
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # the dearest modules first (tests/fixtures/schedule.py)
+        from fixtures.schedule import order
+
+        order(items)
 
 
 @pytest.fixture

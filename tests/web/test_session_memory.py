@@ -58,10 +58,12 @@ def app(tmp_path_factory):
         stop(process)
 
 
-def session(url: str, paste: str) -> str:
-    from gradio_client import Client
-
-    client = Client(url + "/widget/", verbose=False)
+def session(client, paste: str) -> str:
+    """One new chat session (a fresh session id: a state of its own on the server) pasting ``paste``; its answer.
+    One client for all (issue 45): a client per session fetched the page's whole config and API description each
+    time and held a heartbeat stream open, which the app's shutdown then waited on (15 s). The server still keeps
+    every session: a session whose heartbeat ends is only marked closed, and dropped an hour later."""
+    client.reset_session()
     client.predict(paste, api_name="/add_user")
     return str(client.predict(api_name="/answer"))
 
@@ -74,12 +76,21 @@ def test_many_sessions_with_huge_pastes_stay_within_the_memory_bound(app):
         + "RuntimeError: CUDA out of memory"
     )
     assert len(paste) > 500_000
-    for n in range(3):  # warm-up: imports, caches, the allocator's first arenas
-        session(url, paste + str(n))
-    before = rss_mb(process.pid)
-    for n in range(SESSIONS):
-        answer = session(url, paste + str(n))
-    after = rss_mb(process.pid)
+    from gradio_client import Client
+
+    client = Client(url + "/widget/", verbose=False)
+    try:
+        for n in range(3):  # warm-up: imports, caches, the allocator's first arenas
+            session(client, paste + str(n))
+        before = rss_mb(process.pid)
+        ids = set()
+        for n in range(SESSIONS):
+            answer = session(client, paste + str(n))
+            ids.add(client.session_hash)
+        after = rss_mb(process.pid)
+    finally:
+        client.close()
+    assert len(ids) == SESSIONS  # each paste went to a session of its own
     print(f"RSS {before:.0f} MB -> {after:.0f} MB after {SESSIONS} sessions", file=sys.stderr)
     assert "输入过长" in answer  # the paste was capped, and said so
     assert after - before < GROWTH_MB, (before, after)
