@@ -29,10 +29,11 @@ python -m ruff format --check .
 # Both runs in two test processes (pytest-xdist), each test module whole in one of them (--dist loadfile: its
 # module-scoped servers and fixtures start once). The unit tier is CPU: two workers use both cores, each collecting
 # the suite once more (about 10 CPU-seconds with the compiled modules kept, below); the dearer tiers also wait on
-# servers and browsers (docs/testing.md, issue 45). The modules go out dearest first, in the collection's order
-# (tests/fixtures/schedule.py; xdist's own reordering, most tests first, left the long modules of few tests to the
-# end, one worker running them alone). TEST_WORKERS=0: one process for each run.
-WORKERS=(-n "${TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder)
+# servers and browsers (docs/testing.md, issue 45). xdist sends the modules with most tests first; among modules of
+# as many tests, the dearest first (tests/fixtures/schedule.py). Dearest first outright (--no-loadscope-reorder) started
+# the bench smoke, the killed builds and the first browser pages together, and two of them failed for the load
+# (docs/testing.md). TEST_WORKERS=0: one process for each run.
+WORKERS=(-n "${TEST_WORKERS:-2}" --dist loadfile)
 # pytest rewrites every test module's asserts at import and caches the result beside the compiled modules; where
 # PYTHONDONTWRITEBYTECODE is set (some containers set it) every test process rewrote about 480 modules again, 6 of
 # its 16 CPU-seconds of collection. Compiled modules go to a cache folder of their own instead, outside the tree.
