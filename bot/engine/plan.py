@@ -540,6 +540,9 @@ def plan(
         answer_bearing=move == "retry",
         frameworks=frameworks,
         prefer=prefer,
+        # A fix that failed is followed by the next section on the same problem when one is left (the subject share
+        # alone let a section on another subject lead: "加了 ClipGradByGlobalNorm 还是 nan" -> a gradient-printing FAQ).
+        lead_on=problem if failed else frozenset(),
         cover=cover,
         focus=focus,
         detail=cues.detail if focus else "",
