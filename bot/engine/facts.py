@@ -170,8 +170,13 @@ class SectionFactsHook:
 def build(settings: Settings, embedder: Embedder, **options: Any) -> BuildReport:
     """``python -m bot build``: :func:`bot.kb.index.build_index` with the engine's section facts stored, for the
     seeds' domain (loaded once here, handed to the parser and to the facts)."""
+    # Imported here: the self-test scores as the engine does (bot.engine.scores), whose catalog reads these facts.
+    from bot.engine.selftest import SelfTestHook
+
     domain = serving_domain(settings.seeds_dir)  # `python -m bot` and the seeds watcher refuse a broken file first
-    return build_index(settings, embedder, facts=SectionFactsHook(domain), domain=domain, **options)
+    hook = SectionFactsHook(domain)
+    selftest = SelfTestHook(settings, domain, lambda: hook.lexicon)
+    return build_index(settings, embedder, facts=hook, domain=domain, selftest=selftest, **options)
 
 
 class FactsNotStored(UserWarning):
