@@ -117,11 +117,7 @@ def score(
     n, m = len(sections), len(questions)
     plain = np.array([kind != "meta" for _, kind, _, _ in keys], dtype=bool)
     owners = np.array([s for s, _, _, _ in keys], dtype=np.int64)
-    pairs = [("query", q.text) for q in questions] + [
-        ("passage", _held_out_body(sections[q.section], q, chunk_size)) for q in questions
-    ]
-    embedded = embed(pairs) if pairs else np.zeros((0, vectors.shape[1]), np.float32)
-    qv, bodies = embedded[:m], embedded[m:]
+    qv = embed([("query", q.text) for q in questions])
     dense = np.full((m, n), -1.0, dtype=np.float32)
     sims = (qv @ vectors[plain].T).astype(np.float32) if plain.any() else np.zeros((m, 0), np.float32)
     plain_owners = owners[plain]
@@ -132,13 +128,20 @@ def score(
     for j, row in enumerate(np.flatnonzero(plain)):
         if owners[row] in wanted:
             own_keys.setdefault(int(owners[row]), []).append((j, keys[row][3]))
+    kept = [[j for j, text in own_keys.get(q.section, ()) if not contains(text, q.spans)] for q in questions]
+    # A question whose spans every key of its section holds (a heading: every chunk's breadcrumb holds it) is scored
+    # on one vector of the section without them instead; the others on their section's keys that do not hold them.
+    bare = [i for i in range(m) if not kept[i]]
+    bodies = embed(
+        [("passage", _held_out_body(sections[questions[i].section], questions[i], chunk_size)) for i in bare]
+    )
+    body_of = dict(zip(bare, bodies))
     bm25 = _Bm25(documents)
     lexical = np.zeros((m, n), dtype=np.float32)
     share = np.zeros((m, n), dtype=np.float32)
     for i, q in enumerate(questions):
         own, section = q.section, sections[q.section]
-        kept = [float(sims[i, j]) for j, text in own_keys.get(own, ()) if not contains(text, q.spans)]
-        dense[i, own] = max([*kept, float(bodies[i] @ qv[i])])
+        dense[i, own] = float(body_of[i] @ qv[i]) if i in body_of else float(sims[i, kept[i]].max())
         lexical[i] = bm25.scores(tokenize(q.text), own, _held_tokens(section_documents(section, None), q.spans))
         named = lexicon.find(q.text)
         if named:

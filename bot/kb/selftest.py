@@ -137,6 +137,8 @@ class Embedding:
         self.embedded = 0
 
     def __call__(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        if not pairs:
+            return np.zeros((0, self.dim), dtype=np.float32)
         hashes = [self.text_hash(self.embedder_id, role, text) for role, text in pairs]
         self.embedded += self.embed_missing(dict(zip(hashes, pairs)))
         self.used.update({h: self.cache[h] for h in hashes})
