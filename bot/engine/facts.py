@@ -21,6 +21,7 @@ from functools import cached_property
 from typing import Any
 
 from bot.engine.message import Language
+from bot.engine.selftest import SelfTestHook
 from bot.engine.subjects import Lexicon, document_frameworks
 from bot.kb.domain import Domain, serving_domain, shipped
 from bot.kb.embed import Embedder
@@ -170,9 +171,6 @@ class SectionFactsHook:
 def build(settings: Settings, embedder: Embedder, **options: Any) -> BuildReport:
     """``python -m bot build``: :func:`bot.kb.index.build_index` with the engine's section facts stored, for the
     seeds' domain (loaded once here, handed to the parser and to the facts)."""
-    # Imported here: the self-test scores as the engine does (bot.engine.scores), whose catalog reads these facts.
-    from bot.engine.selftest import SelfTestHook
-
     domain = serving_domain(settings.seeds_dir)  # `python -m bot` and the seeds watcher refuse a broken file first
     hook = SectionFactsHook(domain)
     selftest = SelfTestHook(settings, domain, lambda: hook.lexicon)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from bot.engine.calibration import Weights, load_for
-from bot.engine.scores import zscore
+from bot.engine.standard import zscore
 from bot.engine.subjects import Lexicon
 from bot.kb.domain import Domain
 from bot.kb.index import section_documents
