@@ -35,7 +35,8 @@ class KbFigures:
     product: float  # the shared rule with the calibration's weights (what a page nobody labelled gets)
     dense: float
     bm25: float
-    fitted: float | None = None  # the fusion weights chosen on the other documents' questions (issue 42 item 3)
+    fitted: float | None = None  # BM25's weight chosen on the other documents' questions (issue 42 item 3)
+    lexical: float | None = None  # BM25's weight chosen on all its questions (measured, not served)
     kinds: tuple[tuple[str, int], ...] = ()
 
     def line(self) -> str:
@@ -71,7 +72,7 @@ class SelfTest:
             raise ValueError(f"format version {data.get('version')!r}, this version reads {SELFTEST_VERSION}")
         kbs = []
         for row in data["kbs"]:
-            fitted = row.get("fitted")
+            fitted, lexical = row.get("fitted"), row.get("lexical")
             kbs.append(
                 KbFigures(
                     kb=str(row["kb"]),
@@ -80,6 +81,7 @@ class SelfTest:
                     dense=float(row["dense"]),
                     bm25=float(row["bm25"]),
                     fitted=None if fitted is None else float(fitted),
+                    lexical=None if lexical is None else float(lexical),
                     kinds=tuple((str(k), int(v)) for k, v in row.get("kinds", ())),
                 )
             )
