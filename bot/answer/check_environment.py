@@ -24,7 +24,8 @@ def check_file(path: Path, *, seeds_dir: Path | None, language: str = "en") -> s
     text = path.read_text(encoding="utf-8", errors="replace")
     env = read_environment(text, load_domain(seeds_dir).environment if seeds_dir is not None else None)
     diagnosis = check(env, table_for(seeds_dir))
-    known = env.as_dict()
+    # The values read; the user's own words for them are the reply's to quote, not a field of this line.
+    known = {k: v for k, v in env.as_dict().items() if k != "typed"}
     read = ", ".join(f"{k} {_plain(v)}" for k, v in known.items()) if known else "nothing about versions"
     said = describe(diagnosis, language) or (
         "No GPU environment found in the file." if language != "zh" else "文件中没有找到 GPU 环境信息。"

@@ -474,7 +474,8 @@ def library_fix(m: Mismatch, env: Environment, language: Language) -> str:
     # The folder the loader printed for it, exactly as pasted (a dependency beside it is what failed to load).
     paths = [w for f, read, w in env.typed if f == "library" and read == library and w != read]
     folder = re.split(r"[\\/](?=[^\\/]*$)", paths[0])[0] if paths else ""
-    if not library or not (windows or linux) or not (system or folder):
+    searched = any(f == "library_path" for f, _, _ in env.typed)  # the loader printed where it looked: Linux's loader
+    if not library or not (windows or linux) or not (system or folder or searched):
         return ""  # the paste shows neither the system nor the folder: the general fix says as much
     name = library if "." in library else f"{library}.so"
     if env.wsl and name.startswith("libcuda.so"):
@@ -607,6 +608,8 @@ def describe(diagnosis: Diagnosis, language: Language) -> str:
                 lines.append(found)
             else:
                 lines.append(f"  {FIX_WORD[lang]}{colon}{FIXES[m.code][lang]}")
+        if setup := setup_text(diagnosis.environment.typed, "\n".join(lines), lang):
+            lines.append(setup)
         return "\n".join(lines)
     if diagnosis.status == "consistent" and diagnosis.checked:
         sep = "、" if lang == "zh" else ", "
@@ -615,6 +618,63 @@ def describe(diagnosis: Diagnosis, language: Language) -> str:
     if diagnosis.status == "incomplete" and diagnosis.ask:
         return f"{HEADINGS['incomplete'][lang]} {ASKS[diagnosis.ask][lang]}"
     return ""
+
+
+# The rest of the user's setup, in this order, with a reader's name for each field (zh, en): what the findings
+# were decided on, so a misreading shows.
+_SETUP_FIELDS = {
+    "gpu": ("GPU", "GPU"),
+    "compute_capability": ("计算能力", "compute capability"),
+    "driver": ("驱动", "driver"),
+    "driver_cuda": ("驱动支持的 CUDA", "driver's CUDA"),
+    "cuda": ("CUDA", "CUDA"),
+    "cudnn": ("cuDNN", "cuDNN"),
+    "build_cuda": ("安装包的 CUDA", "build's CUDA"),
+    "build_cudnn": ("安装包的 cuDNN", "build's cuDNN"),
+    "build_tag": ("安装包的构建", "build"),
+    "package": ("安装包", "package"),
+    "build_arch": ("安装包编译的架构", "build's architectures"),
+    "gpu_arch": ("GPU 架构", "GPU architecture"),
+    "os": ("系统", "OS"),
+    "library": ("库", "library"),
+    "library_path": ("库的搜索路径", "library path"),
+    "python": ("Python", "Python"),
+}
+_SETUP_QUOTES = 12  # the line names at most this many spans: a long paste's setup, not the paste again
+
+
+def setup_text(typed: Typed, said: str, language: Language) -> str:
+    """The user's setup in their own words, each span as the paste has it, that ``said`` (the findings' words) does
+    not hold yet: the GPU, driver, CUDA, cuDNN, build, system and paths the findings were decided on. Empty when
+    the findings already quote everything.
+
+    >>> setup_text((("gpu", "V100", "v100"), ("os", "CentOS 7", "Linux CentOS 7"), ("cuda", "12.8", "cuda 12.8")),
+    ...            "the package is built for CUDA 11.8; this machine has CUDA 12.8 (as you wrote them: `cuda 12.8`)", "en")
+    '  Your setup as pasted: GPU `v100`; OS `Linux CentOS 7`.'
+    """
+    lang = _lang(language)
+    held = _flat(said)
+    chosen: list[tuple[str, str]] = []
+    for field in _SETUP_FIELDS:
+        for _, _, words in (t for t in typed if t[0] == field):
+            flat = _flat(words)
+            if flat in held or any(flat in _flat(w) for _, w in chosen):
+                continue
+            # The longer span holds the shorter ("GeForce GTX 1080 Ti" holds "GTX 1080 Ti"): one quote, the longer.
+            chosen = [(f, w) for f, w in chosen if _flat(w) not in flat] + [(field, words)]
+    if not chosen:
+        return ""
+    shown: dict[str, list[str]] = {}
+    for field in _SETUP_FIELDS:
+        for f, words in chosen[:_SETUP_QUOTES]:
+            if f == field:
+                shown.setdefault(field, []).append(words)
+    zh = lang == "zh"
+    parts = [
+        f"{_SETUP_FIELDS[field][0 if zh else 1]} " + ("、" if zh else ", ").join(f"`{w}`" for w in words)
+        for field, words in shown.items()
+    ]
+    return f"  你贴出的环境：{'；'.join(parts)}。" if zh else f"  Your setup as pasted: {'; '.join(parts)}."
 
 
 def _cap(text: str, lang: str) -> str:

@@ -86,6 +86,22 @@ _LINE_VALUES: tuple[tuple[str, Signal | None, str], ...] = (
 )
 
 
+# The run_check lines quoted as printed, by the reader's field for them.
+_LINE_VALUE_FIELDS = {"DRIVER_API": "driver_cuda", "RUNTIME_API": "cuda", "PADDLE_CUDNN": "cudnn"}
+
+
+def _example(line: str, at: int) -> bool:
+    """Position ``at`` is inside a template's own example, "(e.g., Linux Ubuntu 16.04)", not the user's value.
+
+    >>> _example("- OS Platform and Distribution (e.g., Linux Ubuntu 16.04): Ubuntu 20.04", 44), _example("Ubuntu 20.04", 0)
+    (True, False)
+    """
+    opened = max(line.rfind("(", 0, at), line.rfind("（", 0, at))
+    if opened < 0 or max(line.find(")", opened, at), line.find("）", opened, at)) >= 0:
+        return False
+    return re.match(r"[(（]\s{0,2}(?:e\.\s?g\.?|eg\b|for example|例如|如)", line[opened:], re.IGNORECASE) is not None
+
+
 def _name(raw: str) -> str:
     return raw.lower().replace("_", "-")
 
@@ -107,6 +123,17 @@ def _value_line(text: str, at: int) -> str:
     line = text[start : end if end >= 0 else len(text)]
     cut = max(line.rfind(":", 0, at - start), line.rfind("：", 0, at - start))
     return (line[cut + 1 :] if cut >= 0 else line).strip()
+
+
+def _line_at(text: str, at: int) -> str:
+    """The line of ``text`` holding position ``at``, without its surrounding spaces.
+
+    >>> _line_at("#define CUDNN_MAJOR 7\\n#define CUDNN_MINOR 4\\n", 42)
+    '#define CUDNN_MINOR 4'
+    """
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    return text[start : end if end >= 0 else len(text)].strip()
 
 
 # Where a path or file name ends in a log line: a quote, a space, a separator of a path list.
@@ -148,6 +175,7 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
     ('8.6', '11.2', '11.0')
     """
     p = patterns or shipped().environment
+    raw = (text or "")[:MAX_ENV_CHARS]
     whole = normalise(text or "")
     lines = whole.split("\n")
     # Only lines holding a keyword are read (with the line after each, for two-line prints such as
@@ -167,7 +195,8 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
 
     def said(field: str, value: str | None, words: str) -> None:
         """Keep ``words`` (a span of the paste) as how the user typed ``value``: trimmed at its ends only, so it stays
-        a substring of the paste; a span with a backtick or over the length limit is not kept (never cut)."""
+        a substring of the paste; a span with a backtick or over the length limit is not kept (never cut), nor one
+        the paste does not hold exactly as typed (a tab or colour code the reading normalised inside it)."""
         words = words.strip().strip("`'\"").strip(" ,;，；。:：")
         entry = (field, value or "", words)
         if (
@@ -177,6 +206,7 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
             and len(words) <= ENVIRONMENT_TYPED_CHARS
             and len(typed) < ENVIRONMENT_TYPED_ITEMS
             and entry not in typed
+            and words in raw
         ):
             typed.append(entry)
 
@@ -191,8 +221,12 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
     # Whole-text patterns (they may span a line break).
     for m in p.PIP_SHOW.finditer(text):
         package(_name(m.group(1)), m.group(2))
+        said("package", f"{_name(m.group(1))}=={m.group(2)}", m.group(2))
     for m in p.CUDNN_H.finditer(text):
         cudnn = _add(cudnn, f"{m.group(1)}.{m.group(2)}")
+        # cudnn.h prints one define a line: each line is quoted as printed ("#define CUDNN_MAJOR 7").
+        for at in (m.start(1), m.start(2)):
+            said("cudnn", f"{m.group(1)}.{m.group(2)}", _line_at(text, at))
     extension_cuda = p.TORCH_EXT_CUDA.search(text)  # the message wraps before "PyTorch (11.3)"
     if extension_cuda:
         signals.add("torch_extension_cuda")
@@ -202,16 +236,21 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
         name = {"tf": "tensorflow-any", "tensorflow": "tensorflow-any"}.get(m.group(1), m.group(1))
         if name == "paddle" or "+" in m.group(2) or name == "tensorflow-any":
             package(name, m.group(2))
+            said("package", f"{name}=={m.group(2)}", m.group(2))  # the version as the call printed it
     if m := p.TORCH_CUDA.search(text):
         value = m.group(1) or m.group(2)
         if value[0].isdigit():
             env["build_cuda"] = value
+            said("build_cuda", value, value)
         elif not p.TORCH_ROCM.search(text):
             signals.add("torch_cuda_none")
     for m in p.TF_TEMPLATE.finditer(whole):
         version = m.group(1) or m.group(2)
         package("tensorflow-any", version, "")
         said("package", f"tensorflow-any=={version}", _value_line(whole, m.start(1 if m.group(1) else 2)))
+    for m in p.TF_TEMPLATE_NEXT.finditer(whole):
+        first("tf_template_next", m.group(1))
+        said("package", f"tensorflow-any=={m.group(1)}", _value_line(whole, m.start(1)))
     for m in p.TEMPLATE_CUDA.finditer(whole):
         toolkit = _add(toolkit, m.group(1))
         said("cuda", m.group(1), _value_line(whole, m.start(1)))
@@ -220,8 +259,25 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
             said("cudnn", m.group(2), _value_line(whole, m.start(2)))
     if m := p.TF_BUILD_CUDA.search(text):
         env["build_cuda"] = f"{m.group(1)}.{m.group(2)}"
+        said("build_cuda", env["build_cuda"], text[m.start(1) : m.end(2)])  # "11.2" or "110", as the build info prints
     if m := p.TF_BUILD_CUDNN.search(text):
         env["build_cudnn"] = m.group(1)
+        said("build_cudnn", m.group(1), m.group(1))
+    for m in (*p.FIELD_LINE.finditer(whole), *p.FIELD_HEADING.finditer(whole)):
+        # A template's field as typed: the user's words for the GPU, the system or the driver, when the value is one.
+        label, value = m.group(1).lower(), m.group(2).strip().strip("*").strip()
+        if "gpu" in label or "显卡" in label:
+            if p.GPU_WORD.search(value):
+                model = p.TEXT_GPU.search(value)
+                said("gpu", model.group(1).strip() if model else value, value)
+        elif "driver" in label or "驱动" in label:
+            if driver := p.TEXT_DRIVER.search("driver " + value) or p.TEXT_DRIVER_BRANCH.search("driver " + value):
+                said("driver", driver.group(1), value)
+        elif "python" in label:
+            if version := p.PYTHON.search("python " + value):
+                said("python", version.group(1), value)
+        elif (system := p.OS.search(value)) or re.search(r"linux|windows|mac|wsl", value, re.IGNORECASE):
+            said("os", system.group(1) if system else value, value)
     if m := p.TF_IS_CUDA.search(text):
         signals.add("gpu_build" if m.group(1) == "True" else "tf_not_built_with_cuda")
     signals |= {signal for name, signal in _TEXT_SIGNALS if getattr(p, name).search(text)}
@@ -235,12 +291,16 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
         smi_line = "Driver Version" in line or "NVIDIA-SMI" in line
         if (m := p.SMI_DRIVER.search(line)) or (m := p.SMI_HEAD.search(line)):
             first("driver", m.group(1))
+            said("driver", m.group(1), m.group(1))
         if smi_line and (m := p.SMI_CUDA.search(line)) or (m := p.SMI_CUDA.search(line)) and "driver" in line.lower():
             first("smi_cuda", m.group(1))
+            said("driver_cuda", m.group(1), m.group(0))  # "CUDA Version: 12.2": the driver's, not a toolkit
         if m := p.SMI_GPU_ROW.search(line):
             gpus = _add(gpus, m.group(1).strip().rstrip("."))
+            said("gpu", m.group(1).strip().rstrip("."), m.group(1).strip().rstrip("."))
         elif m := p.QUERY_GPU.search(line):
             gpus = _add(gpus, m.group(1).strip())
+            said("gpu", m.group(1).strip(), m.group(1).strip())
         elif not smi_line and "|" not in line:
             for m in p.TEXT_GPU.finditer(line):
                 gpus = _add(gpus, m.group(1).strip())
@@ -253,6 +313,8 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
         if not smi_line and "API" not in line and (m := p.TEXT_DRIVER.search(line)):
             first("driver", m.group(1))
             said("driver", m.group(1), m.group(0))
+        elif not smi_line and "API" not in line and (m := p.TEXT_DRIVER_BRANCH.search(line)):
+            said("driver", m.group(1), m.group(0))  # "driver 455": quoted, not compared (a branch is no version)
         if m := p.DQ_DEVICE.search(line):
             gpus = _add(gpus, m.group(1).strip())
             said("gpu", m.group(1).strip(), m.group(1))
@@ -265,10 +327,14 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
             said("compute_capability", m.group(1), m.group(1))
         if m := p.PADDLE_CC.search(line):
             major, minor = m.group(1), m.group(2)
-            first("compute_capability", f"{major}.{minor}" if minor is not None else f"{major[:-1]}.{major[-1]}")
+            cc = f"{major}.{minor}" if minor is not None else f"{major[:-1]}.{major[-1]}"
+            first("compute_capability", cc)
+            said("compute_capability", cc, m.group(0))
         for name, signal, key in _LINE_VALUES:
             if m := getattr(p, name).search(line):
                 first(key, m.group(1))
+                if name in _LINE_VALUE_FIELDS:
+                    said(_LINE_VALUE_FIELDS[name], m.group(1), m.group(0))  # "Runtime API Version: 11.7" as printed
                 if signal is not None:
                     signals.add(signal)
         if (m := p.CUDNN_OLDER.search(line)) and m.group(1) != f"{m.group(2)}.{m.group(3)}":
@@ -314,6 +380,8 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
             gpus = _add(gpus, m.group(1).strip())
             cc = m.group(2) or m.group(5) or (f"{m.group(3)}.{m.group(4)}" if m.group(3) else None)
             first("compute_capability", cc)
+            said("gpu", m.group(1).strip(), m.group(1).strip())
+            said("compute_capability", cc, line[m.end(1) :].strip(" ,"))  # "computeCapability: 6.1" as printed
         if m := p.TF_LOADED_CUDNN.search(line):
             digits = m.group(1)
             loaded = f"{digits[0]}.{int(digits[1:3]) if len(digits) == 5 else int(digits[1])}"
@@ -327,18 +395,24 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
             signals.add("torch_arch")  # the same check of torch/cuda/__init__.py: no kernels for this GPU
             gpus = _add(gpus, m.group(1).strip())
             first("compute_capability", m.group(2))
+            said("gpu", m.group(1).strip(), m.group(1).strip())
+            said("compute_capability", m.group(2), m.group(2))
 
         if m := p.TORCH_FOUND.search(line):
             number = int(m.group(1))
             first("smi_cuda", f"{number // 1000}.{number % 1000 // 10}")
         if m := p.NVCC.search(line):
             toolkit = _add(toolkit, m.group(1) or m.group(2))
+            said("cuda", m.group(1) or m.group(2), _token(line, m.start(), m.end(), left=False))
         if (m := p.VERSION_TXT.search(line)) and "Driver" not in line:
             toolkit = _add(toolkit, m.group(1))
+            said("cuda", m.group(1), m.group(0))
         if m := p.COLLECT_ENV_CUDA.search(line):
             toolkit = _add(toolkit, m.group(1))
+            said("cuda", m.group(1), m.group(0))
         if m := p.CUDA_WITH.search(line):
             first("build_cuda", m.group(1))
+            said("build_cuda", m.group(1), m.group(0))
         elif "API" not in line and "compiled with" not in line.lower():
             for m in p.TEXT_CUDA.finditer(line):
                 if smi_line and ("|" in line or m.group(0).startswith("CUDA Version")):
@@ -372,6 +446,7 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
                 said("cuda", m.group(2), m.group(0))
         if m := p.LDCONFIG.search(line):
             what, version = m.group(1), m.group(2)
+            said({"cudnn": "cudnn", "cudart": "cuda"}.get(what, "nccl"), version, m.group(0).split()[0])
             if what == "cudnn":
                 cudnn = _add(cudnn, version)
             elif what == "cudart":
@@ -405,6 +480,10 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
             said("package", f"torch=={m.group(0)}", _token(line, m.start(), m.end()))
         if m := p.TORCH_INDEX.search(line):
             first("torch_index", m.group(1) or m.group(2))
+            said("build_tag", m.group(1) or m.group(2), m.group(1) or m.group(2))
+        if m := p.PADDLE_INDEX.search(line):
+            first("paddle_index", m.group(1))
+            said("build_tag", m.group(1), m.group(1))
         if not any(p.name.startswith(("paddlepaddle", "tensorflow", "torch")) for p in packages.values()):
             for m in p.FRAMEWORK_TEXT.finditer(line):
                 if p.ANOTHER_VERSION.match(line, m.end(2)):
@@ -434,16 +513,22 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
         if p.CUDNN_NOT_LOADED.search(line):
             libs = _add(libs, "libcudnn")
         signals |= {signal for name, signal in _LINE_SIGNALS if getattr(p, name).search(line)}
-        if m := p.OS.search(line):
-            first("os", m.group(1))
         for m in p.OS.finditer(line):
-            # A template's value as typed ("OS Platform and Distribution: Ubuntu 18.04 running on WSL2"): only a
-            # system after the label's colon, not the template's own example before it.
-            if max(line.rfind(":", 0, m.start()), line.rfind("：", 0, m.start())) >= 0:
-                said("os", m.group(1), _value_line(line, m.start()))
-                break
+            if _example(line, m.start()):
+                continue  # the template's own example ("e.g., Linux Ubuntu 16.04") is not the system
+            first("os", m.group(1))
+            # A template's value as typed ("OS Platform and Distribution: Ubuntu 18.04 running on WSL2"), the system
+            # alone in prose ("on a Jetson Nano with JetPack 4.3").
+            colon = max(line.rfind(":", 0, m.start()), line.rfind("：", 0, m.start())) >= 0
+            said("os", m.group(1), _value_line(line, m.start()) if colon else m.group(1))
+            break
         if (m := p.PYTHON.search(line)) or (m := p.PY_SITE.search(line)):
             first("python", m.group(1))
+            if m.re is p.PYTHON:
+                said("python", m.group(1), m.group(0))
+        if m := p.PADDLE_POST.search(line):
+            first("paddle_post", m.group(1))
+            said("package", f"paddlepaddle-gpu=={m.group(1)}", m.group(1))
 
     if libs:
         signals.add("library_not_found")
@@ -451,9 +536,22 @@ def read_environment(text: str, patterns: Patterns | None = None) -> Environment
         # The toolkit the extension build found is the one that conflicts: it leads the toolkits read.
         toolkit = (extension_cuda.group(1), *(t for t in toolkit if t != extension_cuda.group(1)))
     index = env.pop("torch_index", None)
+    paddle_index = env.pop("paddle_index", None)
     for key, found in list(packages.items()):
         if index and found.name == "torch" and not found.variant:
             packages[key] = Package("torch", found.version, str(index))  # the plain version from that index
+        if paddle_index and found.name == "paddlepaddle-gpu" and not found.variant:
+            packages[key] = Package(found.name, found.version, str(paddle_index))  # Paddle's index serves one build
+    tf_next = env.pop("tf_template_next", None)
+    if tf_next and not any(found.name.startswith("tensorflow") for found in packages.values()):
+        # The template's value under its label counts when no TensorFlow package line says which package it is.
+        packages[("tensorflow-any", str(tf_next))] = Package("tensorflow-any", str(tf_next), "")
+    paddle_post = env.pop("paddle_post", None)
+    if paddle_post and not any(found.name.startswith("paddle") for found in packages.values()):
+        # A build-tagged version alone is Paddle's GPU wheel; a package line read for Paddle says more and stays.
+        packages[("paddlepaddle-gpu", str(paddle_post))] = Package(
+            "paddlepaddle-gpu", str(paddle_post), _variant(str(paddle_post))
+        )
     framework_text = env.pop("framework_text", None)
     if framework_text and not packages:
         name, version = str(framework_text).split("==")

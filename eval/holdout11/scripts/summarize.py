@@ -1,6 +1,7 @@
 """Held-out figures of a session, session-start main against final main:
-python summarize.py [--batch BATCH_DIR] OUT_START OUT_FINAL   (default eval/holdout11; its knowledge bases are its kb*
-folders, the last of them the page added beside the seeds)"""
+python summarize.py [--batch BATCH_DIR] [--first FILE] OUT_START OUT_FINAL   (default eval/holdout11; its knowledge bases
+are its kb* folders, the last of them the page added beside the seeds; --first: the first questions the runs' first.json
+scored, by default the batch's own first/questions_settled.jsonl; holdout13 has none and reuses holdout12's)"""
 
 import json
 import re
@@ -11,6 +12,9 @@ ARGS = sys.argv[1:]
 H = Path("eval/holdout11")
 if ARGS[:1] == ["--batch"]:
     H, ARGS = Path(ARGS[1]), ARGS[2:]
+FIRST = H / "first/questions_settled.jsonl"
+if ARGS[:1] == ["--first"]:
+    FIRST, ARGS = Path(ARGS[1]), ARGS[2:]
 KBS = sorted(p.name for p in H.glob("kb*") if p.is_dir())
 
 
@@ -62,7 +66,7 @@ def one(out):
     out = Path(out)
     res = {}
     if r := js(out / "first.json"):
-        res["first questions on the seeds"] = first_turns(r, load(H / "first/questions_settled.jsonl"))
+        res["first questions on the seeds"] = first_turns(r, load(FIRST))
     if r := js(out / "conv.json"):
         c = r["conversations"]
         res["conversations: first turns"] = c["first"]
