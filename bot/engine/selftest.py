@@ -4,15 +4,15 @@ with the text it came from held out of its section, for the product's shared rul
 Why held out: a pseudo-question is a span of its section ("Q: why OOM?"), so matched against the full section it
 would find itself by string identity. Here its own section is scored without it, every other section as it is:
 
-- dense: the section's keys that hold any of the question's spans (its heading key and every chunk, whose breadcrumb
-  holds the heading, for a heading question; the chunk that quotes the log for a log) are left out, and one vector of
-  the section's breadcrumb and body with the spans cut out (its first ``chunk_size`` characters) stands in for them;
+- dense: the section's keys that hold any of the question's spans are left out (the chunk that quotes a log, for a
+  log); when none is left (a heading question: every chunk's breadcrumb holds the heading), one vector of the section's
+  breadcrumb and body with the spans cut out (its first ``chunk_size`` characters) stands in for them;
 - BM25: the section's document is counted without the spans' words (the corpus's IDF and mean length as built).
 
 What ranks is the shared rule, the one every page nobody labelled is ranked by (:func:`bot.engine.rank.gate`):
 ``z(dense) + lexical z(BM25) + subject share`` with the calibration's weights, over each section's own text (no
-curated phrasings, precedents or adapter). Cost at build: one batch of the questions and the held-out bodies through
-the embedder (reused by the next build when unchanged, like the keys), then a few matrix products.
+curated phrasings, precedents or adapter). Cost at build: a batch of the questions and one of the held-out bodies
+through the embedder (reused by the next build when unchanged, like the keys), then a few matrix products.
 """
 
 from __future__ import annotations
