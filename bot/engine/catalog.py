@@ -106,6 +106,16 @@ class Catalog:
                 return self.main_frameworks[i]
         return frozenset()
 
+    def on_problem(self, problem: frozenset[str], leaving: Iterable[str] = ()) -> tuple[frozenset[str], ...]:
+        """The main framework(s) of each section that covers one of ``problem``'s subjects, but those of ``leaving``
+        (a retry's frameworks are kept only where one of these is left: :func:`bot.engine.plan.plan`)."""
+        left = set(leaving)
+        return tuple(
+            main
+            for section, main, covered in zip(self.sections, self.main_frameworks, self.coverage, strict=True)
+            if problem & covered and section.key not in left
+        )
+
     def known(self, precedents: Precedents | None, hidden: frozenset[str] = frozenset()) -> np.ndarray:
         """Per section: whether it has evidence of its own — labelled ``precedents`` that it answers (the engine
         passes the calibration's; they also taught the adapter) or curated phrasings in ``seeds/meta`` — and its

@@ -113,6 +113,9 @@ def build(
         # (ranked after it), so the list stays complete.
         mask = np.array([bool(main & plan.prefer) for main in catalog.main_frameworks], dtype=bool) & allowed
         preferred = mask if mask.any() else None
+    if plan.lead_on and preferred is None:  # after a failed fix: the sections left on the case's problem first
+        on = allowed & np.array([bool(plan.lead_on & covered) for covered in catalog.coverage], dtype=bool)
+        preferred = on if on.any() else None
     if plan.cover:  # "那多机呢？" asks about the new setting: sections that cover it, when any does
         covering = allowed & np.array([plan.cover <= covered for covered in catalog.coverage], dtype=bool)
         if covering.any():

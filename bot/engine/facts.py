@@ -21,6 +21,7 @@ from functools import cached_property
 from typing import Any
 
 from bot.engine.message import Language
+from bot.engine.selftest import SelfTestHook
 from bot.engine.subjects import Lexicon, document_frameworks
 from bot.kb.domain import Domain, serving_domain, shipped
 from bot.kb.embed import Embedder
@@ -171,7 +172,9 @@ def build(settings: Settings, embedder: Embedder, **options: Any) -> BuildReport
     """``python -m bot build``: :func:`bot.kb.index.build_index` with the engine's section facts stored, for the
     seeds' domain (loaded once here, handed to the parser and to the facts)."""
     domain = serving_domain(settings.seeds_dir)  # `python -m bot` and the seeds watcher refuse a broken file first
-    return build_index(settings, embedder, facts=SectionFactsHook(domain), domain=domain, **options)
+    hook = SectionFactsHook(domain)
+    selftest = SelfTestHook(settings, domain, lambda: hook.lexicon)
+    return build_index(settings, embedder, facts=hook, domain=domain, selftest=selftest, **options)
 
 
 class FactsNotStored(UserWarning):

@@ -84,6 +84,11 @@ class Reading:
     frameworks_named: frozenset[str] = frozenset()
     frameworks_carried: frozenset[str] = frozenset()
     frameworks_shown: frozenset[str] = frozenset()  # the main framework(s) of the answer the case showed
+    # The main framework(s) of each section on the case's problem (a subject of the case's or the message's problem
+    # that the section covers; :meth:`bot.engine.catalog.Catalog.on_problem`), and of those the conversation has not
+    # led with or shown: a retry keeps its framework only while that framework holds one.
+    on_problem: tuple[frozenset[str], ...] = ()
+    on_problem_untried: tuple[frozenset[str], ...] = ()
     foreign: frozenset[str] = frozenset()  # named frameworks or devices no section covers
     foreign_product: frozenset[str] = frozenset()  # products no section covers, asked about with no problem named
     own_tokens: int = 0
@@ -483,8 +488,14 @@ def plan(
         frameworks = frozenset()  # the framework asked about is the one not covered: no section would be left
     elif move == "retry":
         # A retry stays with the case's framework: the one its words carried, else the one of the answer shown (a
-        # Paddle out-of-memory answer that did not help is not followed by TensorFlow's ConfigProto).
+        # Paddle out-of-memory answer that did not help is not followed by TensorFlow's ConfigProto) -- while that
+        # framework has a section on the case's problem that the retry may still show. When it has none left (the
+        # framework's only section on it failed, or it never had one), the other documents' sections on the problem
+        # are the next candidates: left to the framework, the retry would lead with an unrelated section of it.
         frameworks = reading.frameworks_carried or reading.frameworks_shown
+        on_problem = reading.on_problem_untried if failed else reading.on_problem
+        if frameworks and problem and not any(not main or main & frameworks for main in on_problem):
+            frameworks = frozenset()
     elif move == "follow_up":
         frameworks = reading.frameworks_named
     else:
@@ -529,6 +540,9 @@ def plan(
         answer_bearing=move == "retry",
         frameworks=frameworks,
         prefer=prefer,
+        # A fix that failed is followed by the next section on the same problem when one is left (the subject share
+        # alone let a section on another subject lead: "加了 ClipGradByGlobalNorm 还是 nan" -> a gradient-printing FAQ).
+        lead_on=problem if failed else frozenset(),
         cover=cover,
         focus=focus,
         detail=cues.detail if focus else "",

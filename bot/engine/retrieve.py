@@ -55,6 +55,8 @@ from bot.engine.scores import QueryCache, Scores, score
 from bot.engine.subjects import Lexicon
 from bot.kb.embed import Embedder, make_embedder
 from bot.kb.index import IndexProblem, KnowledgeIndex, load_index
+from bot.kb.selftest import SelfTest
+from bot.kb.selftest import read as read_selftest
 from bot.kb.tokenize import detect_language, warm_up
 from bot.records import Act, Answer, Case, Section
 from bot.settings import Settings
@@ -148,6 +150,12 @@ class Engine:
         return self.catalog.known(
             self.calibration.precedents if isinstance(precedents, str) else precedents, self.hidden
         )
+
+    @property
+    def selftest(self) -> tuple[SelfTest | None, str]:
+        """The self-test its build stored (bot.kb.selftest), or None and what is wrong with the fix: /admin shows
+        either; serving never needs it."""
+        return read_selftest(self.index.path)
 
     @property
     def key_vectors(self) -> tuple[np.ndarray, np.ndarray]:

@@ -50,6 +50,7 @@ from bot.kb.embed import Embedder
 from bot.kb.formats import CACHE_DIR, ConversionCache
 from bot.kb.meta import META_DIR, MetaProblem, SectionMeta, load_meta
 from bot.kb.parse import document_paths, parse_folder, section_of_row
+from bot.kb.selftest import Embedding, SelfTestHook, previous_vectors  # stored beside, read by none of this
 from bot.kb.tokenize import detect_language, tokenize
 from bot.records import Section
 from bot.settings import Settings
@@ -150,6 +151,7 @@ class BuildReport:
     parse_errors: tuple[str, ...]
     meta_problems: tuple[str, ...]
     conversion: str = ""  # documents converted from HTML, Word, PDF, rst: how many, how long, how many cached
+    selftest: tuple[str, ...] = ()  # one line per knowledge base (bot.kb.selftest), when the build ran it
 
 
 # ---------------------------------------------------------------- sources
@@ -181,10 +183,8 @@ def background_questions() -> list[str]:
 
 def section_documents(section: Section, meta: SectionMeta | None) -> str:
     """The text BM25 sees for a section: its heading path, body and metadata."""
-    parts = [" ".join(section.path), section.text]
-    if meta is not None:
-        parts += [meta.title_en, meta.summary_en, *meta.phrasings_zh, *meta.phrasings_en]
-    return "\n".join(parts)
+    own = f"{' '.join(section.path)}\n{section.text}"
+    return own if meta is None else f"{own}\n{meta.document()}"
 
 
 def retrieval_keys(
@@ -297,7 +297,7 @@ def _previous_vectors(index_dir: Path, embedder_id: str) -> dict[str, np.ndarray
         background = np.load(gen / "background.npy", allow_pickle=False)
         if len(background) == len(background_hashes) and _unit_rows(background):
             cache.update(zip(background_hashes, background))
-        return cache
+        return {**previous_vectors(gen, vectors.shape[1]), **cache}
     except (IndexProblem, OSError, ValueError, KeyError, IndexError, EOFError, TypeError):
         return {}  # nothing reusable; embed everything
 
@@ -369,6 +369,7 @@ def build_index(
     *,
     facts: FactsHook | None = None,
     domain: Domain | None = None,
+    selftest: SelfTestHook | None = None,
     progress: bool = False,
     after_step: Callable[[str], None] | None = None,
 ) -> BuildReport:
@@ -376,8 +377,8 @@ def build_index(
     ``domain`` (default: the seeds' own) decides how the documents are split into sections and fields.
 
     ``facts`` computes what never changes about each section (``bot.engine.facts.build`` passes the engine's;
-    without it the index holds no facts, and the engine refuses it). ``after_step`` is called with a step
-    name between steps (tests use it to simulate a crash mid-build).
+    without it the index holds no facts, and the engine refuses it); ``selftest``: bot.kb.selftest. ``after_step`` is
+    called with a step name between steps (tests use it to simulate a crash mid-build).
     """
     import bm25s
 
@@ -454,7 +455,12 @@ def build_index(
             with open(tmp / name, "wb") as handle:
                 np.save(handle, array.astype(np.float32), allow_pickle=False)
         bm25 = bm25s.BM25()
-        corpus = [tokenize(section_documents(s, meta.get(s.key))) or ["\u2205"] for s in sections]
+        # Own text, then metadata (tokenize splits at the newline between): the self-test reuses the own text's.
+        plain = [tokenize(section_documents(s, None)) for s in sections]
+        corpus = [
+            (own + tokenize(meta[s.key].document()) if s.key in meta else own) or ["\u2205"]
+            for s, own in zip(sections, plain)
+        ]
         bm25.index(corpus or [["\u2205"]], show_progress=False)
         bm25.save(str(tmp / "bm25"))
         fsync_write(
@@ -469,6 +475,8 @@ def build_index(
         )
         if fact_rows is not None:
             fsync_write(tmp / FACTS_FILE, json.dumps(fact_rows, ensure_ascii=False).encode())
+        embedding = Embedding(embedder, cache, _text_hash, lambda w: _embed_missing(embedder, w, cache, False))
+        tested = embedding.run(selftest, tmp, (sections, key_rows, vectors, fact_rows, plain)) if selftest else ()
         step("written")
         manifest = {
             "format": FORMAT_VERSION,
@@ -519,6 +527,7 @@ def build_index(
         parse_errors=tuple(str(e) for e in errors),
         meta_problems=tuple(str(p) for p in meta_problems if p.severity == "error"),
         conversion=converted.summary(),
+        selftest=tested,
     )
 
 

@@ -41,6 +41,10 @@ class SectionMeta:
         """Texts indexed as extra retrieval keys of the section."""
         return [t for t in (self.title_en, *self.phrasings_zh, *self.phrasings_en) if t.strip()]
 
+    def document(self) -> str:
+        """What BM25 reads of the metadata, after the section's own text (bot.kb.index.section_documents)."""
+        return "\n".join([self.title_en, self.summary_en, *self.phrasings_zh, *self.phrasings_en])
+
 
 @dataclass(frozen=True)
 class MetaProblem:

@@ -58,6 +58,21 @@ def lexicon_of(engine: ServingEngine | None) -> Lexicon | None:
     return getattr(engine, "lexicon", None) if engine is not None else None
 
 
+def selftest_of(engine: ServingEngine | None) -> dict[str, Any] | None:
+    """The knowledge bases' self-test for the page (bot.kb.selftest): their rows, or what is wrong with the file
+    and the fix; None when the engine has none to say (still loading, or a stand-in)."""
+    try:
+        test, problem = getattr(engine, "selftest", (None, ""))
+    except Exception:  # an engine still loading, or one without an index
+        return None
+    if test is None:
+        return {"rows": [], "problem": problem} if problem else None
+    return {
+        "rows": [(k.kb, k.n, f"{k.product:.3f}", f"{k.dense:.3f}", f"{k.bm25:.3f}") for k in test.kbs],
+        "problem": "",
+    }
+
+
 def admin_key(token: str) -> str:
     """The admin cookie is signed apart from the door's (even if an operator reused the API token)."""
     return "bot-admin:" + token
@@ -230,7 +245,8 @@ def mount_admin(app: Any, store: Any, engine: ServingEngine, ops: Any, throttle:
     render_lock = threading.Lock()
 
     def rendered(report: Report, days: int, lang: str, root: str) -> str:
-        key = (id(report), days, lang, root, store.describe(), store.healthy)
+        selftest = selftest_of(engine)  # a live reload builds a new one: part of what the page shows
+        key = (id(report), days, lang, root, store.describe(), store.healthy, repr(selftest))
         with render_lock:
             held = pages.get(key)
             if held is not None and held[0] is report:
@@ -242,6 +258,7 @@ def mount_admin(app: Any, store: Any, engine: ServingEngine, ops: Any, throttle:
                 days=days,
                 where=store.describe(),
                 healthy=store.healthy,
+                selftest=selftest,
                 t=t,
                 lang=lang,
                 labels=labels,
