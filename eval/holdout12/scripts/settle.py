@@ -1,15 +1,17 @@
 """Settle the two blind labellings of this session's held-out batches, mechanically, before any checkout runs on them:
 - questions and conversation turns: both answerable -> either labeller's sections accepted (union, first labeller's
   first); one answerable and one [] -> the first labeller's label stands (the count of such disputes is reported);
-- acts: the first labeller's act (agreement reported by `python eval/holdout11/scripts/agree.py eval/holdout12`);
+- acts: the first labeller's act (agreement reported by `python eval/holdout11/scripts/agree.py BATCH_DIR`);
 - pastes: the first labeller's codes, the second's added to "accept"; the user's values a reply must quote are those
   both labellers listed ("user_values_both"); the held-out half is every even-numbered id (split by id, before any look).
-Usage: python settle.py  (writes *_settled.jsonl next to each first-labeller file; prints the dispute counts)"""
+Usage: python eval/holdout12/scripts/settle.py [BATCH_DIR]  (default eval/holdout12; holdout13 too: every batch folder has
+the same layout, its knowledge bases its kb* folders; writes *_settled.jsonl next to each first-labeller file; prints the dispute counts)"""
 
 import json
+import sys
 from pathlib import Path
 
-H = Path("eval/holdout12")
+H = Path(sys.argv[1] if len(sys.argv) > 1 else "eval/holdout12")
 
 
 def load(p):
@@ -30,9 +32,8 @@ def merged(a, b):
 
 
 report = {}
-for name, first, second in [
-    ("kb8", "kb8/questions.jsonl", "labels2/kb8.jsonl"),
-    ("kb9", "kb9/questions.jsonl", "labels2/kb9.jsonl"),
+KBS = sorted(p.name for p in H.glob("kb*") if p.is_dir())
+for name, first, second in [(kb, f"{kb}/questions.jsonl", f"labels2/{kb}.jsonl") for kb in KBS] + [
     ("first", "first/questions.jsonl", "labels2/first.jsonl"),
 ]:
     if not (H / second).exists():
