@@ -8,6 +8,7 @@ import httpx
 from bot.kb.index import read_manifest
 from bot.kb.selftest import SELFTEST_FILE, read
 from bot.web.admin.routes import selftest_of
+from bot.web.admin.texts import TEXTS
 from web.test_admin import ADMIN, admin_site  # noqa: F401  (the fixture)
 
 
@@ -19,8 +20,11 @@ def test_admin_shows_the_self_test_figures(admin_site, hash_settings):  # noqa: 
     (kb,) = stored.kbs
     html = httpx.get(server.url + "/admin", headers={"Authorization": f"Bearer {ADMIN}"}, timeout=60).text
     assert 'id="selftest"' in html
-    row = "".join(
-        f"<td>{cell}</td>" for cell in (kb.kb, kb.n, f"{kb.product:.3f}", f"{kb.dense:.3f}", f"{kb.bm25:.3f}")
+    # each figure carries its column's name, which a phone shows beside it when the table stacks
+    heads = TEXTS["en"]["selftest_head"].split("|")
+    cells = (kb.kb, kb.n, f"{kb.product:.3f}", f"{kb.dense:.3f}", f"{kb.bm25:.3f}")
+    row = f"<td>{cells[0]}</td>" + "".join(
+        f'<td data-label="{head}">{cell}</td>' for head, cell in zip(heads[1:], cells[1:])
     )
     assert row in html
 
