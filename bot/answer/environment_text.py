@@ -664,11 +664,9 @@ def setup_text(typed: Typed, said: str, language: Language) -> str:
             chosen = [(f, w) for f, w in chosen if _flat(w) not in flat] + [(field, words)]
     if not chosen:
         return ""
-    shown: dict[str, list[str]] = {}
-    for field in _SETUP_FIELDS:
-        for f, words in chosen[:_SETUP_QUOTES]:
-            if f == field:
-                shown.setdefault(field, []).append(words)
+    shown: dict[str, list[str]] = {}  # chosen is in the fields' order already: each span was added in its field's turn
+    for field, words in chosen[:_SETUP_QUOTES]:
+        shown.setdefault(field, []).append(words)
     zh = lang == "zh"
     parts = [
         f"{_SETUP_FIELDS[field][0 if zh else 1]} " + ("、" if zh else ", ").join(f"`{w}`" for w in words)
