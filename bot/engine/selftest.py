@@ -30,7 +30,7 @@ from bot.engine.standard import zscore
 from bot.engine.subjects import Lexicon
 from bot.kb.domain import Domain
 from bot.kb.index import section_documents
-from bot.kb.pseudo import PseudoQuestion, contains, draw, held_out
+from bot.kb.pseudo import PseudoQuestion, contains, cut, draw, held_out
 from bot.kb.selftest import KbFigures, SelfTest
 from bot.kb.tokenize import tokenize
 from bot.records import Section
@@ -88,12 +88,7 @@ class _Bm25:
 
 def _held_tokens(document: str, spans: Sequence[str]) -> list[str]:
     """The tokens :func:`bot.kb.pseudo.held_out` cuts out of ``document``: each span's, once per occurrence."""
-    out: list[str] = []
-    for span in sorted({s for s in spans if s.strip()}, key=len, reverse=True):
-        if document.count(span):
-            out += tokenize(span) * document.count(span)
-            document = document.replace(span, " ")
-    return out
+    return [token for span, times in cut(document, spans)[1] for token in tokenize(span) * times]
 
 
 def _held_out_body(section: Section, q: PseudoQuestion, chunk_size: int) -> str:

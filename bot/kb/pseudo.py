@@ -240,16 +240,28 @@ def draw(sections: Sequence[Section], faq: Faq | None = None, p: Patterns | None
     return [q for q in every if id(q) in chosen]
 
 
-def held_out(text: str, spans: Sequence[str]) -> str:
+def cut(text: str, spans: Sequence[str]) -> tuple[str, tuple[tuple[str, int], ...]]:
     """``text`` without any of ``spans`` (longest first, every occurrence: an FAQ entry often repeats its heading in
-    its problem field).
+    its problem field), and each span cut with how many times it was.
+
+    >>> cut("Q: why OOM?\\nQ: why OOM? Set the batch smaller.", ["Q: why OOM?", "OOM"])
+    (' \\n  Set the batch smaller.', (('Q: why OOM?', 2),))
+    """
+    removed = []
+    for span in sorted({s for s in spans if s.strip()}, key=len, reverse=True):
+        if times := text.count(span):
+            removed.append((span, times))
+            text = text.replace(span, " ")
+    return text, tuple(removed)
+
+
+def held_out(text: str, spans: Sequence[str]) -> str:
+    """``text`` without any of ``spans`` (:func:`cut`).
 
     >>> held_out("Q: why OOM?\\nSet the batch smaller.", ["Q: why OOM?"])
     ' \\nSet the batch smaller.'
     """
-    for span in sorted({s for s in spans if s.strip()}, key=len, reverse=True):
-        text = text.replace(span, " ")
-    return text
+    return cut(text, spans)[0]
 
 
 def contains(text: str, spans: Sequence[str]) -> bool:
