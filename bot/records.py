@@ -314,9 +314,8 @@ class Plan:
     the message is searched alone); ``title``: a long new post's first line ("" otherwise); ``own_weight``: the own
     words against the joined ones; ``exclude``: sections never shown; ``answer_bearing``: only sections that answer
     on their own; ``not_lead``: sections that may follow but not lead; ``frameworks``: only sections of these
-    frameworks (empty: any); ``prefer``: sections of these frameworks first; ``lead_on``: sections covering one of these subjects
-    first, when any is allowed; ``cover``: sections covering this new
-    setting, when any does; ``focus``: the shown section a detail is about ("" otherwise); ``detail``: what of it the
+    frameworks (empty: any); ``prefer``: sections of these frameworks first; ``lead_on``: sections covering one of
+    these subjects first, when any is allowed; ``cover``: sections covering this new setting, when any does; ``focus``: the shown section a detail is about ("" otherwise); ``detail``: what of it the
     message asks for ("parameter", "command", "file", "step"; "" for the part its words match); ``floor``/``cap``: the
     tier's bounds for the judge; ``continues``: judged as a turn of its case (the follow-up model);
     ``clarify``: a clarifying question may be asked; ``says_failed``: the message says the fix failed (the retry

@@ -106,14 +106,13 @@ class Catalog:
                 return self.main_frameworks[i]
         return frozenset()
 
-    def on_problem(self, problem: frozenset[str], leaving: Iterable[str] = ()) -> tuple[frozenset[str], ...]:
-        """The main framework(s) of each section that covers one of ``problem``'s subjects, but those of ``leaving``
-        (a retry's frameworks are kept only where one of these is left: :func:`bot.engine.plan.plan`)."""
-        left = set(leaving)
+    def on_problem(self, problem: frozenset[str]) -> tuple[tuple[str, frozenset[str]], ...]:
+        """Each section that covers one of ``problem``'s subjects: its key and main framework(s) (a retry's
+        frameworks are kept only where one of these is left: :func:`bot.engine.plan.plan`)."""
         return tuple(
-            main
+            (section.key, main)
             for section, main, covered in zip(self.sections, self.main_frameworks, self.coverage, strict=True)
-            if problem & covered and section.key not in left
+            if problem & covered
         )
 
     def known(self, precedents: Precedents | None, hidden: frozenset[str] = frozenset()) -> np.ndarray:

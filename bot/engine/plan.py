@@ -84,11 +84,10 @@ class Reading:
     frameworks_named: frozenset[str] = frozenset()
     frameworks_carried: frozenset[str] = frozenset()
     frameworks_shown: frozenset[str] = frozenset()  # the main framework(s) of the answer the case showed
-    # The main framework(s) of each section on the case's problem (a subject of the case's or the message's problem
-    # that the section covers; :meth:`bot.engine.catalog.Catalog.on_problem`), and of those the conversation has not
-    # led with or shown: a retry keeps its framework only while that framework holds one.
-    on_problem: tuple[frozenset[str], ...] = ()
-    on_problem_untried: tuple[frozenset[str], ...] = ()
+    # Each section on the case's problem (a subject of the case's or the message's problem that the section covers;
+    # :meth:`bot.engine.catalog.Catalog.on_problem`): its key and main framework(s). A retry keeps its framework only
+    # while that framework holds one (after a failed fix, one the conversation has not led with or shown).
+    on_problem: tuple[tuple[str, frozenset[str]], ...] = ()
     foreign: frozenset[str] = frozenset()  # named frameworks or devices no section covers
     foreign_product: frozenset[str] = frozenset()  # products no section covers, asked about with no problem named
     own_tokens: int = 0
@@ -493,8 +492,9 @@ def plan(
         # framework's only section on it failed, or it never had one), the other documents' sections on the problem
         # are the next candidates: left to the framework, the retry would lead with an unrelated section of it.
         frameworks = reading.frameworks_carried or reading.frameworks_shown
-        on_problem = reading.on_problem_untried if failed else reading.on_problem
-        if frameworks and problem and not any(not main or main & frameworks for main in on_problem):
+        shown_or_led = {*case.led, *case.shown} if failed else set()
+        remaining = [main for key, main in reading.on_problem if key not in shown_or_led]
+        if frameworks and problem and not any(not main or main & frameworks for main in remaining):
             frameworks = frozenset()
     elif move == "follow_up":
         frameworks = reading.frameworks_named

@@ -193,9 +193,6 @@ def reading(catalog: Catalog, weights: Weights, message: Message, case: Case, ow
         frameworks_carried=catalog.frameworks(setting),
         frameworks_shown=catalog.frameworks_shown(case),
         on_problem=catalog.on_problem(case.problem | problems) if case.is_open else (),
-        on_problem_untried=catalog.on_problem(case.problem | problems, (*case.led, *case.shown))
-        if case.is_open
-        else (),
         foreign=foreign,
         foreign_product=product,
         own_tokens=len(own.tokens) if own is not None else 0,

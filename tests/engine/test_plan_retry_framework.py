@@ -42,8 +42,7 @@ def test_a_failed_retry_leaves_a_framework_with_no_section_left_on_the_problem()
     reading = Reading(
         rule_move="retry",
         frameworks_carried=frozenset({"TensorFlow"}),
-        on_problem=(frozenset({"PaddlePaddle"}),),
-        on_problem_untried=(frozenset({"PaddlePaddle"}),),
+        on_problem=(("paddle#nan", frozenset({"PaddlePaddle"})),),
     )
     retry = plan(read("checked the data, still nan", failed=True), NAN_CASE, reading)
     assert retry.move == "retry" and retry.frameworks == frozenset()
@@ -53,8 +52,7 @@ def test_a_failed_retry_keeps_its_framework_while_it_has_an_untried_section_on_t
     reading = Reading(
         rule_move="retry",
         frameworks_carried=frozenset({"TensorFlow"}),
-        on_problem=(frozenset({"TensorFlow"}), frozenset({"PaddlePaddle"})),
-        on_problem_untried=(frozenset({"TensorFlow"}),),
+        on_problem=(("tf#nan", frozenset({"TensorFlow"})), ("paddle#nan", frozenset({"PaddlePaddle"}))),
     )
     assert plan(read("still nan", failed=True), NAN_CASE, reading).frameworks == {"TensorFlow"}
 
@@ -65,8 +63,7 @@ def test_the_framework_s_only_section_on_the_problem_failing_leaves_the_framewor
     reading = Reading(
         rule_move="retry",
         frameworks_carried=frozenset({"TensorFlow"}),
-        on_problem=(frozenset({"TensorFlow"}), frozenset({"PaddlePaddle"})),
-        on_problem_untried=(frozenset({"PaddlePaddle"}),),
+        on_problem=(("tf#gpu", frozenset({"TensorFlow"})), ("paddle#nan", frozenset({"PaddlePaddle"}))),
     )
     assert plan(read("nan again at step 30k"), NAN_CASE, reading).frameworks == {"TensorFlow"}
     assert plan(read("still nan", failed=True), NAN_CASE, reading).frameworks == frozenset()
